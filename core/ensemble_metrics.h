@@ -1,0 +1,31 @@
+#ifndef TAILSWEEP_CORE_ENSEMBLE_METRICS_H_
+#define TAILSWEEP_CORE_ENSEMBLE_METRICS_H_
+
+// Metrics of a predicted ensemble against its target (science.md 6).
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "absl/status/statusor.h"
+
+namespace tailsweep {
+
+// Per-axis interquartile range (numpy's linear quantiles) of points [n, d]
+// or [B, n, d]; returns [d] or [B, d], in double.
+at::Tensor Spread(const at::Tensor& points);
+
+// Spread ratio: the median over axes of spread(prediction) / spread(target).
+// Collapse is this ratio staying below 0.05. Shapes [n, d] give a scalar,
+// [B, n, d] give [B]; double. REQUIRES: equal ranks and dims.
+at::Tensor SpreadRatio(const at::Tensor& prediction, const at::Tensor& target);
+
+// Hill tail-index estimate of each coordinate of points [n, d] from the top
+// k = ceil(fraction * n) order statistics of |coordinate|. One per axis.
+absl::StatusOr<std::vector<double>> HillPerAxis(const at::Tensor& points,
+                                                double fraction);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_ENSEMBLE_METRICS_H_
