@@ -80,14 +80,13 @@ double Marginal::Density(double z) const {
 
 double Marginal::Quantile(double u) const {
   if (family == MarginalFamily::kGaussian) {
-    // Inverse of the Gaussian CDF by Newton steps from a logistic guess;
-    // used by tests and tools only, never on a hot path.
-    double t = std::log(u / (1.0 - u)) / 1.702;
-    for (int i = 0; i < 100; ++i) {
-      const double f = 0.5 * std::erfc(-t / std::sqrt(2.0)) - u;
-      const double step = f / (std::exp(-0.5 * t * t) / std::sqrt(2 * M_PI));
-      t -= step;
-      if (std::fabs(step) < 1e-15 * (1.0 + std::fabs(t))) break;
+    // Bisection on the standard normal CDF: robust in both tails, exact to
+    // the last bit of the bracket; used by tests and tools, not hot paths.
+    double lo = -40.0, hi = 40.0, t = 0.0;
+    for (int i = 0; i < 200; ++i) {
+      t = 0.5 * (lo + hi);
+      if (t == lo || t == hi) break;
+      (0.5 * std::erfc(-t / std::sqrt(2.0)) < u ? lo : hi) = t;
     }
     return mean + std * t;
   }

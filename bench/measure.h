@@ -1,0 +1,31 @@
+#ifndef TAILSWEEP_BENCH_MEASURE_H_
+#define TAILSWEEP_BENCH_MEASURE_H_
+
+// Side-by-side measurement for benchmarks: runs a function in a forked child
+// process and reports its wall time and its peak resident memory above the
+// child's starting point (Linux: clear_refs resets VmHWM, then VmHWM is read
+// after the run). Each measurement therefore starts from the same baseline
+// and cannot see memory freed or cached by an earlier one.
+
+#include <functional>
+#include <string>
+
+namespace tailsweep::bench {
+
+struct Measurement {
+  double seconds = 0;        // median wall time over the repetitions
+  double peak_bytes = 0;     // peak RSS above the baseline, bytes
+  std::string note;          // what the function printed back, if anything
+  bool ok = false;
+};
+
+// `setup` runs once in the child before the baseline is taken (allocate
+// inputs there); `run` is timed `repetitions` times. `run` returns a short
+// string (e.g. the computed value) passed back in Measurement::note.
+Measurement MeasureInChild(const std::function<void()>& setup,
+                           const std::function<std::string()>& run,
+                           int repetitions);
+
+}  // namespace tailsweep::bench
+
+#endif  // TAILSWEEP_BENCH_MEASURE_H_

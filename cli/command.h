@@ -1,0 +1,42 @@
+#ifndef TAILSWEEP_CLI_COMMAND_H_
+#define TAILSWEEP_CLI_COMMAND_H_
+
+// The `tailsweep` command table: each subcommand is {name, help, define},
+// where define() adds the subcommand's options to its CLI11 app and returns
+// the function that runs it once the command line has parsed.
+//
+// Exit codes: 0 success; 2 bad input (InvalidArgument, NotFound,
+// OutOfRange, FailedPrecondition, or a command-line parse error), with one
+// line on stderr naming the problem; 1 anything else.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/status.h"
+
+namespace tailsweep::cli {
+
+using RunFn = std::function<absl::Status()>;
+
+struct Command {
+  std::string name;
+  std::string help;
+  std::function<RunFn(CLI::App&)> define;
+};
+
+// The `lab` subcommands (lab_commands.cc, lab_tails.cc).
+std::vector<Command> LabCommands();
+
+// Process exit code for a command's status.
+int ExitCode(const absl::Status& status);
+
+// Options shared by the reading commands.
+enum class Format { kText, kJson };
+void AddFormatOption(CLI::App& app, Format* format);
+
+}  // namespace tailsweep::cli
+
+#endif  // TAILSWEEP_CLI_COMMAND_H_

@@ -1,0 +1,68 @@
+// tailsweep: the user command line. Subcommands come from one table per
+// group (see command.h); LibTorch exceptions are caught here, at the one
+// boundary between the science and the process.
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "cli/command.h"
+
+namespace tailsweep::cli {
+namespace {
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "tailsweep: ablation sweeps of transformers on heavy-tailed measures.\n"
+      "`tailsweep lab ...` runs the science locally, without any service."};
+  app.require_subcommand(1);
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  app.add_option("--threads", threads,
+                 "Torch intra-op threads (default: the machine's cores)")
+      ->check(CLI::PositiveNumber);
+
+  CLI::App* lab = app.add_subcommand(
+      "lab", "Run the science locally: sampling, distances, references, tails");
+  lab->require_subcommand(1);
+  std::map<CLI::App*, RunFn> runners;
+  std::vector<Command> commands = LabCommands();
+  for (Command& command : commands) {
+    CLI::App* sub = lab->add_subcommand(command.name, command.help);
+    runners[sub] = command.define(*sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "tailsweep: %s (see --help)\n", e.what());
+    return 2;
+  }
+  at::set_num_threads(threads);
+  for (auto& [sub, run] : runners) {
+    if (!sub->parsed()) continue;
+    const std::string name = "tailsweep lab " + sub->get_name();
+    absl::Status status;
+    try {
+      status = run();
+    } catch (const c10::Error& e) {
+      status = absl::InternalError(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      status = absl::InternalError(e.what());
+    }
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(),
+                   std::string(status.message()).c_str());
+    }
+    return ExitCode(status);
+  }
+  return 2;
+}
+
+}  // namespace
+}  // namespace tailsweep::cli
+
+int main(int argc, char** argv) { return tailsweep::cli::Main(argc, argv); }

@@ -1,0 +1,61 @@
+#include "cli/output.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+
+namespace tailsweep::cli {
+
+void PrintJson(const nlohmann::json& doc) { std::cout << doc.dump(2) << "\n"; }
+
+void PrintTable(const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    std::cout << line << "\n";
+  };
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+}
+
+Progress::Progress(std::string label, int64_t total)
+    : label_(std::move(label)),
+      total_(total),
+      tty_(isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
+
+void Progress::Update(int64_t done, const std::string& detail) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool finished = done >= total_;
+  if (!tty_ && !finished && now - last_print_ < std::chrono::seconds(5)) return;
+  last_print_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double eta = done > 0 ? elapsed * (total_ - done) / done : 0;
+  const std::string line = absl::StrFormat(
+      "%s: %d/%d (%.0f%%) %s elapsed %.1fs, eta %.1fs", label_, done, total_,
+      total_ > 0 ? 100.0 * done / total_ : 100.0, detail, elapsed, eta);
+  if (tty_) {
+    std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), finished ? "\n" : "");
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace tailsweep::cli
