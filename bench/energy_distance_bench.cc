@@ -2,7 +2,8 @@
 // (torch::cdist on full matrices, what a user would write first), side by
 // side in one run, in double: wall time and peak memory above baseline.
 //
-//   build/bin/energy_distance_bench [--sizes 4096,16384] [--reps 3] [--threads T]
+//   build/bin/energy_distance_bench [--sizes 4096,16384] [--reps 3] [--threads
+//   T]
 //
 // Threads default to the machine's cores (LibTorch's OpenMP default here is 1).
 
@@ -60,7 +61,8 @@ int Main(int argc, char** argv) {
     } else if (flag == "--reps") {
       reps = std::atoi(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "unknown flag %s; allowed: --sizes, --reps, --threads\n",
+      std::fprintf(stderr,
+                   "unknown flag %s; allowed: --sizes, --reps, --threads\n",
                    argv[i]);
       return 2;
     }

@@ -28,9 +28,7 @@ double StatusField(const std::string& field) {
   return 0;
 }
 
-void ResetPeak() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
+void ResetPeak() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 }  // namespace
 

@@ -13,9 +13,9 @@
 namespace tailsweep::bench {
 
 struct Measurement {
-  double seconds = 0;        // median wall time over the repetitions
-  double peak_bytes = 0;     // peak RSS above the baseline, bytes
-  std::string note;          // what the function printed back, if anything
+  double seconds = 0;     // median wall time over the repetitions
+  double peak_bytes = 0;  // peak RSS above the baseline, bytes
+  std::string note;       // what the function printed back, if anything
   bool ok = false;
 };
 

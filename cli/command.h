@@ -9,11 +9,10 @@
 // OutOfRange, FailedPrecondition, or a command-line parse error), with one
 // line on stderr naming the problem; 1 anything else.
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "absl/status/status.h"
 

@@ -65,15 +65,17 @@ json MarginalJson(const Marginal& m) {
   if (m.family == MarginalFamily::kGaussian) {
     return {{"family", "gaussian"}, {"mean", m.mean}, {"std", m.std}};
   }
-  return {{"family", "mirrored_pareto"}, {"index", m.index}, {"scale", m.scale}};
+  return {
+      {"family", "mirrored_pareto"}, {"index", m.index}, {"scale", m.scale}};
 }
 
 json InstanceJson(const Instance& inst) {
-  json doc = {{"operator", std::string(OperatorName(inst.task.op))},
-              {"marginal", std::string(MarginalFamilyName(inst.task.family))},
-              {"A_in", MatrixJson(inst.a_in)},
-              {"A_out", MatrixJson(inst.a_out)},
-              {"marginals", {MarginalJson(inst.axes[0]), MarginalJson(inst.axes[1])}}};
+  json doc = {
+      {"operator", std::string(OperatorName(inst.task.op))},
+      {"marginal", std::string(MarginalFamilyName(inst.task.family))},
+      {"A_in", MatrixJson(inst.a_in)},
+      {"A_out", MatrixJson(inst.a_out)},
+      {"marginals", {MarginalJson(inst.axes[0]), MarginalJson(inst.axes[1])}}};
   if (inst.task.op == OperatorKind::kShearedSwap) {
     doc["shears"] = {inst.op_params[0], inst.op_params[1]};
   } else {
@@ -97,127 +99,133 @@ at::Tensor ToTensor(const PointSet& p) {
 }
 
 Command SampleCommand() {
-  return {"sample", "Draw N samples of one marginal, one per line",
-          [](CLI::App& app) -> RunFn {
-            struct Flags {
-              std::string marginal = "mirrored_pareto";
-              double index = 1.5, scale = 1.0, mean = 0.0, std = 1.0;
-              int64_t n = 1000;
-              uint64_t seed = 0;
-              Format format = Format::kText;
-            };
-            auto f = std::make_shared<Flags>();
-            app.add_option("--marginal", f->marginal,
-                           "mirrored_pareto or gaussian")
-                ->capture_default_str();
-            app.add_option("--index", f->index, "Mirrored Pareto tail index a > 0")
-                ->capture_default_str();
-            app.add_option("--scale", f->scale, "Mirrored Pareto scale lam > 0")
-                ->capture_default_str();
-            app.add_option("--mean", f->mean, "Gaussian mean")->capture_default_str();
-            app.add_option("--std", f->std, "Gaussian standard deviation > 0")
-                ->capture_default_str();
-            app.add_option("--n", f->n, "Number of samples (>= 2)")
-                ->capture_default_str();
-            app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
-            AddFormatOption(app, &f->format);
-            return [f, &app]() -> absl::Status {
-              absl::StatusOr<MarginalFamily> family =
-                  ParseMarginalFamily(f->marginal);
-              if (!family.ok()) return family.status();
-              const bool pareto = *family == MarginalFamily::kMirroredPareto;
-              const std::pair<const char*, bool> family_flags[] = {
-                  {"--index", true}, {"--scale", true},
-                  {"--mean", false}, {"--std", false}};
-              for (const auto& [flag, pareto_flag] : family_flags) {
-                if (app.count(flag) > 0 && pareto_flag != pareto) {
-                  return absl::InvalidArgumentError(absl::StrCat(
-                      flag, " does not apply to --marginal ", f->marginal,
-                      pareto ? " (use --index, --scale)" : " (use --mean, --std)"));
-                }
-              }
-              const Marginal m = pareto
-                                     ? Marginal::MirroredPareto(f->index, f->scale)
-                                     : Marginal::Gaussian(f->mean, f->std);
-              if (absl::Status s = m.Validate(); !s.ok()) {
-                return absl::InvalidArgumentError(absl::StrCat("--", s.message()));
-              }
-              if (absl::Status s = CheckPoints(f->n); !s.ok()) return s;
-              at::Generator gen = MakeCpuGenerator(f->seed);
-              const at::Tensor s = SampleMarginal(m, f->n, gen);
-              const double* v = s.data_ptr<double>();
-              if (f->format == Format::kJson) {
-                PrintJson({{"marginal", MarginalJson(m)},
-                           {"seed", f->seed},
-                           {"samples", std::vector<double>(v, v + f->n)}});
-                return absl::OkStatus();
-              }
-              std::string out;
-              for (int64_t i = 0; i < f->n; ++i) {
-                out += FormatDouble(v[i]);
-                out += '\n';
-              }
-              std::cout << out;
-              return absl::OkStatus();
-            };
-          }};
+  return {
+      "sample", "Draw N samples of one marginal, one per line",
+      [](CLI::App& app) -> RunFn {
+        struct Flags {
+          std::string marginal = "mirrored_pareto";
+          double index = 1.5, scale = 1.0, mean = 0.0, std = 1.0;
+          int64_t n = 1000;
+          uint64_t seed = 0;
+          Format format = Format::kText;
+        };
+        auto f = std::make_shared<Flags>();
+        app.add_option("--marginal", f->marginal, "mirrored_pareto or gaussian")
+            ->capture_default_str();
+        app.add_option("--index", f->index, "Mirrored Pareto tail index a > 0")
+            ->capture_default_str();
+        app.add_option("--scale", f->scale, "Mirrored Pareto scale lam > 0")
+            ->capture_default_str();
+        app.add_option("--mean", f->mean, "Gaussian mean")
+            ->capture_default_str();
+        app.add_option("--std", f->std, "Gaussian standard deviation > 0")
+            ->capture_default_str();
+        app.add_option("--n", f->n, "Number of samples (>= 2)")
+            ->capture_default_str();
+        app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
+        AddFormatOption(app, &f->format);
+        return [f, &app]() -> absl::Status {
+          absl::StatusOr<MarginalFamily> family =
+              ParseMarginalFamily(f->marginal);
+          if (!family.ok()) return family.status();
+          const bool pareto = *family == MarginalFamily::kMirroredPareto;
+          const std::pair<const char*, bool> family_flags[] = {
+              {"--index", true},
+              {"--scale", true},
+              {"--mean", false},
+              {"--std", false}};
+          for (const auto& [flag, pareto_flag] : family_flags) {
+            if (app.count(flag) > 0 && pareto_flag != pareto) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  flag, " does not apply to --marginal ", f->marginal,
+                  pareto ? " (use --index, --scale)" : " (use --mean, --std)"));
+            }
+          }
+          const Marginal m = pareto
+                                 ? Marginal::MirroredPareto(f->index, f->scale)
+                                 : Marginal::Gaussian(f->mean, f->std);
+          if (absl::Status s = m.Validate(); !s.ok()) {
+            return absl::InvalidArgumentError(absl::StrCat("--", s.message()));
+          }
+          if (absl::Status s = CheckPoints(f->n); !s.ok()) return s;
+          at::Generator gen = MakeCpuGenerator(f->seed);
+          const at::Tensor s = SampleMarginal(m, f->n, gen);
+          const double* v = s.data_ptr<double>();
+          if (f->format == Format::kJson) {
+            PrintJson({{"marginal", MarginalJson(m)},
+                       {"seed", f->seed},
+                       {"samples", std::vector<double>(v, v + f->n)}});
+            return absl::OkStatus();
+          }
+          std::string out;
+          for (int64_t i = 0; i < f->n; ++i) {
+            out += FormatDouble(v[i]);
+            out += '\n';
+          }
+          std::cout << out;
+          return absl::OkStatus();
+        };
+      }};
 }
 
 Command InstanceCommand() {
-  return {"instance",
-          "Draw one operator instance: DIR/input.csv, DIR/target.csv, "
-          "DIR/params.json",
-          [](CLI::App& app) -> RunFn {
-            struct Flags {
-              TaskFlags task;
-              int64_t n = 1024;
-              uint64_t seed = 0;
-              std::string out_dir;
-              Format format = Format::kText;
-            };
-            auto f = std::make_shared<Flags>();
-            AddTaskFlags(app, &f->task);
-            app.add_option("--n", f->n, "Points per ensemble (>= 2)")
-                ->capture_default_str();
-            app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
-            app.add_option("--out-dir", f->out_dir, "Directory to write into")
-                ->required();
-            AddFormatOption(app, &f->format);
-            return [f]() -> absl::Status {
-              absl::StatusOr<Task> task = ParseTask(f->task);
-              if (!task.ok()) return task.status();
-              if (absl::Status s = CheckPoints(f->n); !s.ok()) return s;
-              std::error_code ec;
-              std::filesystem::create_directories(f->out_dir, ec);
-              if (ec) {
-                return absl::InvalidArgumentError(absl::StrCat(
-                    "--out-dir ", f->out_dir, ": cannot create (", ec.message(), ")"));
-              }
-              TaskSampler sampler(*task, f->seed);
-              const EnsembleBatch batch =
-                  sampler.Next(1, f->n, at::TensorOptions().dtype(at::kDouble));
-              const std::filesystem::path dir(f->out_dir);
-              for (const auto& [name, points] :
-                   {std::pair{"input.csv", batch.input[0]},
-                    std::pair{"target.csv", batch.target[0]}}) {
-                absl::Status s =
-                    WritePointsCsv((dir / name).string(), ToPointSet(points));
-                if (!s.ok()) return s;
-              }
-              json params = InstanceJson(batch.instances[0]);
-              params["seed"] = f->seed;
-              params["n"] = f->n;
-              std::ofstream((dir / "params.json").string()) << params.dump(2) << "\n";
-              if (f->format == Format::kJson) {
-                PrintJson(params);
-              } else {
-                std::cout << "wrote " << (dir / "input.csv").string() << ", "
-                          << (dir / "target.csv").string() << ", "
-                          << (dir / "params.json").string() << "\n";
-              }
-              return absl::OkStatus();
-            };
-          }};
+  return {
+      "instance",
+      "Draw one operator instance: DIR/input.csv, DIR/target.csv, "
+      "DIR/params.json",
+      [](CLI::App& app) -> RunFn {
+        struct Flags {
+          TaskFlags task;
+          int64_t n = 1024;
+          uint64_t seed = 0;
+          std::string out_dir;
+          Format format = Format::kText;
+        };
+        auto f = std::make_shared<Flags>();
+        AddTaskFlags(app, &f->task);
+        app.add_option("--n", f->n, "Points per ensemble (>= 2)")
+            ->capture_default_str();
+        app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
+        app.add_option("--out-dir", f->out_dir, "Directory to write into")
+            ->required();
+        AddFormatOption(app, &f->format);
+        return [f]() -> absl::Status {
+          absl::StatusOr<Task> task = ParseTask(f->task);
+          if (!task.ok()) return task.status();
+          if (absl::Status s = CheckPoints(f->n); !s.ok()) return s;
+          std::error_code ec;
+          std::filesystem::create_directories(f->out_dir, ec);
+          if (ec) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--out-dir ", f->out_dir, ": cannot create (",
+                             ec.message(), ")"));
+          }
+          TaskSampler sampler(*task, f->seed);
+          const EnsembleBatch batch =
+              sampler.Next(1, f->n, at::TensorOptions().dtype(at::kDouble));
+          const std::filesystem::path dir(f->out_dir);
+          for (const auto& [name, points] :
+               {std::pair{"input.csv", batch.input[0]},
+                std::pair{"target.csv", batch.target[0]}}) {
+            absl::Status s =
+                WritePointsCsv((dir / name).string(), ToPointSet(points));
+            if (!s.ok()) return s;
+          }
+          json params = InstanceJson(batch.instances[0]);
+          params["seed"] = f->seed;
+          params["n"] = f->n;
+          std::ofstream((dir / "params.json").string())
+              << params.dump(2) << "\n";
+          if (f->format == Format::kJson) {
+            PrintJson(params);
+          } else {
+            std::cout << "wrote " << (dir / "input.csv").string() << ", "
+                      << (dir / "target.csv").string() << ", "
+                      << (dir / "params.json").string() << "\n";
+          }
+          return absl::OkStatus();
+        };
+      }};
 }
 
 Command EnergyCommand() {
@@ -248,8 +256,9 @@ Command EnergyCommand() {
                     f->a, " has ", a->dims, " columns but ", f->b, " has ",
                     b->dims, "; both point sets need the same dimension"));
               }
-              absl::StatusOr<double> ed = EnergyDistance(
-                  ToTensor(*a), ToTensor(*b), {f->tile, EnergyOptions::Backend::kAuto});
+              absl::StatusOr<double> ed =
+                  EnergyDistance(ToTensor(*a), ToTensor(*b),
+                                 {f->tile, EnergyOptions::Backend::kAuto});
               if (!ed.ok()) return ed.status();
               if (f->format == Format::kJson) {
                 PrintJson({{"energy_distance", *ed},
@@ -265,58 +274,59 @@ Command EnergyCommand() {
 }
 
 Command ReferenceCommand() {
-  return {"reference",
-          "Sampling reference delta: ED between two independent target "
-          "ensembles, mean and median over trials",
-          [](CLI::App& app) -> RunFn {
-            struct Flags {
-              TaskFlags task;
-              int64_t n = 1024;
-              int64_t trials = 32;
-              uint64_t seed = 0;
-              Format format = Format::kText;
-            };
-            auto f = std::make_shared<Flags>();
-            AddTaskFlags(app, &f->task);
-            app.add_option("--n", f->n, "Points per ensemble (>= 2)")
-                ->capture_default_str();
-            app.add_option("--trials", f->trials, "Trials (>= 1)")
-                ->capture_default_str();
-            app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
-            AddFormatOption(app, &f->format);
-            return [f]() -> absl::Status {
-              absl::StatusOr<Task> task = ParseTask(f->task);
-              if (!task.ok()) return task.status();
-              if (absl::Status s = CheckPoints(f->n); !s.ok()) return s;
-              if (f->trials < 1) {
-                return absl::InvalidArgumentError(absl::StrCat(
-                    "--trials must be an integer >= 1 (got ", f->trials, ")"));
-              }
-              Progress progress("reference", f->trials);
-              ReferenceOptions options;
-              options.n = f->n;
-              options.trials = f->trials;
-              options.seed = f->seed;
-              options.progress = [&](int64_t done, int64_t) {
-                progress.Update(done);
-              };
-              absl::StatusOr<Reference> ref = SamplingReference(*task, options);
-              if (!ref.ok()) return ref.status();
-              if (f->format == Format::kJson) {
-                PrintJson({{"operator", f->task.op},
-                           {"marginal", f->task.marginal},
-                           {"n", f->n},
-                           {"trials", f->trials},
-                           {"seed", f->seed},
-                           {"mean", ref->mean},
-                           {"median", ref->median}});
-              } else {
-                std::cout << "mean " << FormatDouble(ref->mean) << "\nmedian "
-                          << FormatDouble(ref->median) << "\n";
-              }
-              return absl::OkStatus();
-            };
-          }};
+  return {
+      "reference",
+      "Sampling reference delta: ED between two independent target "
+      "ensembles, mean and median over trials",
+      [](CLI::App& app) -> RunFn {
+        struct Flags {
+          TaskFlags task;
+          int64_t n = 1024;
+          int64_t trials = 32;
+          uint64_t seed = 0;
+          Format format = Format::kText;
+        };
+        auto f = std::make_shared<Flags>();
+        AddTaskFlags(app, &f->task);
+        app.add_option("--n", f->n, "Points per ensemble (>= 2)")
+            ->capture_default_str();
+        app.add_option("--trials", f->trials, "Trials (>= 1)")
+            ->capture_default_str();
+        app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
+        AddFormatOption(app, &f->format);
+        return [f]() -> absl::Status {
+          absl::StatusOr<Task> task = ParseTask(f->task);
+          if (!task.ok()) return task.status();
+          if (absl::Status s = CheckPoints(f->n); !s.ok()) return s;
+          if (f->trials < 1) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--trials must be an integer >= 1 (got ", f->trials, ")"));
+          }
+          Progress progress("reference", f->trials);
+          ReferenceOptions options;
+          options.n = f->n;
+          options.trials = f->trials;
+          options.seed = f->seed;
+          options.progress = [&](int64_t done, int64_t) {
+            progress.Update(done);
+          };
+          absl::StatusOr<Reference> ref = SamplingReference(*task, options);
+          if (!ref.ok()) return ref.status();
+          if (f->format == Format::kJson) {
+            PrintJson({{"operator", f->task.op},
+                       {"marginal", f->task.marginal},
+                       {"n", f->n},
+                       {"trials", f->trials},
+                       {"seed", f->seed},
+                       {"mean", ref->mean},
+                       {"median", ref->median}});
+          } else {
+            std::cout << "mean " << FormatDouble(ref->mean) << "\nmedian "
+                      << FormatDouble(ref->median) << "\n";
+          }
+          return absl::OkStatus();
+        };
+      }};
 }
 
 }  // namespace

@@ -45,8 +45,8 @@ absl::StatusOr<std::vector<double>> ParseGrid(const std::string& flag,
   if (parts.size() == 1) return ParseList<double>(flag, text);
   double start, stop, step;
   if (parts.size() != 3 || !absl::SimpleAtod(parts[0], &start) ||
-      !absl::SimpleAtod(parts[1], &stop) || !absl::SimpleAtod(parts[2], &step) ||
-      !(step > 0) || stop < start) {
+      !absl::SimpleAtod(parts[1], &stop) ||
+      !absl::SimpleAtod(parts[2], &step) || !(step > 0) || stop < start) {
     return absl::InvalidArgumentError(absl::StrCat(
         flag, ": '", text,
         "' is not START:STOP:STEP with STEP > 0 and STOP >= START, nor a "
@@ -63,88 +63,89 @@ absl::StatusOr<std::vector<double>> ParseGrid(const std::string& flag,
 }  // namespace
 
 Command TailsCommand() {
-  return {"tails",
-          "Tail-sensitivity testbed: empirical ED and W2 of spliced Pareto "
-          "candidates, in noise units",
-          [](CLI::App& app) -> RunFn {
-            struct Flags {
-              std::string grid = "1.1:2.5:0.1";
-              std::string seams = "0.9,0.95,0.99";
-              std::string budgets = "1024,4096,16384,65536,262144";
-              int64_t trials = 20;
-              uint64_t seed = 0;
-              double reference = 1.5;
-              Format format = Format::kText;
-            };
-            auto f = std::make_shared<Flags>();
-            app.add_option("--index-grid", f->grid,
-                           "Candidate indices: START:STOP:STEP or a list; must "
-                           "contain the reference index")
-                ->capture_default_str();
-            app.add_option("--seams", f->seams, "Seam quantiles q0 in (0, 1)")
-                ->capture_default_str();
-            app.add_option("--budgets", f->budgets, "Sample sizes N (>= 2)")
-                ->capture_default_str();
-            app.add_option("--trials", f->trials, "Trials per budget (>= 2)")
-                ->capture_default_str();
-            app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
-            app.add_option("--reference-index", f->reference,
-                           "Reference tail index a*")
-                ->capture_default_str();
-            AddFormatOption(app, &f->format);
-            return [f]() -> absl::Status {
-              TailsConfig config;
-              absl::StatusOr<std::vector<double>> grid =
-                  ParseGrid("--index-grid", f->grid);
-              if (!grid.ok()) return grid.status();
-              absl::StatusOr<std::vector<double>> seams =
-                  ParseList<double>("--seams", f->seams);
-              if (!seams.ok()) return seams.status();
-              absl::StatusOr<std::vector<int64_t>> budgets =
-                  ParseList<int64_t>("--budgets", f->budgets);
-              if (!budgets.ok()) return budgets.status();
-              config.indices = *grid;
-              config.seams = *seams;
-              config.budgets = *budgets;
-              config.trials = f->trials;
-              config.seed = f->seed;
-              config.reference_index = f->reference;
-              Progress progress("tails", f->trials * config.budgets.size());
-              config.progress = [&](int64_t done, int64_t) {
-                progress.Update(done, "trials");
-              };
-              absl::StatusOr<std::vector<TailsRow>> rows = RunTailTestbed(config);
-              if (!rows.ok()) return rows.status();
-              if (f->format == Format::kJson) {
-                nlohmann::json doc = nlohmann::json::array();
-                for (const TailsRow& r : *rows) {
-                  doc.push_back({{"seam", r.seam},
-                                 {"n", r.n},
-                                 {"index", r.index},
-                                 {"ed_mean", r.ed_mean},
-                                 {"ed_sd", r.ed_sd},
-                                 {"w2_mean", r.w2_mean},
-                                 {"w2_sd", r.w2_sd},
-                                 {"ed_noise", r.ed_noise},
-                                 {"w2_noise", r.w2_noise}});
-                }
-                PrintJson(doc);
-                return absl::OkStatus();
-              }
-              std::vector<std::vector<std::string>> table;
-              for (const TailsRow& r : *rows) {
-                table.push_back({FormatDouble(r.seam), absl::StrCat(r.n),
-                                 FormatDouble(r.index), FormatDouble(r.ed_mean),
-                                 FormatDouble(r.ed_sd), FormatDouble(r.w2_mean),
-                                 FormatDouble(r.w2_sd), FormatDouble(r.ed_noise),
-                                 FormatDouble(r.w2_noise)});
-              }
-              PrintTable({"seam", "n", "index", "ed_mean", "ed_sd", "w2_mean",
-                          "w2_sd", "ed_noise", "w2_noise"},
-                         table);
-              return absl::OkStatus();
-            };
-          }};
+  return {
+      "tails",
+      "Tail-sensitivity testbed: empirical ED and W2 of spliced Pareto "
+      "candidates, in noise units",
+      [](CLI::App& app) -> RunFn {
+        struct Flags {
+          std::string grid = "1.1:2.5:0.1";
+          std::string seams = "0.9,0.95,0.99";
+          std::string budgets = "1024,4096,16384,65536,262144";
+          int64_t trials = 20;
+          uint64_t seed = 0;
+          double reference = 1.5;
+          Format format = Format::kText;
+        };
+        auto f = std::make_shared<Flags>();
+        app.add_option("--index-grid", f->grid,
+                       "Candidate indices: START:STOP:STEP or a list; must "
+                       "contain the reference index")
+            ->capture_default_str();
+        app.add_option("--seams", f->seams, "Seam quantiles q0 in (0, 1)")
+            ->capture_default_str();
+        app.add_option("--budgets", f->budgets, "Sample sizes N (>= 2)")
+            ->capture_default_str();
+        app.add_option("--trials", f->trials, "Trials per budget (>= 2)")
+            ->capture_default_str();
+        app.add_option("--seed", f->seed, "Random seed")->capture_default_str();
+        app.add_option("--reference-index", f->reference,
+                       "Reference tail index a*")
+            ->capture_default_str();
+        AddFormatOption(app, &f->format);
+        return [f]() -> absl::Status {
+          TailsConfig config;
+          absl::StatusOr<std::vector<double>> grid =
+              ParseGrid("--index-grid", f->grid);
+          if (!grid.ok()) return grid.status();
+          absl::StatusOr<std::vector<double>> seams =
+              ParseList<double>("--seams", f->seams);
+          if (!seams.ok()) return seams.status();
+          absl::StatusOr<std::vector<int64_t>> budgets =
+              ParseList<int64_t>("--budgets", f->budgets);
+          if (!budgets.ok()) return budgets.status();
+          config.indices = *grid;
+          config.seams = *seams;
+          config.budgets = *budgets;
+          config.trials = f->trials;
+          config.seed = f->seed;
+          config.reference_index = f->reference;
+          Progress progress("tails", f->trials * config.budgets.size());
+          config.progress = [&](int64_t done, int64_t) {
+            progress.Update(done, "trials");
+          };
+          absl::StatusOr<std::vector<TailsRow>> rows = RunTailTestbed(config);
+          if (!rows.ok()) return rows.status();
+          if (f->format == Format::kJson) {
+            nlohmann::json doc = nlohmann::json::array();
+            for (const TailsRow& r : *rows) {
+              doc.push_back({{"seam", r.seam},
+                             {"n", r.n},
+                             {"index", r.index},
+                             {"ed_mean", r.ed_mean},
+                             {"ed_sd", r.ed_sd},
+                             {"w2_mean", r.w2_mean},
+                             {"w2_sd", r.w2_sd},
+                             {"ed_noise", r.ed_noise},
+                             {"w2_noise", r.w2_noise}});
+            }
+            PrintJson(doc);
+            return absl::OkStatus();
+          }
+          std::vector<std::vector<std::string>> table;
+          for (const TailsRow& r : *rows) {
+            table.push_back({FormatDouble(r.seam), absl::StrCat(r.n),
+                             FormatDouble(r.index), FormatDouble(r.ed_mean),
+                             FormatDouble(r.ed_sd), FormatDouble(r.w2_mean),
+                             FormatDouble(r.w2_sd), FormatDouble(r.ed_noise),
+                             FormatDouble(r.w2_noise)});
+          }
+          PrintTable({"seam", "n", "index", "ed_mean", "ed_sd", "w2_mean",
+                      "w2_sd", "ed_noise", "w2_noise"},
+                     table);
+          return absl::OkStatus();
+        };
+      }};
 }
 
 }  // namespace tailsweep::cli

@@ -14,6 +14,21 @@
 namespace tailsweep::cli {
 namespace {
 
+// One line for a parse error; a missing or unknown subcommand lists the
+// allowed ones.
+std::string ParseErrorMessage(const CLI::ParseError& e,
+                              const std::vector<Command>& commands) {
+  std::string message = e.what();
+  if (message.find("subcommand") == std::string::npos) {
+    return message + " (see --help)";
+  }
+  std::string allowed;
+  for (const Command& c : commands) {
+    allowed += (allowed.empty() ? "" : ", ") + c.name;
+  }
+  return message + "; lab commands: " + allowed + " (see --help)";
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "tailsweep: ablation sweeps of transformers on heavy-tailed measures.\n"
@@ -38,7 +53,8 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "tailsweep: %s (see --help)\n", e.what());
+    std::fprintf(stderr, "tailsweep: %s\n",
+                 ParseErrorMessage(e, commands).c_str());
     return 2;
   }
   at::set_num_threads(threads);

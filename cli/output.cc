@@ -25,7 +25,8 @@ void PrintTable(const std::vector<std::string>& header,
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
       line += row[c];
-      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+      if (c + 1 < row.size())
+        line += std::string(width[c] - row[c].size() + 2, ' ');
     }
     std::cout << line << "\n";
   };

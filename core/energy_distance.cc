@@ -19,7 +19,9 @@ bool UseCpuKernel(const at::Tensor& x, Backend backend) {
   return backend == Backend::kCpuKernel;
 }
 
-int64_t NumBlocks(int64_t rows, int64_t tile) { return (rows + tile - 1) / tile; }
+int64_t NumBlocks(int64_t rows, int64_t tile) {
+  return (rows + tile - 1) / tile;
+}
 
 // Pair sums of one (unbatched) pair of point sets. x [n, d], y [m, d].
 // Cross(x, y) = sum_ij |x_i - y_j|; Self(x) = sum_ii' |x_i - x_i'|.
@@ -105,8 +107,8 @@ void CpuAddUnit(const at::Tensor& x, const at::Tensor& y, double weight,
   at::parallel_for(0, NumBlocks(n, tile), 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       pairwise::AddUnitVectorSums(xc.data_ptr<T>(), yt.data_ptr<T>(), d, m,
-                                  b * tile, std::min(n, (b + 1) * tile),
-                                  weight, g.data_ptr<T>());
+                                  b * tile, std::min(n, (b + 1) * tile), weight,
+                                  g.data_ptr<T>());
     }
   });
 }
@@ -114,8 +116,8 @@ void CpuAddUnit(const at::Tensor& x, const at::Tensor& y, double weight,
 void TiledAddUnit(const at::Tensor& x, const at::Tensor& y, double weight,
                   int64_t tile, at::Tensor& g) {
   for (int64_t i0 = 0; i0 < x.size(0); i0 += tile) {
-    const at::Tensor diff = x.slice(0, i0, i0 + tile).unsqueeze(1) -
-                            y.unsqueeze(0);  // [t, m, d]
+    const at::Tensor diff =
+        x.slice(0, i0, i0 + tile).unsqueeze(1) - y.unsqueeze(0);  // [t, m, d]
     const at::Tensor norm = diff.norm(2, -1, /*keepdim=*/true);
     const at::Tensor unit =
         at::where(norm > 0, diff / norm, at::zeros_like(diff));
@@ -159,7 +161,8 @@ struct EnergyDistanceFunction
     ctx->saved_data["backend"] = backend;
     const EnergyOptions options{tile, static_cast<Backend>(backend)};
     const int64_t trials = x.size(0);
-    at::Tensor out = at::empty({trials}, at::TensorOptions().dtype(at::kDouble));
+    at::Tensor out =
+        at::empty({trials}, at::TensorOptions().dtype(at::kDouble));
     for (int64_t b = 0; b < trials; ++b) {
       out[b] = Energy(x[b], y[b], options);
     }
@@ -190,8 +193,9 @@ absl::Status CheckPoints(const at::Tensor& t, const char* name) {
   if (!t.defined() || t.dim() != 2 || t.size(0) < 1 ||
       !at::isFloatingType(t.scalar_type())) {
     return absl::InvalidArgumentError(absl::StrCat(
-        name, " must be a 2-D floating tensor [points, dims] with at least one "
-              "point"));
+        name,
+        " must be a 2-D floating tensor [points, dims] with at least one "
+        "point"));
   }
   return absl::OkStatus();
 }
@@ -203,9 +207,8 @@ absl::StatusOr<double> EnergyDistance(const at::Tensor& x, const at::Tensor& y,
   if (absl::Status s = CheckPoints(x, "x"); !s.ok()) return s;
   if (absl::Status s = CheckPoints(y, "y"); !s.ok()) return s;
   if (x.size(1) != y.size(1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("point sets differ in dimension: ", x.size(1), " vs ",
-                     y.size(1)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "point sets differ in dimension: ", x.size(1), " vs ", y.size(1)));
   }
   if (options.tile < 1) {
     return absl::InvalidArgumentError(

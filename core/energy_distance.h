@@ -12,9 +12,9 @@
 // the thread count. On other devices (or when asked) blocks of `tile` rows
 // of x meet all of y as torch ops: O(tile * (n + m) * d) memory.
 
-#include <cstdint>
-
 #include <ATen/core/Tensor.h>
+
+#include <cstdint>
 
 #include "absl/status/statusor.h"
 

@@ -30,7 +30,8 @@ at::Tensor SpreadRatio(const at::Tensor& prediction, const at::Tensor& target) {
   TORCH_CHECK(prediction.dim() == target.dim() &&
                   prediction.size(-1) == target.size(-1),
               "SpreadRatio: prediction and target differ in shape");
-  const at::Tensor ratio = Spread(prediction) / Spread(target.to(prediction.device()));
+  const at::Tensor ratio =
+      Spread(prediction) / Spread(target.to(prediction.device()));
   // The median of d values, averaging the middle two when d is even.
   const at::Tensor sorted = std::get<0>(ratio.sort(-1));
   const int64_t d = sorted.size(-1);

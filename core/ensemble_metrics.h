@@ -3,10 +3,10 @@
 
 // Metrics of a predicted ensemble against its target (science.md 6).
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <ATen/core/Tensor.h>
 
 #include "absl/status/statusor.h"
 

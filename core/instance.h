@@ -12,10 +12,10 @@
 //   matrix inverse: A_in = B,          A_out = B^-1
 
 #include <array>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/marginal.h"
 
 namespace tailsweep {

@@ -10,10 +10,10 @@
 // Gaussian with mean m and standard deviation s > 0.
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace tailsweep {
 

@@ -141,9 +141,9 @@ TAILSWEEP_CLONES double SumDistances(const double* x, const double* yt,
   return DispatchSum(x, yt, d, m, i0, i1, upper);
 }
 
-TAILSWEEP_CLONES double SumDistances(const float* x, const float* yt,
-                                     int64_t d, int64_t m, int64_t i0,
-                                     int64_t i1, bool upper) {
+TAILSWEEP_CLONES double SumDistances(const float* x, const float* yt, int64_t d,
+                                     int64_t m, int64_t i0, int64_t i1,
+                                     bool upper) {
   return DispatchSum(x, yt, d, m, i0, i1, upper);
 }
 

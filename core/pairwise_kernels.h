@@ -25,9 +25,8 @@ double SumDistances(const float* x, const float* yt, int64_t d, int64_t m,
 
 // For i in [i0, i1): g_i += weight * sum_j u(x_i - y_j), u(v) = v / |v| and
 // u(0) = 0. g is row-major [n, d] like x; the sums are taken in double.
-void AddUnitVectorSums(const double* x, const double* yt, int64_t d,
-                       int64_t m, int64_t i0, int64_t i1, double weight,
-                       double* g);
+void AddUnitVectorSums(const double* x, const double* yt, int64_t d, int64_t m,
+                       int64_t i0, int64_t i1, double weight, double* g);
 void AddUnitVectorSums(const float* x, const float* yt, int64_t d, int64_t m,
                        int64_t i0, int64_t i1, double weight, float* g);
 

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 
 namespace tailsweep {
 namespace {
@@ -57,15 +57,15 @@ absl::StatusOr<PointSet> ParsePointsCsv(absl::string_view text,
                        fields.size(), " (every row needs the same count)"));
     }
     if (bad_field >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": column ", bad_field + 1, ": '", fields[bad_field],
-          "' is not a number"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": column ", bad_field + 1, ": '",
+                       fields[bad_field], "' is not a number"));
     }
     for (size_t k = 0; k < row.size(); ++k) {
       if (!std::isfinite(row[k])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": column ", k + 1, ": '", fields[k],
-            "' is not finite; only finite numbers are allowed"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": column ", k + 1, ": '", fields[k],
+                         "' is not finite; only finite numbers are allowed"));
       }
     }
     out.values.insert(out.values.end(), row.begin(), row.end());
@@ -102,7 +102,8 @@ absl::Status WritePointsCsv(const std::string& path, const PointSet& points) {
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) {
-      return absl::InternalError(absl::StrCat(temp, ": cannot open for writing"));
+      return absl::InternalError(
+          absl::StrCat(temp, ": cannot open for writing"));
     }
     if (!points.columns.empty()) {
       out << absl::StrJoin(points.columns, ",") << '\n';
@@ -121,7 +122,8 @@ absl::Status WritePointsCsv(const std::string& path, const PointSet& points) {
     if (!out) return absl::InternalError(absl::StrCat(temp, ": write failed"));
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", temp, " to ", path));
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", temp, " to ", path));
   }
   return absl::OkStatus();
 }

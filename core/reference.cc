@@ -23,8 +23,10 @@ absl::StatusOr<Reference> SamplingReference(const Task& task,
   Reference out;
   for (int64_t t = 0; t < options.trials; ++t) {
     const std::vector<Instance> one = sampler.DrawInstances(1);
-    const at::Tensor a = sampler.Sample(one, Side::kTarget, options.n, cpu_double);
-    const at::Tensor b = sampler.Sample(one, Side::kTarget, options.n, cpu_double);
+    const at::Tensor a =
+        sampler.Sample(one, Side::kTarget, options.n, cpu_double);
+    const at::Tensor b =
+        sampler.Sample(one, Side::kTarget, options.n, cpu_double);
     absl::StatusOr<double> ed = EnergyDistance(a[0], b[0], options.energy);
     if (!ed.ok()) return ed.status();
     out.distances.push_back(*ed);

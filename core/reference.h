@@ -17,8 +17,8 @@
 namespace tailsweep {
 
 struct ReferenceOptions {
-  int64_t n = 1024;    // points per ensemble; must be >= 2
-  int64_t trials = 32; // must be >= 1
+  int64_t n = 1024;     // points per ensemble; must be >= 2
+  int64_t trials = 32;  // must be >= 1
   uint64_t seed = 0;
   EnergyOptions energy;
   // Called after each trial with (done, total); may be empty.

@@ -8,11 +8,11 @@
 // numbers on every device. Marginals are sampled by the quantile transform
 // (never by rejection). Not thread-safe: one sampler per thread.
 
-#include <cstdint>
-#include <vector>
-
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "core/instance.h"
 #include "core/marginal.h"

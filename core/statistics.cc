@@ -97,8 +97,8 @@ absl::StatusOr<double> HillEstimate(const std::vector<double>& values,
   magnitudes.reserve(n);
   for (double v : values) magnitudes.push_back(std::fabs(v));
   // Largest first: positions [0, k) hold the k largest, position k the next.
-  std::nth_element(magnitudes.begin(), magnitudes.begin() + k,
-                   magnitudes.end(), std::greater<double>());
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + k, magnitudes.end(),
+                   std::greater<double>());
   const double threshold = magnitudes[k];
   if (!(threshold > 0) || !std::isfinite(threshold)) {
     return absl::InvalidArgumentError(

@@ -20,7 +20,8 @@ struct SymlogFunction : torch::autograd::Function<SymlogFunction> {
   }
 };
 
-struct InverseSymlogFunction : torch::autograd::Function<InverseSymlogFunction> {
+struct InverseSymlogFunction
+    : torch::autograd::Function<InverseSymlogFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y) {
     ctx->save_for_backward({y});
     return at::sign(y) * at::expm1(at::abs(y));

@@ -101,8 +101,8 @@ struct TrialValues {
 
 TrialValues RunTrial(const TailsConfig& c, int64_t n, int64_t budget_slot,
                      int64_t trial) {
-  std::mt19937_64 rng(SplitMix64(
-      SplitMix64(c.seed) ^ SplitMix64((budget_slot << 32) ^ trial)));
+  std::mt19937_64 rng(
+      SplitMix64(SplitMix64(c.seed) ^ SplitMix64((budget_slot << 32) ^ trial)));
   const std::vector<double> u_ref = SortedUniforms(rng, n);
   const std::vector<double> u_cand = SortedUniforms(rng, n);
   std::vector<double> reference(n), candidate(n);
@@ -116,7 +116,8 @@ TrialValues RunTrial(const TailsConfig& c, int64_t n, int64_t budget_slot,
       for (int64_t i = 0; i < n; ++i) candidate[i] = law.Quantile(u_cand[i]);
       out.ed.push_back(
           EnergyDistance1DSorted(candidate.data(), n, reference.data(), n));
-      out.w2.push_back(Wasserstein2Sorted(candidate.data(), reference.data(), n));
+      out.w2.push_back(
+          Wasserstein2Sorted(candidate.data(), reference.data(), n));
     }
   }
   return out;
@@ -153,10 +154,9 @@ absl::StatusOr<std::vector<TailsRow>> RunTailTestbed(const TailsConfig& c) {
     }
   }
   const size_t reference_slot =
-      std::find_if(c.indices.begin(), c.indices.end(),
-                   [&](double a) {
-                     return std::fabs(a - c.reference_index) < 1e-9;
-                   }) -
+      std::find_if(
+          c.indices.begin(), c.indices.end(),
+          [&](double a) { return std::fabs(a - c.reference_index) < 1e-9; }) -
       c.indices.begin();
   std::vector<TailsRow> rows;
   for (size_t s = 0; s < c.seams.size(); ++s) {
@@ -168,8 +168,10 @@ absl::StatusOr<std::vector<TailsRow>> RunTailTestbed(const TailsConfig& c) {
           Column(results[b], &TrialValues::w2, ref_cell);
       for (size_t i = 0; i < c.indices.size(); ++i) {
         const size_t cell = s * c.indices.size() + i;
-        const std::vector<double> ed = Column(results[b], &TrialValues::ed, cell);
-        const std::vector<double> w2 = Column(results[b], &TrialValues::w2, cell);
+        const std::vector<double> ed =
+            Column(results[b], &TrialValues::ed, cell);
+        const std::vector<double> w2 =
+            Column(results[b], &TrialValues::w2, cell);
         TailsRow row;
         row.seam = c.seams[s];
         row.n = c.budgets[b];

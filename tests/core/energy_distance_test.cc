@@ -43,14 +43,13 @@ TEST_P(EnergyAgreement, TiledMatchesBruteForceInEveryBackendAndTile) {
   const int64_t d = GetParam();
   const at::Tensor x = HeavyPoints(301, d, 1);
   const at::Tensor y = HeavyPoints(257, d, 2) + 0.25;
-  const double brute =
-      testing::BruteForceEnergy(ToVector(x), ToVector(y), d);
+  const double brute = testing::BruteForceEnergy(ToVector(x), ToVector(y), d);
   for (Backend backend : {Backend::kCpuKernel, Backend::kTorchTiles}) {
     for (int64_t tile : {1, 7, 64, 256, 1000}) {
-      TS_ASSERT_OK_AND_ASSIGN(double ed,
-                              EnergyDistance(x, y, {tile, backend}));
+      TS_ASSERT_OK_AND_ASSIGN(double ed, EnergyDistance(x, y, {tile, backend}));
       EXPECT_LT(RelativeError(ed, brute), 1e-10)
-          << "d=" << d << " tile=" << tile << " ed=" << ed << " brute=" << brute;
+          << "d=" << d << " tile=" << tile << " ed=" << ed
+          << " brute=" << brute;
     }
   }
 }
@@ -73,9 +72,9 @@ TEST(EnergyDistance, OneDimensionalSortMatchesTiledAndBruteForce) {
 TEST(EnergyDistance, OneDimensionalHandlesTies) {
   const std::vector<double> x = {0, 0, 1, 1, 2};
   const std::vector<double> y = {0, 1, 1, 3};
-  EXPECT_LT(RelativeError(EnergyDistance1D(x, y),
-                          testing::BruteForceEnergy(x, y, 1)),
-            1e-14);
+  EXPECT_LT(
+      RelativeError(EnergyDistance1D(x, y), testing::BruteForceEnergy(x, y, 1)),
+      1e-14);
   EXPECT_EQ(EnergyDistance1D(x, x), 0.0);
 }
 
@@ -127,9 +126,10 @@ at::Tensor FiniteDifferenceGradient(const at::Tensor& x, const at::Tensor& y) {
       at::Tensor plus = x.clone(), minus = x.clone();
       plus[i][k] += h;
       minus[i][k] -= h;
-      g[i][k] = (testing::BruteForceEnergy(ToVector(plus), ToVector(y), x.size(1)) -
-                 testing::BruteForceEnergy(ToVector(minus), ToVector(y), x.size(1))) /
-                (2 * h);
+      g[i][k] =
+          (testing::BruteForceEnergy(ToVector(plus), ToVector(y), x.size(1)) -
+           testing::BruteForceEnergy(ToVector(minus), ToVector(y), x.size(1))) /
+          (2 * h);
     }
   }
   return g;
@@ -144,10 +144,10 @@ TEST(EnergyDistanceLoss, GradientMatchesFiniteDifferences) {
       const at::Tensor y = y0.clone().requires_grad_(true);
       at::Tensor loss = EnergyDistanceLoss(x, y, {3, backend});
       loss.backward();
-      EXPECT_TRUE(at::allclose(x.grad(), FiniteDifferenceGradient(x0, y0),
-                               1e-6, 1e-8));
-      EXPECT_TRUE(at::allclose(y.grad(), FiniteDifferenceGradient(y0, x0),
-                               1e-6, 1e-8));
+      EXPECT_TRUE(
+          at::allclose(x.grad(), FiniteDifferenceGradient(x0, y0), 1e-6, 1e-8));
+      EXPECT_TRUE(
+          at::allclose(y.grad(), FiniteDifferenceGradient(y0, x0), 1e-6, 1e-8));
       EXPECT_NEAR(loss.item<double>(),
                   testing::BruteForceEnergy(ToVector(x0), ToVector(y0), d),
                   1e-12);
@@ -166,7 +166,8 @@ TEST(EnergyDistanceLoss, GradientIsFiniteAndZeroWhereEveryPointCoincides) {
     EXPECT_TRUE(at::isfinite(x.grad()).all().item<bool>());
     EXPECT_LT(x.grad().abs().max().item<double>(), 1e-12);
     // A collapsed ensemble (all points equal) also has a finite gradient.
-    const at::Tensor collapsed = at::zeros({6, 2}, at::kDouble).requires_grad_(true);
+    const at::Tensor collapsed =
+        at::zeros({6, 2}, at::kDouble).requires_grad_(true);
     EnergyDistanceLoss(collapsed, base, {4, backend}).backward();
     EXPECT_TRUE(at::isfinite(collapsed.grad()).all().item<bool>());
   }
@@ -180,7 +181,8 @@ TEST(EnergyDistanceLoss, BatchedMatchesPerTrialAndFloatIsClose) {
   for (int64_t b = 0; b < 3; ++b) {
     TS_ASSERT_OK_AND_ASSIGN(double one, EnergyDistance(x[b], y[b]));
     EXPECT_NEAR(batched[b].item<double>(), one, 1e-12);
-    const at::Tensor single = EnergyDistanceLoss(x[b].to(at::kFloat), y[b].to(at::kFloat));
+    const at::Tensor single =
+        EnergyDistanceLoss(x[b].to(at::kFloat), y[b].to(at::kFloat));
     EXPECT_EQ(single.scalar_type(), at::kFloat);
     EXPECT_NEAR(single.item<double>(), one, 1e-5 * (1 + one));
   }

@@ -31,17 +31,22 @@ TEST(PointCsv, RejectsRaggedNonNumericNonFiniteAndEmptyWithLocation) {
       << ragged.status();
   auto word = ParsePointsCsv("1,2\n3,abc\n", "b.csv");
   TS_EXPECT_CODE(word, absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(word.status().message().find("b.csv:2: column 2"), std::string::npos)
+  EXPECT_NE(word.status().message().find("b.csv:2: column 2"),
+            std::string::npos)
       << word.status();
-  TS_EXPECT_CODE(ParsePointsCsv("1,nan\n", "c"), absl::StatusCode::kInvalidArgument);
-  TS_EXPECT_CODE(ParsePointsCsv("x,y\n", "d"), absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(ParsePointsCsv("1,nan\n", "c"),
+                 absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(ParsePointsCsv("x,y\n", "d"),
+                 absl::StatusCode::kInvalidArgument);
   TS_EXPECT_CODE(ParsePointsCsv("", "e"), absl::StatusCode::kInvalidArgument);
-  TS_EXPECT_CODE(ReadPointsCsv("/nonexistent/x.csv"), absl::StatusCode::kNotFound);
+  TS_EXPECT_CODE(ReadPointsCsv("/nonexistent/x.csv"),
+                 absl::StatusCode::kNotFound);
 }
 
 TEST(PointCsv, WriteThenReadRoundTripsExactly) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / "tailsweep_csv_test.csv").string();
+      (std::filesystem::temp_directory_path() / "tailsweep_csv_test.csv")
+          .string();
   PointSet p;
   p.columns = {"x", "y"};
   p.rows = 2;

@@ -117,10 +117,10 @@ TEST(DrawInstance, FollowsThePriors) {
     EXPECT_NEAR(identity[1], 0, 1e-12);
     EXPECT_NEAR(identity[3], 1, 1e-12);
   }
-  EXPECT_FALSE(IsIdentifiable({OperatorKind::kMatrixInverse,
-                               MarginalFamily::kGaussian}));
-  EXPECT_TRUE(IsIdentifiable({OperatorKind::kMatrixInverse,
-                              MarginalFamily::kMirroredPareto}));
+  EXPECT_FALSE(IsIdentifiable(
+      {OperatorKind::kMatrixInverse, MarginalFamily::kGaussian}));
+  EXPECT_TRUE(IsIdentifiable(
+      {OperatorKind::kMatrixInverse, MarginalFamily::kMirroredPareto}));
 }
 
 // Undoing an instance's matrix recovers independent latents with the
@@ -153,9 +153,12 @@ TEST(TaskSampler, EnsemblesHaveTheInstanceLawAfterUndoingTheMatrix) {
                 << " side " << static_cast<int>(side) << " axis " << axis;
           }
           // Independent axes: rank correlation near zero.
-          const at::Tensor r0 = latent.select(1, 0).argsort().argsort().to(at::kDouble);
-          const at::Tensor r1 = latent.select(1, 1).argsort().argsort().to(at::kDouble);
-          const double rho = at::corrcoef(at::stack({r0, r1})).index({0, 1}).item<double>();
+          const at::Tensor r0 =
+              latent.select(1, 0).argsort().argsort().to(at::kDouble);
+          const at::Tensor r1 =
+              latent.select(1, 1).argsort().argsort().to(at::kDouble);
+          const double rho =
+              at::corrcoef(at::stack({r0, r1})).index({0, 1}).item<double>();
           EXPECT_LT(std::fabs(rho), 0.02);
         }
       }

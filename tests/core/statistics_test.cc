@@ -37,9 +37,12 @@ TEST(Hill, RecoversTheIndexOfExactParetoSamples) {
 }
 
 TEST(Hill, RejectsBadK) {
-  TS_EXPECT_CODE(HillEstimate({1, 2, 3}, 0), absl::StatusCode::kInvalidArgument);
-  TS_EXPECT_CODE(HillEstimate({1, 2, 3}, 3), absl::StatusCode::kInvalidArgument);
-  TS_EXPECT_CODE(HillEstimate({0, 0, 5}, 2), absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(HillEstimate({1, 2, 3}, 0),
+                 absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(HillEstimate({1, 2, 3}, 3),
+                 absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(HillEstimate({0, 0, 5}, 2),
+                 absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(HillOrderStatistics(16384, 0.1), 1639);
   EXPECT_EQ(HillOrderStatistics(10, 0.0), 1);
 }
@@ -65,10 +68,10 @@ TEST(Bootstrap, IntervalsCoverAKnownMeanAboutNinetyFivePercent) {
 
 TEST(Bootstrap, DeterministicAndValidated) {
   const std::vector<double> v = {1, 5, 2, 8, 3};
-  TS_ASSERT_OK_AND_ASSIGN(Interval a,
-                          BootstrapInterval(v, Statistic::kMedian, {500, 0.9, 4}));
-  TS_ASSERT_OK_AND_ASSIGN(Interval b,
-                          BootstrapInterval(v, Statistic::kMedian, {500, 0.9, 4}));
+  TS_ASSERT_OK_AND_ASSIGN(
+      Interval a, BootstrapInterval(v, Statistic::kMedian, {500, 0.9, 4}));
+  TS_ASSERT_OK_AND_ASSIGN(
+      Interval b, BootstrapInterval(v, Statistic::kMedian, {500, 0.9, 4}));
   EXPECT_EQ(a.low, b.low);
   EXPECT_EQ(a.high, b.high);
   EXPECT_LE(a.low, a.high);
@@ -84,9 +87,12 @@ double BruteForceUnbiased(const std::vector<double>& a,
                           const std::vector<double>& b) {
   const double n = a.size(), m = b.size();
   double ab = 0, aa = 0, bb = 0;
-  for (double x : a) for (double y : b) ab += std::fabs(x - y);
-  for (double x : a) for (double y : a) aa += std::fabs(x - y);
-  for (double x : b) for (double y : b) bb += std::fabs(x - y);
+  for (double x : a)
+    for (double y : b) ab += std::fabs(x - y);
+  for (double x : a)
+    for (double y : a) aa += std::fabs(x - y);
+  for (double x : b)
+    for (double y : b) bb += std::fabs(x - y);
   return 2 * ab / (n * m) - aa / (n * (n - 1)) - bb / (m * (m - 1));
 }
 

@@ -18,17 +18,17 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& s) {
 
 }  // namespace tailsweep::testing
 
-#define TS_ASSERT_OK(expr) \
+#define TS_ASSERT_OK(expr)                                \
   ASSERT_TRUE(::tailsweep::testing::GetStatus(expr).ok()) \
       << ::tailsweep::testing::GetStatus(expr)
-#define TS_EXPECT_CODE(expr, code_)                                  \
+#define TS_EXPECT_CODE(expr, code_)                                \
   EXPECT_EQ(::tailsweep::testing::GetStatus(expr).code(), (code_)) \
       << ::tailsweep::testing::GetStatus(expr)
 
 // Evaluates a StatusOr once, asserts it is OK, and binds its value.
-#define TS_ASSERT_OK_AND_ASSIGN(lhs, expr)                  \
-  auto TS_CONCAT(status_or_, __LINE__) = (expr);            \
-  TS_ASSERT_OK(TS_CONCAT(status_or_, __LINE__));            \
+#define TS_ASSERT_OK_AND_ASSIGN(lhs, expr)       \
+  auto TS_CONCAT(status_or_, __LINE__) = (expr); \
+  TS_ASSERT_OK(TS_CONCAT(status_or_, __LINE__)); \
   lhs = std::move(*TS_CONCAT(status_or_, __LINE__))
 #define TS_CONCAT_INNER(a, b) a##b
 #define TS_CONCAT(a, b) TS_CONCAT_INNER(a, b)

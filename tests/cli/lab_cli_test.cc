@@ -1,0 +1,187 @@
+// End-to-end tests of `tailsweep lab ...`: the real executable, its exit
+// codes, its files and its output formats.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "core/point_csv.h"
+#include "tests/testing/run_command.h"
+
+namespace tailsweep {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+
+CommandResult Lab(const std::string& args) {
+  return RunCommand(std::string(TAILSWEEP_BIN) + " --threads 1 lab " + args);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST(LabCli, HelpOnEveryCommand) {
+  for (const char* sub :
+       {"", "sample", "instance", "energy", "reference", "tails"}) {
+    const CommandResult r = Lab(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub << r.err;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
+  }
+}
+
+TEST(LabCli, SamplePrintsOneFullPrecisionNumberPerLineReproducibly) {
+  const CommandResult a =
+      Lab("sample --marginal mirrored_pareto --index 1.3 "
+          "--scale 0.5 --n 50 --seed 9");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::vector<std::string> lines = Lines(a.out);
+  ASSERT_EQ(lines.size(), 50u);
+  for (const std::string& line : lines) {
+    double v = 0;
+    ASSERT_TRUE(absl::SimpleAtod(line, &v)) << line;
+    EXPECT_EQ(FormatDouble(v), line);  // shortest round-trip form
+  }
+  EXPECT_EQ(Lab("sample --index 1.3 --scale 0.5 --n 50 --seed 9").out, a.out);
+  const CommandResult g =
+      Lab("sample --marginal gaussian --mean 2 --std 0.5 --n 7 --format json");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const nlohmann::json doc = nlohmann::json::parse(g.out);
+  EXPECT_EQ(doc["samples"].size(), 7u);
+  EXPECT_EQ(doc["marginal"]["family"], "gaussian");
+}
+
+TEST(LabCli, BadInputExitsTwoWithOneLineNamingTheProblem) {
+  struct Case {
+    std::string args;
+    std::string mentions;
+  };
+  const std::vector<Case> cases = {
+      {"sample --index 0", "--index"},
+      {"sample --index -2", "--index"},
+      {"sample --scale 0", "--scale"},
+      {"sample --marginal gaussian --std -1", "--std"},
+      {"sample --marginal cauchy", "allowed: mirrored_pareto, gaussian"},
+      {"sample --n 1", "--n"},
+      {"sample --n lots", "--n"},
+      {"instance --operator rotate --out-dir /tmp/x",
+       "allowed: sheared_swap, matrix_inverse"},
+      {"instance --n 1 --out-dir /tmp/x", "--n"},
+      {"reference --operator nope", "allowed: sheared_swap"},
+      {"reference --trials 0", "--trials"},
+      {"energy /nonexistent/a.csv /nonexistent/b.csv", "/nonexistent/a.csv"},
+      {"tails --index-grid 1.2:1.4:0.1", "reference index"},
+      {"tails --seams 0.9,x", "--seams"},
+      {"tails --budgets 1", "budget"},
+      {"frobnicate", "lab commands: sample, instance"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = Lab(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(Lines(r.err).size(), 1u) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.mentions), std::string::npos) << c.args << "\n"
+                                                         << r.err;
+  }
+}
+
+class LabFiles : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::MakeTempDir("tailsweep_lab_"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(Path(name)) << text;
+  }
+  std::string dir_;
+};
+
+TEST_F(LabFiles, InstanceWritesEnsemblesAndParameters) {
+  const CommandResult r =
+      Lab("instance --operator sheared_swap --marginal "
+          "mirrored_pareto --n 300 --seed 4 --out-dir " +
+          dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"input.csv", "target.csv"}) {
+    auto points = ReadPointsCsv(Path(name));
+    ASSERT_TRUE(points.ok()) << points.status();
+    EXPECT_EQ(points->columns, (std::vector<std::string>{"x", "y"}));
+    EXPECT_EQ(points->rows, 300);
+  }
+  const nlohmann::json params =
+      nlohmann::json::parse(testing::ReadFile(Path("params.json")));
+  ASSERT_EQ(params["A_in"].size(), 2u);
+  ASSERT_EQ(params["A_out"].size(), 2u);
+  ASSERT_EQ(params["marginals"].size(), 2u);
+  EXPECT_GE(params["marginals"][0]["index"].get<double>(), 1.1);
+  // Sheared swap: A_out = A_in E, the columns of A_in exchanged.
+  EXPECT_EQ(params["A_out"][0][0], params["A_in"][0][1]);
+  EXPECT_EQ(params["A_out"][1][1], params["A_in"][1][0]);
+  // Same seed, same files.
+  const std::string first = testing::ReadFile(Path("input.csv"));
+  ASSERT_EQ(Lab("instance --n 300 --seed 4 --out-dir " + dir_).exit_code, 0);
+  EXPECT_EQ(testing::ReadFile(Path("input.csv")), first);
+}
+
+TEST_F(LabFiles, EnergyOfFilesInAnyDimension) {
+  Write("a.csv", "1,0,0\n0,1,0\n");
+  Write("b.csv", "p,q,r\n0,0,1\n");
+  const CommandResult r = Lab("energy " + Path("a.csv") + " " + Path("b.csv"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 2 sqrt(2) - (0 + sqrt(2) + sqrt(2) + 0) / 4 - 0 = 1.5 sqrt(2).
+  double v = 0;
+  ASSERT_TRUE(absl::SimpleAtod(Lines(r.out)[0], &v));
+  EXPECT_NEAR(v, 1.5 * std::sqrt(2.0), 1e-15);
+  const CommandResult same =
+      Lab("energy --format json " + Path("a.csv") + " " + Path("a.csv"));
+  EXPECT_NEAR(nlohmann::json::parse(same.out)["energy_distance"].get<double>(),
+              0.0, 1e-15);
+  Write("ragged.csv", "1,2\n3\n");
+  Write("two.csv", "1,2\n");
+  Write("word.csv", "x,y\n1,two\n");
+  for (const auto& [args, mentions] :
+       std::vector<std::pair<std::string, std::string>>{
+           {Path("ragged.csv") + " " + Path("a.csv"), "ragged.csv:2"},
+           {Path("word.csv") + " " + Path("a.csv"), "'two' is not a number"},
+           {Path("two.csv") + " " + Path("a.csv"), "same dimension"}}) {
+    const CommandResult bad = Lab("energy " + args);
+    EXPECT_EQ(bad.exit_code, 2) << args;
+    EXPECT_NE(bad.err.find(mentions), std::string::npos) << bad.err;
+  }
+}
+
+TEST(LabCli, ReferenceJsonHasMeanAndMedian) {
+  const CommandResult r =
+      Lab("reference --operator matrix_inverse --marginal "
+          "mirrored_pareto --n 256 --trials 5 --seed 2 "
+          "--format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_GT(doc["mean"].get<double>(), 0);
+  EXPECT_GT(doc["median"].get<double>(), 0);
+  EXPECT_NE(r.err.find("reference: 5/5"), std::string::npos) << r.err;
+}
+
+TEST(LabCli, TailsRowsHaveTheDocumentedKeysAndShowProgress) {
+  const CommandResult r =
+      Lab("tails --index-grid 1.4:1.6:0.1 --seams 0.9,0.99 "
+          "--budgets 256,512 --trials 3 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 2u * 2u * 3u);
+  for (const char* key : {"seam", "n", "index", "ed_mean", "ed_sd", "w2_mean",
+                          "w2_sd", "ed_noise", "w2_noise"}) {
+    EXPECT_TRUE(rows[0].contains(key)) << key;
+  }
+  EXPECT_EQ(rows[1]["index"].get<double>(), 1.5);
+  EXPECT_EQ(rows[1]["ed_noise"].get<double>(), 0.0);
+  EXPECT_NE(r.err.find("tails: 6/6"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tailsweep
