@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/energy_1d.h"
 #include "core/statistics.h"
 
 namespace tailsweep {
@@ -57,6 +58,30 @@ absl::StatusOr<std::vector<double>> HillPerAxis(const at::Tensor& points,
     out.push_back(*h);
   }
   return out;
+}
+
+absl::Status AddHillErrors(const at::Tensor& prediction,
+                           const at::Tensor& target,
+                           const at::Tensor& second_target, double fraction,
+                           HillErrors* errors) {
+  absl::StatusOr<std::vector<double>> h_pred =
+      HillPerAxis(prediction, fraction);
+  if (!h_pred.ok()) return h_pred.status();
+  absl::StatusOr<std::vector<double>> h_target = HillPerAxis(target, fraction);
+  if (!h_target.ok()) return h_target.status();
+  absl::StatusOr<std::vector<double>> h_second =
+      HillPerAxis(second_target, fraction);
+  if (!h_second.ok()) return h_second.status();
+  for (size_t axis = 0; axis < h_target->size(); ++axis) {
+    errors->model.push_back(std::fabs((*h_pred)[axis] - (*h_target)[axis]));
+    errors->reference.push_back(
+        std::fabs((*h_target)[axis] - (*h_second)[axis]));
+  }
+  return absl::OkStatus();
+}
+
+double HillErrorStatistic(const HillErrors& errors) {
+  return UnbiasedEnergyDistance1D(errors.model, errors.reference);
 }
 
 }  // namespace tailsweep
