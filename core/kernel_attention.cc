@@ -1,0 +1,230 @@
+#include "core/kernel_attention.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep {
+
+absl::StatusOr<AttentionKernel> ParseAttentionKernel(absl::string_view name) {
+  if (name == "softmax") return AttentionKernel::kSoftmax;
+  if (name == "quadratic") return AttentionKernel::kQuadratic;
+  if (name == "linear") return AttentionKernel::kLinear;
+  if (name == "log") return AttentionKernel::kLog;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown kernel '", name, "'; allowed: softmax, quadratic, linear, log"));
+}
+
+absl::string_view AttentionKernelName(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kSoftmax:
+      return "softmax";
+    case AttentionKernel::kQuadratic:
+      return "quadratic";
+    case AttentionKernel::kLinear:
+      return "linear";
+    case AttentionKernel::kLog:
+      return "log";
+  }
+  return "unknown";
+}
+
+at::Tensor KernelValue(AttentionKernel kernel, const at::Tensor& s) {
+  if (kernel == AttentionKernel::kSoftmax) return s.exp();
+  const at::Tensor neg = s.clamp_max(0).exp();
+  const at::Tensor p = s.clamp_min(0);
+  at::Tensor pos;
+  switch (kernel) {
+    case AttentionKernel::kQuadratic:
+      pos = 1 + p + 0.5 * p * p;
+      break;
+    case AttentionKernel::kLinear:
+      pos = 1 + p;
+      break;
+    default:
+      pos = 1 + p.log1p();
+      break;
+  }
+  return at::where(s < 0, neg, pos);
+}
+
+at::Tensor KernelDerivative(AttentionKernel kernel, const at::Tensor& s) {
+  if (kernel == AttentionKernel::kSoftmax) return s.exp();
+  const at::Tensor neg = s.clamp_max(0).exp();
+  const at::Tensor p = s.clamp_min(0);
+  at::Tensor pos;
+  switch (kernel) {
+    case AttentionKernel::kQuadratic:
+      pos = 1 + p;
+      break;
+    case AttentionKernel::kLinear:
+      pos = at::ones_like(p);
+      break;
+    default:
+      pos = 1 / (1 + p);
+      break;
+  }
+  return at::where(s < 0, neg, pos);
+}
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Tensors are [R, N, dh] with R = B * H rows of independent heads.
+struct Tiles {
+  int64_t query;
+  int64_t key;
+};
+
+// Forward pass. Returns {o, stat}: stat [R, N] is the row sum l of phi, or
+// for softmax the log-sum-exp m + log l, so that w = exp(s - stat).
+std::pair<at::Tensor, at::Tensor> Forward(const at::Tensor& q,
+                                          const at::Tensor& k,
+                                          const at::Tensor& v,
+                                          AttentionKernel kernel, Tiles tiles) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const bool softmax = kernel == AttentionKernel::kSoftmax;
+  const int64_t n = q.size(1), m = k.size(1);
+  at::Tensor out = at::empty_like(q);
+  at::Tensor stat = at::empty({q.size(0), n}, q.options());
+  for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
+    const int64_t i1 = std::min(n, i0 + tiles.query);
+    const at::Tensor qt = q.slice(1, i0, i1) * scale;
+    at::Tensor acc = at::zeros_like(qt);
+    at::Tensor l = at::zeros({q.size(0), i1 - i0}, q.options());
+    at::Tensor row_max;
+    if (softmax) row_max = at::full_like(l, -INFINITY);
+    for (int64_t j0 = 0; j0 < m; j0 += tiles.key) {
+      const at::Tensor kt = k.slice(1, j0, j0 + tiles.key);
+      const at::Tensor vt = v.slice(1, j0, j0 + tiles.key);
+      at::Tensor s = at::bmm(qt, kt.transpose(1, 2));  // [R, tq, tk]
+      if (softmax) {
+        // FlashAttention's running maximum: rescale what was summed so far.
+        const at::Tensor new_max = at::maximum(row_max, s.amax(-1));
+        const at::Tensor correction = (row_max - new_max).exp();
+        s.sub_(new_max.unsqueeze(-1)).exp_();
+        l.mul_(correction).add_(s.sum(-1));
+        acc.mul_(correction.unsqueeze(-1)).baddbmm_(s, vt);
+        row_max = new_max;
+      } else {
+        const at::Tensor phi = KernelValue(kernel, s);
+        l.add_(phi.sum(-1));
+        acc.baddbmm_(phi, vt);
+      }
+    }
+    out.slice(1, i0, i1).copy_(acc / l.unsqueeze(-1));
+    stat.slice(1, i0, i1).copy_(softmax ? row_max + l.log() : l);
+  }
+  return {out, stat};
+}
+
+// Backward pass: recomputes each tile's scores. Returns {dq, dk, dv}.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Backward(
+    const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+    const at::Tensor& out, const at::Tensor& stat, const at::Tensor& grad,
+    AttentionKernel kernel, Tiles tiles) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const bool softmax = kernel == AttentionKernel::kSoftmax;
+  const int64_t n = q.size(1), m = k.size(1);
+  const at::Tensor delta = (grad * out).sum(-1);  // D_i = dO_i . o_i
+  at::Tensor dq = at::zeros_like(q);
+  at::Tensor dk = at::zeros_like(k);
+  at::Tensor dv = at::zeros_like(v);
+  for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
+    const int64_t i1 = std::min(n, i0 + tiles.query);
+    const at::Tensor qt = q.slice(1, i0, i1) * scale;
+    const at::Tensor gt = grad.slice(1, i0, i1);
+    const at::Tensor dt = delta.slice(1, i0, i1).unsqueeze(-1);
+    const at::Tensor st = stat.slice(1, i0, i1).unsqueeze(-1);
+    at::Tensor dq_tile = at::zeros_like(qt);
+    for (int64_t j0 = 0; j0 < m; j0 += tiles.key) {
+      const int64_t j1 = std::min(m, j0 + tiles.key);
+      const at::Tensor kt = k.slice(1, j0, j1);
+      const at::Tensor vt = v.slice(1, j0, j1);
+      const at::Tensor s = at::bmm(qt, kt.transpose(1, 2));
+      at::Tensor w, w_prime;  // phi / l and phi' / l
+      if (softmax) {
+        w = (s - st).exp_();
+        w_prime = w;
+      } else {
+        w = KernelValue(kernel, s).div_(st);
+        w_prime = KernelDerivative(kernel, s).div_(st);
+      }
+      dv.slice(1, j0, j1).baddbmm_(w.transpose(1, 2), gt);
+      // ds_ij = phi'(s_ij) (dO_i . v_j - D_i) / l_i
+      const at::Tensor ds =
+          at::bmm(gt, vt.transpose(1, 2)).sub_(dt).mul_(w_prime);
+      dq_tile.baddbmm_(ds, kt);
+      dk.slice(1, j0, j1).baddbmm_(ds.transpose(1, 2), qt);
+    }
+    dq.slice(1, i0, i1).copy_(dq_tile.mul_(scale));
+  }
+  return {dq, dk, dv};
+}
+
+struct KernelAttentionFunction
+    : torch::autograd::Function<KernelAttentionFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q,
+                            const at::Tensor& k, const at::Tensor& v,
+                            int64_t kernel, int64_t query_tile,
+                            int64_t key_tile) {
+    const Tiles tiles{query_tile, key_tile};
+    auto [out, stat] =
+        Forward(q, k, v, static_cast<AttentionKernel>(kernel), tiles);
+    ctx->save_for_backward({q, k, v, out, stat});
+    ctx->saved_data["kernel"] = kernel;
+    ctx->saved_data["query_tile"] = query_tile;
+    ctx->saved_data["key_tile"] = key_tile;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tiles tiles{ctx->saved_data["query_tile"].toInt(),
+                      ctx->saved_data["key_tile"].toInt()};
+    const auto kernel =
+        static_cast<AttentionKernel>(ctx->saved_data["kernel"].toInt());
+    auto [dq, dk, dv] =
+        Backward(saved[0], saved[1], saved[2], saved[3], saved[4],
+                 grads[0].contiguous(), kernel, tiles);
+    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
+                           const at::Tensor& v, AttentionKernel kernel,
+                           const AttentionOptions& options) {
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
+              "KernelAttention: q, k, v must be [B, H, N, dh]");
+  TORCH_CHECK(k.sizes() == v.sizes() && q.size(0) == k.size(0) &&
+                  q.size(1) == k.size(1) && q.size(3) == k.size(3),
+              "KernelAttention: q, k, v shapes disagree");
+  TORCH_CHECK(options.query_tile >= 1 && options.key_tile >= 1,
+              "KernelAttention: tiles must be >= 1");
+  const int64_t b = q.size(0), h = q.size(1), n = q.size(2), dh = q.size(3);
+  const int64_t m = k.size(2);
+  const at::Tensor out = KernelAttentionFunction::apply(
+      q.reshape({b * h, n, dh}).contiguous(),
+      k.reshape({b * h, m, dh}).contiguous(),
+      v.reshape({b * h, m, dh}).contiguous(), static_cast<int64_t>(kernel),
+      options.query_tile, options.key_tile);
+  return out.view({b, h, n, dh});
+}
+
+at::Tensor NaiveKernelAttention(const at::Tensor& q, const at::Tensor& k,
+                                const at::Tensor& v, AttentionKernel kernel) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  at::Tensor s = at::matmul(q, k.transpose(-1, -2)) * scale;
+  if (kernel == AttentionKernel::kSoftmax) return at::matmul(s.softmax(-1), v);
+  const at::Tensor phi = KernelValue(kernel, s);
+  return at::matmul(phi / phi.sum(-1, /*keepdim=*/true), v);
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,60 @@
+#ifndef TAILSWEEP_CORE_KERNEL_ATTENTION_H_
+#define TAILSWEEP_CORE_KERNEL_ATTENTION_H_
+
+// Non-causal multi-head attention with a kernel phi in place of exp
+// (science.md sections 5 and 9). Per head, scores s_ij = q_i . k_j / sqrt(dh),
+// weights phi(s_ij) / sum_j phi(s_ij), output sum_j w_ij v_j.
+//
+// The four kernels are C1, strictly positive, phi(0) = phi'(0) = 1, and equal
+// exp(s) for s < 0; for s >= 0:
+//   softmax   exp(s)
+//   quadratic 1 + s + s^2 / 2
+//   linear    1 + s
+//   log       1 + log(1 + s)
+// Only softmax subtracts a running row maximum (it is shift-invariant).
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tailsweep {
+
+enum class AttentionKernel { kSoftmax, kQuadratic, kLinear, kLog };
+
+// "softmax", "quadratic", "linear" or "log"; InvalidArgument otherwise.
+absl::StatusOr<AttentionKernel> ParseAttentionKernel(absl::string_view name);
+absl::string_view AttentionKernelName(AttentionKernel kernel);
+
+// phi(s) and phi'(s), elementwise, without overflow in the unused branch.
+at::Tensor KernelValue(AttentionKernel kernel, const at::Tensor& s);
+at::Tensor KernelDerivative(AttentionKernel kernel, const at::Tensor& s);
+
+struct AttentionOptions {
+  // Queries per tile. Default: 256.
+  int64_t query_tile = 256;
+  // Keys per tile. Default: 1024.
+  int64_t key_tile = 1024;
+};
+
+// q, k, v: [B, H, N, dh] (keys and values may have another length M) of one
+// floating dtype and device; returns [B, H, N, dh]. Differentiable in q, k
+// and v. Never materialises an N x M score or weight tensor: the forward
+// pass accumulates tiles of queries against tiles of keys (keeping only the
+// output and the row sums of phi), and the backward pass recomputes the
+// tiles, so memory is O(B H N dh + B H query_tile key_tile).
+// REQUIRES (TORCH_CHECKed): shapes as above, tiles >= 1.
+at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
+                           const at::Tensor& v, AttentionKernel kernel,
+                           const AttentionOptions& options = {});
+
+// The same attention written the obvious way, materialising [B, H, N, M]
+// scores and letting autograd differentiate it. For tests and benchmarks.
+at::Tensor NaiveKernelAttention(const at::Tensor& q, const at::Tensor& k,
+                                const at::Tensor& v, AttentionKernel kernel);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_KERNEL_ATTENTION_H_
