@@ -32,42 +32,45 @@ absl::string_view AttentionKernelName(AttentionKernel kernel) {
   return "unknown";
 }
 
+namespace {
+
+// exp(s) for s < 0, `positive(max(s, 0))` for s >= 0. Clamping first keeps
+// the unused branch finite.
+template <typename Positive>
+at::Tensor ExpBelowZero(const at::Tensor& s, Positive positive) {
+  return at::where(s < 0, s.clamp_max(0).exp(), positive(s.clamp_min(0)));
+}
+
+}  // namespace
+
 at::Tensor KernelValue(AttentionKernel kernel, const at::Tensor& s) {
-  if (kernel == AttentionKernel::kSoftmax) return s.exp();
-  const at::Tensor neg = s.clamp_max(0).exp();
-  const at::Tensor p = s.clamp_min(0);
-  at::Tensor pos;
   switch (kernel) {
+    case AttentionKernel::kSoftmax:
+      return s.exp();
     case AttentionKernel::kQuadratic:
-      pos = 1 + p + 0.5 * p * p;
-      break;
+      return ExpBelowZero(
+          s, [](const at::Tensor& p) { return 1 + p + 0.5 * p * p; });
     case AttentionKernel::kLinear:
-      pos = 1 + p;
-      break;
-    default:
-      pos = 1 + p.log1p();
-      break;
+      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 + p; });
+    case AttentionKernel::kLog:
+      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 + p.log1p(); });
   }
-  return at::where(s < 0, neg, pos);
+  TORCH_CHECK(false, "unknown attention kernel");
 }
 
 at::Tensor KernelDerivative(AttentionKernel kernel, const at::Tensor& s) {
-  if (kernel == AttentionKernel::kSoftmax) return s.exp();
-  const at::Tensor neg = s.clamp_max(0).exp();
-  const at::Tensor p = s.clamp_min(0);
-  at::Tensor pos;
   switch (kernel) {
+    case AttentionKernel::kSoftmax:
+      return s.exp();
     case AttentionKernel::kQuadratic:
-      pos = 1 + p;
-      break;
+      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 + p; });
     case AttentionKernel::kLinear:
-      pos = at::ones_like(p);
-      break;
-    default:
-      pos = 1 / (1 + p);
-      break;
+      return ExpBelowZero(s,
+                          [](const at::Tensor& p) { return at::ones_like(p); });
+    case AttentionKernel::kLog:
+      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 / (1 + p); });
   }
-  return at::where(s < 0, neg, pos);
+  TORCH_CHECK(false, "unknown attention kernel");
 }
 
 namespace {
