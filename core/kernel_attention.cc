@@ -1,6 +1,7 @@
 #include "core/kernel_attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
@@ -86,15 +87,12 @@ struct Tiles {
 
 // Forward pass. Returns {o, stat}: stat [R, N] is the row sum l of phi, or
 // for softmax the log-sum-exp m + log l, so that w = exp(s - stat).
-std::pair<at::Tensor, at::Tensor> Forward(const at::Tensor& q,
-                                          const at::Tensor& k,
-                                          const at::Tensor& v,
-                                          AttentionKernel kernel, Tiles tiles) {
+void ForwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                 AttentionKernel kernel, Tiles tiles, at::Tensor out,
+                 at::Tensor stat) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const bool softmax = kernel == AttentionKernel::kSoftmax;
   const int64_t n = q.size(1), m = k.size(1);
-  at::Tensor out = at::empty_like(q);
-  at::Tensor stat = at::empty({q.size(0), n}, q.options());
   for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
     const int64_t i1 = std::min(n, i0 + tiles.query);
     const at::Tensor qt = q.slice(1, i0, i1) * scale;
@@ -123,21 +121,49 @@ std::pair<at::Tensor, at::Tensor> Forward(const at::Tensor& q,
     out.slice(1, i0, i1).copy_(acc / l.unsqueeze(-1));
     stat.slice(1, i0, i1).copy_(softmax ? row_max + l.log() : l);
   }
+}
+
+// Runs fn(r0, r1) over ranges of the R independent heads: in parallel on the
+// CPU (each head's tile loop on one thread, no shared accumulators, so the
+// result does not depend on the thread count), in one call on other devices,
+// which parallelise within each op.
+template <typename Fn>
+void ForEachHeadRange(const at::Tensor& q, const Fn& fn) {
+  if (q.device().is_cpu() && q.size(0) > 1) {
+    at::parallel_for(0, q.size(0), 1, [&](int64_t r0, int64_t r1) {
+      // Grad mode is thread-local and OpenMP workers start with it on: without
+      // this guard every tile op would be recorded and kept alive.
+      at::NoGradGuard no_grad;
+      fn(r0, r1);
+    });
+  } else {
+    fn(0, q.size(0));
+  }
+}
+
+std::pair<at::Tensor, at::Tensor> Forward(const at::Tensor& q,
+                                          const at::Tensor& k,
+                                          const at::Tensor& v,
+                                          AttentionKernel kernel, Tiles tiles) {
+  at::Tensor out = at::empty_like(q);
+  at::Tensor stat = at::empty({q.size(0), q.size(1)}, q.options());
+  ForEachHeadRange(q, [&](int64_t r0, int64_t r1) {
+    ForwardRows(q.slice(0, r0, r1), k.slice(0, r0, r1), v.slice(0, r0, r1),
+                kernel, tiles, out.slice(0, r0, r1), stat.slice(0, r0, r1));
+  });
   return {out, stat};
 }
 
-// Backward pass: recomputes each tile's scores. Returns {dq, dk, dv}.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> Backward(
-    const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-    const at::Tensor& out, const at::Tensor& stat, const at::Tensor& grad,
-    AttentionKernel kernel, Tiles tiles) {
+// Backward pass over some heads: recomputes each tile's scores and adds the
+// gradients into dq, dk, dv (zero on entry).
+void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                  const at::Tensor& out, const at::Tensor& stat,
+                  const at::Tensor& grad, AttentionKernel kernel, Tiles tiles,
+                  at::Tensor dq, at::Tensor dk, at::Tensor dv) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const bool softmax = kernel == AttentionKernel::kSoftmax;
   const int64_t n = q.size(1), m = k.size(1);
   const at::Tensor delta = (grad * out).sum(-1);  // D_i = dO_i . o_i
-  at::Tensor dq = at::zeros_like(q);
-  at::Tensor dk = at::zeros_like(k);
-  at::Tensor dv = at::zeros_like(v);
   for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
     const int64_t i1 = std::min(n, i0 + tiles.query);
     const at::Tensor qt = q.slice(1, i0, i1) * scale;
@@ -167,6 +193,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Backward(
     }
     dq.slice(1, i0, i1).copy_(dq_tile.mul_(scale));
   }
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Backward(
+    const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+    const at::Tensor& out, const at::Tensor& stat, const at::Tensor& grad,
+    AttentionKernel kernel, Tiles tiles) {
+  at::Tensor dq = at::zeros_like(q);
+  at::Tensor dk = at::zeros_like(k);
+  at::Tensor dv = at::zeros_like(v);
+  ForEachHeadRange(q, [&](int64_t r0, int64_t r1) {
+    auto rows = [&](const at::Tensor& t) { return t.slice(0, r0, r1); };
+    BackwardRows(rows(q), rows(k), rows(v), rows(out), rows(stat), rows(grad),
+                 kernel, tiles, rows(dq), rows(dk), rows(dv));
+  });
   return {dq, dk, dv};
 }
 

@@ -1,6 +1,7 @@
 #include "core/kernel_attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -110,6 +111,36 @@ TEST(TiledAttention, SoftmaxStaysFiniteWithHugeScores) {
   EXPECT_LT(RelativeDiff(
                 out, NaiveKernelAttention(q, k, v, AttentionKernel::kSoftmax)),
             1e-4);
+}
+
+}  // namespace
+}  // namespace tailsweep
+
+namespace tailsweep {
+namespace {
+
+// Heads run in parallel on the CPU; each head's sums stay on one thread, so
+// the result is bit-identical for any thread count, and no autograd graph
+// is recorded inside the worker threads.
+TEST(TiledAttention, BitIdenticalAcrossThreadCounts) {
+  at::manual_seed(2);
+  const at::Tensor q = at::randn({2, 4, 50, 8}).requires_grad_(true);
+  const at::Tensor k = at::randn({2, 4, 50, 8}).requires_grad_(true);
+  const at::Tensor v = at::randn({2, 4, 50, 8}).requires_grad_(true);
+  auto run = [&](int threads) {
+    at::set_num_threads(threads);
+    q.mutable_grad() = at::Tensor();
+    const at::Tensor out =
+        KernelAttention(q, k, v, AttentionKernel::kLinear, {16, 16});
+    out.square().sum().backward();
+    return std::make_pair(out.detach(), q.grad().clone());
+  };
+  const int threads = at::get_num_threads();
+  const auto one = run(1);
+  const auto two = run(2);
+  at::set_num_threads(threads);
+  EXPECT_TRUE(at::equal(one.first, two.first));
+  EXPECT_TRUE(at::equal(one.second, two.second));
 }
 
 }  // namespace
