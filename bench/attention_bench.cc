@@ -72,7 +72,7 @@ int Main(int argc, char** argv) {
       "%d threads, median of %d runs\n",
       std::string(AttentionKernelName(kernel)).c_str(),
       static_cast<long long>(d), static_cast<long long>(heads), threads, reps);
-  std::printf("%8s  %-7s %10s %12s %16s\n", "N", "version", "seconds",
+  std::printf("%8s  %-7s %10s %12s %26s\n", "N", "version", "seconds",
               "peak_MiB", "sum(grad q)");
   for (int64_t n : sizes) {
     at::Tensor q, k, v;
@@ -93,16 +93,7 @@ int Main(int argc, char** argv) {
         setup, [&] { return step(false); }, reps);
     const bench::Measurement naive = bench::MeasureInChild(
         setup, [&] { return step(true); }, reps);
-    for (const auto& [name, m] :
-         {std::pair{"tiled", tiled}, std::pair{"naive", naive}}) {
-      std::printf("%8lld  %-7s %10.4f %12.1f %16s%s\n",
-                  static_cast<long long>(n), name, m.seconds,
-                  m.peak_bytes / (1 << 20), m.note.c_str(),
-                  m.ok ? "" : "  (failed)");
-    }
-    std::printf("%8lld  ratio   time %.3fx, memory %.2f%% of naive\n",
-                static_cast<long long>(n), tiled.seconds / naive.seconds,
-                100.0 * tiled.peak_bytes / naive.peak_bytes);
+    bench::PrintComparison(n, tiled, naive);
   }
   return 0;
 }

@@ -82,16 +82,7 @@ int Main(int argc, char** argv) {
         setup, [&] { return FormatDouble(*EnergyDistance(x, y)); }, reps);
     const bench::Measurement naive = bench::MeasureInChild(
         setup, [&] { return FormatDouble(NaiveEnergy(x, y)); }, reps);
-    for (const auto& [name, m] :
-         {std::pair{"tiled", tiled}, std::pair{"naive", naive}}) {
-      std::printf("%8lld  %-7s %10.4f %12.1f %26s%s\n",
-                  static_cast<long long>(n), name, m.seconds,
-                  m.peak_bytes / (1 << 20), m.note.c_str(),
-                  m.ok ? "" : "  (failed)");
-    }
-    std::printf("%8lld  ratio   time %.3fx, memory %.2f%% of naive\n",
-                static_cast<long long>(n), tiled.seconds / naive.seconds,
-                100.0 * tiled.peak_bytes / naive.peak_bytes);
+    bench::PrintComparison(n, tiled, naive);
   }
   return 0;
 }

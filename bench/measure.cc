@@ -77,4 +77,17 @@ Measurement MeasureInChild(const std::function<void()>& setup,
   return m;
 }
 
+void PrintComparison(int64_t n, const Measurement& tiled,
+                     const Measurement& naive) {
+  for (const auto& [name, m] :
+       {std::pair{"tiled", tiled}, std::pair{"naive", naive}}) {
+    std::printf("%8lld  %-7s %10.4f %12.1f %26s%s\n", static_cast<long long>(n),
+                name, m.seconds, m.peak_bytes / (1 << 20), m.note.c_str(),
+                m.ok ? "" : "  (failed)");
+  }
+  std::printf("%8lld  ratio   time %.3fx, memory %.2f%% of naive\n",
+              static_cast<long long>(n), tiled.seconds / naive.seconds,
+              100.0 * tiled.peak_bytes / naive.peak_bytes);
+}
+
 }  // namespace tailsweep::bench

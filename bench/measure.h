@@ -7,6 +7,7 @@
 // after the run). Each measurement therefore starts from the same baseline
 // and cannot see memory freed or cached by an earlier one.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -25,6 +26,11 @@ struct Measurement {
 Measurement MeasureInChild(const std::function<void()>& setup,
                            const std::function<std::string()>& run,
                            int repetitions);
+
+// Prints the two rows "N tiled ..." and "N naive ..." (seconds, peak MiB,
+// note) and a ratio line, the layout every side-by-side benchmark shares.
+void PrintComparison(int64_t n, const Measurement& tiled,
+                     const Measurement& naive);
 
 }  // namespace tailsweep::bench
 

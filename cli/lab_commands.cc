@@ -214,8 +214,12 @@ Command InstanceCommand() {
           json params = InstanceJson(batch.instances[0]);
           params["seed"] = f->seed;
           params["n"] = f->n;
-          std::ofstream((dir / "params.json").string())
-              << params.dump(2) << "\n";
+          std::ofstream params_file((dir / "params.json").string());
+          params_file << params.dump(2) << "\n";
+          if (!params_file.flush()) {
+            return absl::InternalError(
+                absl::StrCat((dir / "params.json").string(), ": write failed"));
+          }
           if (f->format == Format::kJson) {
             PrintJson(params);
           } else {
