@@ -22,7 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/measure.h"
 #include "core/kernel_attention.h"
-#include "core/point_csv.h"
+#include "core/number_text.h"
 
 namespace tailsweep {
 namespace {

@@ -21,6 +21,7 @@
 #include "bench/measure.h"
 #include "core/energy_distance.h"
 #include "core/marginal.h"
+#include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/sampling.h"
 

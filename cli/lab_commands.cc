@@ -15,6 +15,7 @@
 #include "core/energy_distance.h"
 #include "core/instance.h"
 #include "core/marginal.h"
+#include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/reference.h"
 #include "core/sampling.h"

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/output.h"
+#include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/tail_testbed.h"
 

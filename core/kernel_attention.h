@@ -17,16 +17,9 @@
 
 #include <cstdint>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
+#include "core/model_kinds.h"
 
 namespace tailsweep {
-
-enum class AttentionKernel { kSoftmax, kQuadratic, kLinear, kLog };
-
-// "softmax", "quadratic", "linear" or "log"; InvalidArgument otherwise.
-absl::StatusOr<AttentionKernel> ParseAttentionKernel(absl::string_view name);
-absl::string_view AttentionKernelName(AttentionKernel kernel);
 
 // phi(s) and phi'(s), elementwise, without overflow in the unused branch.
 at::Tensor KernelValue(AttentionKernel kernel, const at::Tensor& s);

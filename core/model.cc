@@ -10,17 +10,6 @@
 
 namespace tailsweep {
 
-absl::StatusOr<NormPlacement> ParseNormPlacement(absl::string_view name) {
-  if (name == "post") return NormPlacement::kPost;
-  if (name == "pre") return NormPlacement::kPre;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown norm '", name, "'; allowed: post, pre"));
-}
-
-absl::string_view NormPlacementName(NormPlacement norm) {
-  return norm == NormPlacement::kPost ? "post" : "pre";
-}
-
 absl::Status ModelOptions::Validate() const {
   const std::pair<const char*, int64_t> sizes[] = {
       {"layers", layers},

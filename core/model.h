@@ -23,14 +23,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/kernel_attention.h"
+#include "core/model_kinds.h"
 
 namespace tailsweep {
-
-enum class NormPlacement { kPost, kPre };
-
-// "post" or "pre"; InvalidArgument otherwise.
-absl::StatusOr<NormPlacement> ParseNormPlacement(absl::string_view name);
-absl::string_view NormPlacementName(NormPlacement norm);
 
 struct ModelOptions {
   int64_t layers = 6;        // L. Default: 6.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/number_text.h"
 
 namespace tailsweep {
 namespace {
@@ -89,12 +90,6 @@ absl::StatusOr<PointSet> ReadPointsCsv(const std::string& path) {
     return absl::DataLossError(absl::StrCat(path, ": read error"));
   }
   return ParsePointsCsv(buffer.str(), path);
-}
-
-std::string FormatDouble(double value) {
-  char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, ptr);
 }
 
 absl::Status WritePointsCsv(const std::string& path, const PointSet& points) {

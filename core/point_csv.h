@@ -36,9 +36,6 @@ absl::StatusOr<PointSet> ReadPointsCsv(const std::string& path);
 // round-trip form, atomically (temp file then rename). Internal on I/O error.
 absl::Status WritePointsCsv(const std::string& path, const PointSet& points);
 
-// Shortest decimal text that parses back to exactly `value`.
-std::string FormatDouble(double value);
-
 }  // namespace tailsweep
 
 #endif  // TAILSWEEP_CORE_POINT_CSV_H_

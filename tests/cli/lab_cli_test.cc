@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "core/number_text.h"
 #include "core/point_csv.h"
 #include "tests/testing/run_command.h"
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/number_text.h"
 #include "tests/testing/status_matchers.h"
 
 namespace tailsweep {

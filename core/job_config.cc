@@ -1,0 +1,214 @@
+#include "core/job_config.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/number_text.h"
+
+namespace tailsweep {
+namespace {
+
+// One key: how to set it from text and how to print it.
+struct KeySpec {
+  JobKey key;
+  std::function<absl::Status(JobConfig&, absl::string_view)> set;
+  std::function<std::string(const JobConfig&)> get;
+};
+
+absl::Status Bad(absl::string_view key, absl::string_view value,
+                 absl::string_view allowed) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "key '", key, "': bad value '", value, "'; allowed: ", allowed));
+}
+
+KeySpec IntKey(const char* name, const char* help, int64_t JobConfig::*field,
+               int64_t min) {
+  const std::string allowed = absl::StrCat("a whole number >= ", min);
+  return {{name, absl::StrCat(help, " (", allowed, ")")},
+          [=](JobConfig& c, absl::string_view v) {
+            int64_t parsed;
+            if (!absl::SimpleAtoi(v, &parsed) || parsed < min) {
+              return Bad(name, v, allowed);
+            }
+            c.*field = parsed;
+            return absl::OkStatus();
+          },
+          [=](const JobConfig& c) { return absl::StrCat(c.*field); }};
+}
+
+KeySpec SeedKey(const char* name, const char* help,
+                uint64_t JobConfig::*field) {
+  return {{name, absl::StrCat(help, " (a whole number >= 0)")},
+          [=](JobConfig& c, absl::string_view v) {
+            uint64_t parsed;
+            if (!absl::SimpleAtoi(v, &parsed)) {
+              return Bad(name, v, "a whole number >= 0");
+            }
+            c.*field = parsed;
+            return absl::OkStatus();
+          },
+          [=](const JobConfig& c) { return absl::StrCat(c.*field); }};
+}
+
+// A finite number in (min, max]; `open_min` excludes min itself.
+KeySpec RealKey(const char* name, const char* help, double JobConfig::*field,
+                double min, bool open_min, double max) {
+  const std::string allowed =
+      absl::StrCat("a number ", open_min ? "> " : ">= ", FormatDouble(min),
+                   max < std::numeric_limits<double>::max()
+                       ? absl::StrCat(" and <= ", FormatDouble(max))
+                       : "");
+  return {{name, absl::StrCat(help, " (", allowed, ")")},
+          [=](JobConfig& c, absl::string_view v) {
+            double parsed;
+            if (!absl::SimpleAtod(v, &parsed) || !std::isfinite(parsed) ||
+                parsed < min || (open_min && parsed == min) || parsed > max) {
+              return Bad(name, v, allowed);
+            }
+            c.*field = parsed;
+            return absl::OkStatus();
+          },
+          [=](const JobConfig& c) { return FormatDouble(c.*field); }};
+}
+
+// An enum key given its parser and namer.
+template <typename E>
+KeySpec EnumKey(const char* name, const char* help, E JobConfig::*field,
+                absl::StatusOr<E> (*parse)(absl::string_view),
+                absl::string_view (*print)(E)) {
+  return {{name, help},
+          [=](JobConfig& c, absl::string_view v) -> absl::Status {
+            absl::StatusOr<E> parsed = parse(v);
+            if (!parsed.ok()) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "key '", name, "': ", parsed.status().message()));
+            }
+            c.*field = *parsed;
+            return absl::OkStatus();
+          },
+          [=](const JobConfig& c) { return std::string(print(c.*field)); }};
+}
+
+const std::vector<KeySpec>& Specs() {
+  static const auto* specs = new std::vector<KeySpec>{
+      EnumKey("operator", "operator: sheared_swap or matrix_inverse",
+              &JobConfig::op, &ParseOperator, &OperatorName),
+      EnumKey("marginal", "marginal family: mirrored_pareto or gaussian",
+              &JobConfig::marginal, &ParseMarginalFamily, &MarginalFamilyName),
+      EnumKey("kernel", "attention kernel: softmax, quadratic, linear or log",
+              &JobConfig::kernel, &ParseAttentionKernel, &AttentionKernelName),
+      EnumKey("norm", "layer-norm placement: post or pre", &JobConfig::norm,
+              &ParseNormPlacement, &NormPlacementName),
+      {{"symlog", "symlog preprocessing (true or false)"},
+       [](JobConfig& c, absl::string_view v) {
+         const std::string lower = absl::AsciiStrToLower(v);
+         if (lower == "true" || lower == "1" || lower == "on") {
+           c.symlog = true;
+         } else if (lower == "false" || lower == "0" || lower == "off") {
+           c.symlog = false;
+         } else {
+           return Bad("symlog", v, "true or false");
+         }
+         return absl::OkStatus();
+       },
+       [](const JobConfig& c) {
+         return std::string(c.symlog ? "true" : "false");
+       }},
+      SeedKey("seed", "seed of model init and training data", &JobConfig::seed),
+      IntKey("n_points", "points per ensemble", &JobConfig::n_points, 2),
+      IntKey("layers", "transformer blocks L", &JobConfig::layers, 1),
+      IntKey("d_model", "embedding width d", &JobConfig::d_model, 1),
+      IntKey("heads", "attention heads, dividing d_model", &JobConfig::heads,
+             1),
+      IntKey("ffn_multiple", "FFN width as a multiple of d_model",
+             &JobConfig::ffn_multiple, 1),
+      IntKey("steps", "training steps", &JobConfig::steps, 1),
+      IntKey("batch", "trials (fresh instances) per step", &JobConfig::batch,
+             1),
+      RealKey("lr", "peak learning rate", &JobConfig::lr, 0, true,
+              std::numeric_limits<double>::max()),
+      IntKey("warmup", "linear warm-up steps, then cosine decay",
+             &JobConfig::warmup, 0),
+      RealKey("clip", "gradient-norm clip", &JobConfig::clip, 0, true,
+              std::numeric_limits<double>::max()),
+      RealKey("weight_decay", "AdamW weight decay", &JobConfig::weight_decay, 0,
+              false, std::numeric_limits<double>::max()),
+      IntKey("log_every", "steps between logged metrics", &JobConfig::log_every,
+             1),
+      IntKey("checkpoint_every", "steps between checkpoints",
+             &JobConfig::checkpoint_every, 1),
+      IntKey("eval_instances", "held-out evaluation instances",
+             &JobConfig::eval_instances, 2),
+      SeedKey("eval_seed",
+              "seed of the evaluation instances (share it across "
+              "a sweep)",
+              &JobConfig::eval_seed),
+      IntKey("reference_trials", "trials of the sampling reference",
+             &JobConfig::reference_trials, 1),
+      RealKey("collapse_threshold", "spread ratio below which a run collapses",
+              &JobConfig::collapse_threshold, 0, true, 1),
+      RealKey("hill_fraction", "top fraction of order statistics for Hill",
+              &JobConfig::hill_fraction, 0, true, 0.5),
+      IntKey("query_tile", "attention queries per tile", &JobConfig::query_tile,
+             1),
+      IntKey("key_tile", "attention keys per tile", &JobConfig::key_tile, 1),
+  };
+  return *specs;
+}
+
+}  // namespace
+
+const std::vector<JobKey>& JobKeys() {
+  static const auto* keys = [] {
+    auto* out = new std::vector<JobKey>;
+    for (const KeySpec& s : Specs()) out->push_back(s.key);
+    return out;
+  }();
+  return *keys;
+}
+
+absl::Status SetJobKey(JobConfig& config, absl::string_view key,
+                       absl::string_view value) {
+  for (const KeySpec& s : Specs()) {
+    if (s.key.name == key) return s.set(config, value);
+  }
+  std::string names;
+  for (const KeySpec& s : Specs()) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", s.key.name);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown key '", key, "'; allowed: ", names));
+}
+
+absl::Status ValidateJobConfig(const JobConfig& c) {
+  if (c.d_model % c.heads != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key 'heads' (", c.heads, ") must divide key 'd_model' (",
+                     c.d_model, ")"));
+  }
+  if (c.warmup > c.steps) {
+    return absl::InvalidArgumentError(absl::StrCat("key 'warmup' (", c.warmup,
+                                                   ") must be <= key 'steps' (",
+                                                   c.steps, ")"));
+  }
+  if (!IsIdentifiable({c.op, c.marginal})) {
+    return absl::InvalidArgumentError(
+        "operator 'matrix_inverse' with marginal 'gaussian' is unidentifiable "
+        "(a rotation of Gaussian latents gives the same input); allowed: "
+        "sheared_swap with gaussian, or mirrored_pareto with either operator");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
+    const JobConfig& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const KeySpec& s : Specs()) out.emplace_back(s.key.name, s.get(config));
+  return out;
+}
+
+}  // namespace tailsweep

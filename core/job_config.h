@@ -1,0 +1,77 @@
+#ifndef TAILSWEEP_CORE_JOB_CONFIG_H_
+#define TAILSWEEP_CORE_JOB_CONFIG_H_
+
+// The job-config schema: every key a training job takes, its type, allowed
+// values and default (science.md sections 5 and 6; [choice] marks our own).
+// Torch-free and shared by the sweep-spec parser, the coordinator and the
+// trainer, so a value is validated once, the same way everywhere. The keys
+// map 1:1 onto JobConfig's fields.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/instance.h"
+#include "core/marginal.h"
+#include "core/model_kinds.h"
+
+namespace tailsweep {
+
+struct JobConfig {
+  OperatorKind op = OperatorKind::kShearedSwap;               // "operator"
+  MarginalFamily marginal = MarginalFamily::kMirroredPareto;  // "marginal"
+  AttentionKernel kernel = AttentionKernel::kSoftmax;
+  NormPlacement norm = NormPlacement::kPost;
+  bool symlog = false;
+  uint64_t seed = 0;         // model init and training data
+  int64_t n_points = 16384;  // points per ensemble
+  int64_t layers = 6;
+  int64_t d_model = 256;
+  int64_t heads = 8;
+  int64_t ffn_multiple = 4;  // FFN width = ffn_multiple * d_model
+  int64_t steps = 10000;
+  int64_t batch = 4;           // trials (fresh instances) per step
+  double lr = 1e-4;            // peak learning rate
+  int64_t warmup = 500;        // linear warm-up steps, then cosine decay to 0
+  double clip = 1.0;           // gradient-norm clip
+  double weight_decay = 0.01;  // AdamW [choice]
+  int64_t log_every = 10;      // steps between logged metrics [choice]
+  int64_t checkpoint_every = 500;  // [choice]
+  int64_t eval_instances = 64;     // held-out instances M [choice]
+  uint64_t eval_seed = 20261001;   // shared by all jobs of a sweep [choice]
+  int64_t reference_trials = 64;   // trials of the sampling reference [choice]
+  double collapse_threshold = 0.05;
+  double hill_fraction = 0.1;  // top fraction for the Hill estimator
+  int64_t query_tile = 256;    // attention tiling (no effect on values)
+  int64_t key_tile = 1024;
+};
+
+struct JobKey {
+  std::string name;
+  std::string help;  // what it means and what is allowed
+};
+
+// Every key, in canonical order.
+const std::vector<JobKey>& JobKeys();
+
+// Sets one key from its text form. InvalidArgument naming the key and what
+// is allowed for an unknown key or a value of the wrong type or range; the
+// config is unchanged then.
+absl::Status SetJobKey(JobConfig& config, absl::string_view key,
+                       absl::string_view value);
+
+// Cross-key rules: heads divide d_model, warmup <= steps, the task is
+// identifiable (not Gaussian matrix inverse). InvalidArgument naming keys.
+absl::Status ValidateJobConfig(const JobConfig& config);
+
+// All keys with their values as text, canonical order; SetJobKey of each
+// pair rebuilds an equal config.
+std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
+    const JobConfig& config);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_JOB_CONFIG_H_

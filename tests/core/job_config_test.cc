@@ -1,0 +1,85 @@
+#include "core/job_config.h"
+
+#include <gtest/gtest.h>
+
+namespace tailsweep {
+namespace {
+
+TEST(JobConfig, DefaultsAreThePapersChoices) {
+  const JobConfig c;
+  EXPECT_EQ(c.layers, 6);
+  EXPECT_EQ(c.d_model, 256);
+  EXPECT_EQ(c.heads, 8);
+  EXPECT_EQ(c.n_points, 16384);
+  EXPECT_EQ(c.steps, 10000);
+  EXPECT_EQ(c.batch, 4);
+  EXPECT_DOUBLE_EQ(c.lr, 1e-4);
+  EXPECT_EQ(c.warmup, 500);
+  EXPECT_DOUBLE_EQ(c.clip, 1.0);
+  EXPECT_DOUBLE_EQ(c.collapse_threshold, 0.05);
+  EXPECT_EQ(c.norm, NormPlacement::kPost);
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+}
+
+TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
+  JobConfig c;
+  ASSERT_TRUE(SetJobKey(c, "operator", "matrix_inverse").ok());
+  ASSERT_TRUE(SetJobKey(c, "kernel", "log").ok());
+  ASSERT_TRUE(SetJobKey(c, "norm", "pre").ok());
+  ASSERT_TRUE(SetJobKey(c, "symlog", "true").ok());
+  ASSERT_TRUE(SetJobKey(c, "lr", "3e-4").ok());
+  ASSERT_TRUE(SetJobKey(c, "n_points", "128").ok());
+  ASSERT_TRUE(SetJobKey(c, "seed", "18446744073709551615").ok());
+  EXPECT_EQ(c.kernel, AttentionKernel::kLog);
+  EXPECT_TRUE(c.symlog);
+  EXPECT_DOUBLE_EQ(c.lr, 3e-4);
+  JobConfig rebuilt;
+  for (const auto& [key, value] : JobConfigToKeyValues(c)) {
+    ASSERT_TRUE(SetJobKey(rebuilt, key, value).ok()) << key << "=" << value;
+  }
+  EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size());
+}
+
+TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
+  JobConfig c;
+  const auto before = JobConfigToKeyValues(c);
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* mentions;
+  };
+  for (const Case& t : std::vector<Case>{
+           {"learning_rate", "1", "allowed: operator, marginal"},
+           {"kernel", "relu", "allowed: softmax, quadratic, linear, log"},
+           {"norm", "sandwich", "allowed: post, pre"},
+           {"symlog", "maybe", "true or false"},
+           {"n_points", "1", ">= 2"},
+           {"steps", "ten", "whole number"},
+           {"lr", "-1", "> 0"},
+           {"lr", "nan", "> 0"},
+           {"collapse_threshold", "2", "<= 1"},
+           {"seed", "-3", ">= 0"}}) {
+    const absl::Status s = SetJobKey(c, t.key, t.value);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << t.key;
+    EXPECT_NE(s.message().find(t.key), std::string::npos) << s;
+    EXPECT_NE(s.message().find(t.mentions), std::string::npos) << s;
+  }
+  EXPECT_EQ(JobConfigToKeyValues(c), before);
+}
+
+TEST(JobConfig, CrossKeyRules) {
+  JobConfig c;
+  c.heads = 7;
+  EXPECT_NE(ValidateJobConfig(c).message().find("heads"), std::string::npos);
+  c.heads = 8;
+  c.warmup = c.steps + 1;
+  EXPECT_NE(ValidateJobConfig(c).message().find("warmup"), std::string::npos);
+  c.warmup = 0;
+  c.op = OperatorKind::kMatrixInverse;
+  c.marginal = MarginalFamily::kGaussian;
+  EXPECT_EQ(ValidateJobConfig(c).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tailsweep
