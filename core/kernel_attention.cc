@@ -236,13 +236,32 @@ at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
   return out.view({b, h, n, dh});
 }
 
+namespace {
+
+// Weights [B, H, N, M] of the materialised attention.
+at::Tensor NaiveWeights(const at::Tensor& q, const at::Tensor& k,
+                        AttentionKernel kernel) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const at::Tensor s = at::matmul(q, k.transpose(-1, -2)) * scale;
+  if (kernel == AttentionKernel::kSoftmax) return s.softmax(-1);
+  const at::Tensor phi = KernelValue(kernel, s);
+  return phi / phi.sum(-1, /*keepdim=*/true);
+}
+
+}  // namespace
+
+AttentionStats SampleAttentionStats(const at::Tensor& q, const at::Tensor& k,
+                                    AttentionKernel kernel, int64_t queries) {
+  at::NoGradGuard no_grad;
+  const at::Tensor w =
+      NaiveWeights(q.slice(2, 0, queries), k, kernel).to(at::kDouble);
+  const at::Tensor entropy = -(w * w.clamp_min(1e-300).log()).sum(-1);
+  return {entropy.mean().item<double>(), w.max().item<double>()};
+}
+
 at::Tensor NaiveKernelAttention(const at::Tensor& q, const at::Tensor& k,
                                 const at::Tensor& v, AttentionKernel kernel) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  at::Tensor s = at::matmul(q, k.transpose(-1, -2)) * scale;
-  if (kernel == AttentionKernel::kSoftmax) return at::matmul(s.softmax(-1), v);
-  const at::Tensor phi = KernelValue(kernel, s);
-  return at::matmul(phi / phi.sum(-1, /*keepdim=*/true), v);
+  return at::matmul(NaiveWeights(q, k, kernel), v);
 }
 
 }  // namespace tailsweep

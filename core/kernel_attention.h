@@ -43,6 +43,18 @@ at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
                            const at::Tensor& v, AttentionKernel kernel,
                            const AttentionOptions& options = {});
 
+// Statistics of the attention weights w_ij, averaged over batch and heads:
+// the mean row entropy -sum_j w_ij log w_ij and the largest weight, computed
+// (no grad) from the first `queries` queries of each head, so the cost is
+// O(B H queries M) whatever N is. The paper asks for attention weights
+// tracked around collapse; these are the numbers.
+struct AttentionStats {
+  double entropy = 0;
+  double max_weight = 0;
+};
+AttentionStats SampleAttentionStats(const at::Tensor& q, const at::Tensor& k,
+                                    AttentionKernel kernel, int64_t queries);
+
 // The same attention written the obvious way, materialising [B, H, N, M]
 // scores and letting autograd differentiate it. For tests and benchmarks.
 at::Tensor NaiveKernelAttention(const at::Tensor& q, const at::Tensor& k,

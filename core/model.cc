@@ -60,15 +60,23 @@ KernelSelfAttentionImpl::KernelSelfAttentionImpl(const ModelOptions& options)
   output = register_module("output", XavierLinear(d, d, options.InitGain()));
 }
 
-torch::Tensor KernelSelfAttentionImpl::forward(const torch::Tensor& x) {
+torch::Tensor KernelSelfAttentionImpl::forward(
+    const torch::Tensor& x, std::vector<AttentionStats>* stats) {
   const int64_t b = x.size(0), n = x.size(1);
   const int64_t h = options_.heads, dh = options_.d_model / h;
   auto heads = [&](const torch::Tensor& t) {
     return t.view({b, n, h, dh}).transpose(1, 2);  // [B, H, N, dh]
   };
+  const torch::Tensor q = heads(query(x)), k = heads(key(x));
+  if (stats != nullptr) {
+    stats->push_back(
+        SampleAttentionStats(q, k, options_.kernel, options_.stats_queries));
+  }
   const torch::Tensor attended =
-      KernelAttention(heads(query(x)), heads(key(x)), heads(value(x)),
-                      options_.kernel, options_.attention);
+      options_.naive_attention
+          ? NaiveKernelAttention(q, k, heads(value(x)), options_.kernel)
+          : KernelAttention(q, k, heads(value(x)), options_.kernel,
+                            options_.attention);
   return output(attended.transpose(1, 2).reshape({b, n, options_.d_model}));
 }
 
@@ -86,15 +94,16 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelOptions& options)
       "norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
 }
 
-torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x) {
+torch::Tensor TransformerBlockImpl::forward(
+    const torch::Tensor& x, std::vector<AttentionStats>* stats) {
   auto ffn = [&](const torch::Tensor& t) {
     return ffn_out(torch::nn::functional::gelu(ffn_in(t)));
   };
   if (options_.norm == NormPlacement::kPre) {
-    const torch::Tensor y = x + attention(norm1(x));
+    const torch::Tensor y = x + attention->forward(norm1(x), stats);
     return y + ffn(norm2(y));
   }
-  const torch::Tensor y = norm1(alpha_ * x + attention(x));
+  const torch::Tensor y = norm1(alpha_ * x + attention->forward(x, stats));
   return norm2(alpha_ * y + ffn(y));
 }
 
@@ -113,10 +122,11 @@ PointTransformerImpl::PointTransformerImpl(const ModelOptions& options)
   }
 }
 
-torch::Tensor PointTransformerImpl::forward(const torch::Tensor& points) {
+torch::Tensor PointTransformerImpl::forward(
+    const torch::Tensor& points, std::vector<AttentionStats>* stats) {
   torch::Tensor x = embed(options_.symlog ? Symlog(points) : points);
   for (const auto& block : *blocks) {
-    x = block->as<TransformerBlock>()->forward(x);
+    x = block->as<TransformerBlock>()->forward(x, stats);
   }
   if (final_norm) x = final_norm(x);
   const torch::Tensor out = unembed(x);

@@ -20,6 +20,8 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/kernel_attention.h"
@@ -36,6 +38,11 @@ struct ModelOptions {
   NormPlacement norm = NormPlacement::kPost;
   bool symlog = false;
   AttentionOptions attention;  // tiling only; no effect on values
+  // Benchmarks only: materialise the N x N weights (NaiveKernelAttention)
+  // instead of tiling. Default: false.
+  bool naive_attention = false;
+  // Queries per head sampled for AttentionStats. Default: 32.
+  int64_t stats_queries = 32;
 
   // InvalidArgument naming the field for a non-positive size or heads that
   // do not divide d_model.
@@ -49,8 +56,10 @@ struct ModelOptions {
 class KernelSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit KernelSelfAttentionImpl(const ModelOptions& options);
-  // x [B, N, d] -> [B, N, d].
-  torch::Tensor forward(const torch::Tensor& x);
+  // x [B, N, d] -> [B, N, d]. Appends this layer's weight statistics to
+  // `stats` when it is not null.
+  torch::Tensor forward(const torch::Tensor& x,
+                        std::vector<AttentionStats>* stats = nullptr);
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr},
       output{nullptr};
@@ -63,7 +72,8 @@ TORCH_MODULE(KernelSelfAttention);
 class TransformerBlockImpl : public torch::nn::Module {
  public:
   explicit TransformerBlockImpl(const ModelOptions& options);
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x,
+                        std::vector<AttentionStats>* stats = nullptr);
 
   KernelSelfAttention attention{nullptr};
   torch::nn::Linear ffn_in{nullptr}, ffn_out{nullptr};
@@ -79,8 +89,10 @@ class PointTransformerImpl : public torch::nn::Module {
  public:
   // REQUIRES: options.Validate().ok().
   explicit PointTransformerImpl(const ModelOptions& options);
-  // points [B, N, 2] -> predicted points [B, N, 2].
-  torch::Tensor forward(const torch::Tensor& points);
+  // points [B, N, 2] -> predicted points [B, N, 2]. With `stats`, also
+  // one AttentionStats per layer, in order.
+  torch::Tensor forward(const torch::Tensor& points,
+                        std::vector<AttentionStats>* stats = nullptr);
 
   const ModelOptions& options() const { return options_; }
 

@@ -127,3 +127,39 @@ TEST(PointTransformer,
 
 }  // namespace
 }  // namespace tailsweep
+
+namespace tailsweep {
+namespace {
+
+TEST(PointTransformer, ReportsAttentionStatsPerLayerAndNaiveAttentionAgrees) {
+  ModelOptions o = Small(AttentionKernel::kLinear, NormPlacement::kPost, false);
+  o.layers = 3;
+  ModelOptions naive = o;
+  naive.naive_attention = true;
+  torch::manual_seed(4);
+  PointTransformer a(o), b(naive);
+  a->to(torch::kDouble);
+  b->to(torch::kDouble);
+  CopyWeights(a, b);
+  const torch::Tensor x = torch::randn({2, 40, 2}, torch::kDouble);
+  std::vector<AttentionStats> stats;
+  const torch::Tensor y = a->forward(x, &stats);
+  EXPECT_TRUE(torch::allclose(y, b->forward(x), 1e-10, 1e-12));
+  ASSERT_EQ(stats.size(), 3u);
+  for (const AttentionStats& s : stats) {
+    EXPECT_GT(s.entropy, 0);
+    EXPECT_LE(s.entropy, std::log(40.0) + 1e-12);
+    EXPECT_GT(s.max_weight, 1.0 / 40 - 1e-12);
+    EXPECT_LE(s.max_weight, 1.0);
+  }
+  // Zero queries give uniform weights: entropy log M, max weight 1/M.
+  const torch::Tensor q = torch::zeros({1, 2, 5, 4}, torch::kDouble);
+  const torch::Tensor k = torch::randn({1, 2, 10, 4}, torch::kDouble);
+  const AttentionStats uniform =
+      SampleAttentionStats(q, k, AttentionKernel::kSoftmax, 3);
+  EXPECT_NEAR(uniform.entropy, std::log(10.0), 1e-12);
+  EXPECT_NEAR(uniform.max_weight, 0.1, 1e-12);
+}
+
+}  // namespace
+}  // namespace tailsweep
