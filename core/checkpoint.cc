@@ -1,0 +1,165 @@
+#include "core/checkpoint.h"
+
+#include <fcntl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+
+namespace tailsweep {
+namespace {
+
+std::string ConfigText(const JobConfig& config) {
+  std::string out;
+  for (const auto& [key, value] : JobConfigToKeyValues(config)) {
+    absl::StrAppend(&out, key, "=", value, "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<JobConfig> ParseConfigText(const std::string& text,
+                                          const std::string& path) {
+  JobConfig config;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(line, absl::MaxSplits('=', 1));
+    if (absl::Status s = SetJobKey(config, kv.first, kv.second); !s.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(path, ": bad config in checkpoint: ", s.message()));
+    }
+  }
+  return config;
+}
+
+absl::Status SyncPath(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path));
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return absl::InternalError(absl::StrCat("fsync failed: ", path));
+  return absl::OkStatus();
+}
+
+torch::Tensor Scalar(int64_t v) { return torch::tensor({v}, torch::kLong); }
+
+absl::StatusOr<torch::serialize::InputArchive> OpenArchive(
+    const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    return absl::NotFoundError(absl::StrCat(path, ": no such checkpoint"));
+  }
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error& e) {
+    return absl::DataLossError(absl::StrCat(
+        path, ": unreadable checkpoint: ", e.what_without_backtrace()));
+  }
+  return archive;
+}
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& dir, int64_t step) {
+  return (std::filesystem::path(dir) / absl::StrFormat("step-%08d.pt", step))
+      .string();
+}
+
+absl::Status SaveCheckpoint(const std::string& path, PointTransformer& model,
+                            torch::optim::Optimizer& optimizer,
+                            const TrainingState& state) {
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
+  model->save(model_archive);
+  optimizer.save(optimizer_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("config", c10::IValue(ConfigText(state.config)));
+  archive.write("step", Scalar(state.step));
+  archive.write("data_rng_state", state.data_rng_state);
+  archive.write("collapse_onset", Scalar(state.collapse_onset));
+  archive.write("diverged_step", Scalar(state.diverged_step));
+  const std::string temp = path + ".tmp";
+  archive.save_to(temp);
+  if (absl::Status s = SyncPath(temp, O_RDONLY); !s.ok()) return s;
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", temp, " to ", path));
+  }
+  return SyncPath(target.parent_path().string(), O_RDONLY | O_DIRECTORY);
+}
+
+absl::StatusOr<JobConfig> ReadCheckpointConfig(const std::string& path) {
+  absl::StatusOr<torch::serialize::InputArchive> archive = OpenArchive(path);
+  if (!archive.ok()) return archive.status();
+  c10::IValue text;
+  if (!archive->try_read("config", text) || !text.isString()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": checkpoint has no config"));
+  }
+  return ParseConfigText(text.toStringRef(), path);
+}
+
+absl::StatusOr<TrainingState> LoadCheckpoint(
+    const std::string& path, PointTransformer& model,
+    torch::optim::Optimizer* optimizer) {
+  absl::StatusOr<JobConfig> config = ReadCheckpointConfig(path);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<torch::serialize::InputArchive> archive = OpenArchive(path);
+  if (!archive.ok()) return archive.status();
+  TrainingState state;
+  state.config = *config;
+  try {
+    torch::serialize::InputArchive model_archive, optimizer_archive;
+    archive->read("model", model_archive);
+    model->load(model_archive);
+    if (optimizer != nullptr) {
+      archive->read("optimizer", optimizer_archive);
+      optimizer->load(optimizer_archive);
+    }
+    torch::Tensor t;
+    archive->read("step", t);
+    state.step = t.item<int64_t>();
+    archive->read("data_rng_state", state.data_rng_state);
+    archive->read("collapse_onset", t);
+    state.collapse_onset = t.item<int64_t>();
+    archive->read("diverged_step", t);
+    state.diverged_step = t.item<int64_t>();
+  } catch (const c10::Error& e) {
+    return absl::DataLossError(absl::StrCat(
+        path,
+        ": checkpoint does not match the model: ", e.what_without_backtrace()));
+  }
+  return state;
+}
+
+absl::StatusOr<std::string> NewestCheckpoint(const std::string& dir) {
+  std::string best;
+  int64_t best_step = -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    int64_t step;
+    if (name.size() == 16 && absl::StartsWith(name, "step-") &&
+        absl::EndsWith(name, ".pt") &&
+        absl::SimpleAtoi(name.substr(5, 8), &step) && step > best_step) {
+      best_step = step;
+      best = entry.path().string();
+    }
+  }
+  if (best.empty()) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint in ", dir));
+  }
+  return best;
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,63 @@
+#ifndef TAILSWEEP_CORE_TRAINING_SIGNALS_H_
+#define TAILSWEEP_CORE_TRAINING_SIGNALS_H_
+
+// What a training run reports, and the small pure pieces of its loop:
+// the learning-rate schedule and collapse detection. Torch-free.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/job_config.h"
+
+namespace tailsweep {
+
+// One logged step. Steps count from 1.
+struct StepMetrics {
+  int64_t step = 0;
+  double loss = 0;  // mean energy distance over the step's trials
+  double lr = 0;
+  double grad_norm = 0;     // before clipping
+  double spread_ratio = 0;  // mean over the step's trials
+  double step_seconds = 0;  // wall time of the step
+  // Per layer, in order: mean attention entropy and largest weight.
+  std::vector<double> attention_entropy;
+  std::vector<double> attention_max_weight;
+};
+
+// Where a trainer sends its metrics. Implementations decide where they go
+// (a file, a batch for the coordinator, memory in tests). A non-OK status
+// stops the run with that status.
+class MetricsSink {
+ public:
+  virtual ~MetricsSink() = default;
+  virtual absl::Status Write(const StepMetrics& metrics) = 0;
+};
+
+// Linear warm-up from lr/warmup to lr over `warmup` steps, then cosine
+// decay to 0 at `steps`. REQUIRES: 1 <= step <= steps, warmup <= steps.
+double LearningRate(const JobConfig& config, int64_t step);
+
+// Collapse (science.md 6): the spread ratio stays below the threshold; the
+// onset is the first step of the final stretch below it. A stretch that
+// ends (the ratio recovers) does not count.
+class CollapseTracker {
+ public:
+  explicit CollapseTracker(double threshold) : threshold_(threshold) {}
+
+  void Observe(int64_t step, double spread_ratio);
+  bool collapsed() const { return below_since_ >= 0; }
+  // The onset step, or -1 when not collapsed.
+  int64_t onset() const { return below_since_; }
+
+  // For checkpoints: the whole state is the onset.
+  void Restore(int64_t onset) { below_since_ = onset; }
+
+ private:
+  double threshold_;
+  int64_t below_since_ = -1;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_TRAINING_SIGNALS_H_

@@ -1,0 +1,276 @@
+#include "core/trainer.h"
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "core/checkpoint.h"
+#include "core/job_runner.h"
+#include "tests/testing/memory_sink.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/status_matchers.h"
+
+namespace tailsweep {
+namespace {
+
+using testing::MemorySink;
+
+JobConfig Tiny() {
+  JobConfig c;
+  c.n_points = 128;
+  c.d_model = 32;
+  c.heads = 4;
+  c.layers = 2;
+  c.steps = 200;
+  c.batch = 4;
+  c.lr = 3e-3;
+  c.warmup = 20;
+  c.log_every = 1;
+  c.checkpoint_every = 100;
+  c.eval_instances = 4;
+  c.reference_trials = 4;
+  return c;
+}
+
+double MeanLoss(const std::vector<StepMetrics>& m, size_t begin, size_t end) {
+  double total = 0;
+  for (size_t i = begin; i < end; ++i) total += m[i].loss;
+  return total / (end - begin);
+}
+
+TEST(LearningRate, WarmsUpLinearlyThenDecaysByCosineToZero) {
+  JobConfig c;
+  c.lr = 1.0;
+  c.warmup = 10;
+  c.steps = 110;
+  EXPECT_DOUBLE_EQ(LearningRate(c, 1), 0.1);
+  EXPECT_DOUBLE_EQ(LearningRate(c, 10), 1.0);
+  EXPECT_NEAR(LearningRate(c, 60), 0.5, 1e-12);
+  EXPECT_NEAR(LearningRate(c, 110), 0.0, 1e-12);
+  c.warmup = 0;
+  EXPECT_NEAR(LearningRate(c, 1), 1.0, 1e-3);
+}
+
+TEST(CollapseTracker, OnsetIsTheStartOfTheFinalStretchBelowThreshold) {
+  CollapseTracker t(0.05);
+  t.Observe(1, 0.9);
+  t.Observe(2, 0.01);
+  t.Observe(3, 0.5);  // recovered: that stretch does not count
+  EXPECT_FALSE(t.collapsed());
+  t.Observe(4, 0.04);
+  t.Observe(5, 0.001);
+  EXPECT_TRUE(t.collapsed());
+  EXPECT_EQ(t.onset(), 4);
+}
+
+class TinyTraining
+    : public ::testing::TestWithParam<
+          std::tuple<OperatorKind, AttentionKernel, NormPlacement>> {};
+
+TEST_P(TinyTraining, LowersTheLoss) {
+  JobConfig c = Tiny();
+  std::tie(c.op, c.kernel, c.norm) = GetParam();
+  MemorySink sink;
+  TrainerEnv env;
+  env.sink = &sink;
+  TS_ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome outcome, trainer->Run());
+  ASSERT_EQ(sink.metrics.size(), 200u);  // steps / log_every
+  EXPECT_FALSE(outcome.diverged);
+  // Each step draws fresh heavy-tailed instances, so single losses are
+  // noisy: compare the means of the first and the last 25 steps.
+  const double first = MeanLoss(sink.metrics, 0, 25);
+  const double last = MeanLoss(sink.metrics, 175, 200);
+  EXPECT_LT(last, 0.8 * first) << first << " -> " << last;
+  ASSERT_EQ(sink.metrics[0].attention_entropy.size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKernelAndNorm, TinyTraining,
+    ::testing::Combine(
+        ::testing::Values(OperatorKind::kShearedSwap,
+                          OperatorKind::kMatrixInverse),
+        ::testing::Values(AttentionKernel::kSoftmax,
+                          AttentionKernel::kQuadratic, AttentionKernel::kLinear,
+                          AttentionKernel::kLog),
+        ::testing::Values(NormPlacement::kPost, NormPlacement::kPre)));
+
+// Metrics that must match bit for bit (everything but the wall time).
+void ExpectSameMetrics(const StepMetrics& a, const StepMetrics& b) {
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.loss, b.loss) << a.step;
+  EXPECT_EQ(a.lr, b.lr) << a.step;
+  EXPECT_EQ(a.grad_norm, b.grad_norm) << a.step;
+  EXPECT_EQ(a.spread_ratio, b.spread_ratio) << a.step;
+  EXPECT_EQ(a.attention_entropy, b.attention_entropy) << a.step;
+  EXPECT_EQ(a.attention_max_weight, b.attention_max_weight) << a.step;
+}
+
+class TrainerFiles : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::MakeTempDir("tailsweep_train_"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(TrainerFiles, ResumedRunMatchesTheUninterruptedOneBitForBit) {
+  JobConfig c = Tiny();
+  c.steps = 30;
+  c.warmup = 5;
+  c.checkpoint_every = 10;
+  c.kernel = AttentionKernel::kSoftmax;
+  c.symlog = true;
+  MemorySink whole;
+  TrainerEnv env;
+  env.sink = &whole;
+  TS_ASSERT_OK_AND_ASSIGN(auto a, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK(a->Run());
+
+  // A crash at step 15: the last checkpoint is step 10.
+  MemorySink first;
+  env.sink = &first;
+  env.checkpoint_dir = dir_;
+  env.on_loss = [](int64_t step, torch::Tensor&) {
+    if (step == 15) throw std::runtime_error("killed");
+  };
+  TS_ASSERT_OK_AND_ASSIGN(auto b, Trainer::Create(c, torch::kCPU, env));
+  EXPECT_THROW(b->Run().IgnoreError(), std::runtime_error);
+  TS_ASSERT_OK_AND_ASSIGN(std::string newest, NewestCheckpoint(dir_));
+  EXPECT_EQ(newest, CheckpointPath(dir_, 10));
+
+  MemorySink resumed;
+  env.sink = &resumed;
+  env.on_loss = nullptr;
+  TS_ASSERT_OK_AND_ASSIGN(auto r, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK(r->ResumeFrom(newest));
+  EXPECT_EQ(r->step(), 10);
+  TS_ASSERT_OK(r->Run());
+  ASSERT_EQ(resumed.metrics.size(), 20u);
+  for (size_t i = 0; i < resumed.metrics.size(); ++i) {
+    ExpectSameMetrics(resumed.metrics[i], whole.metrics[10 + i]);
+  }
+  // No temp file is left behind; the last step was checkpointed.
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().extension(), ".pt") << e.path();
+  }
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath(dir_, 30)));
+  // A checkpoint of another config is refused.
+  JobConfig other = c;
+  other.lr = 1e-2;
+  TS_ASSERT_OK_AND_ASSIGN(auto o, Trainer::Create(other, torch::kCPU, env));
+  TS_EXPECT_CODE(o->ResumeFrom(newest), absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(o->ResumeFrom(dir_ + "/missing.pt"),
+                 absl::StatusCode::kNotFound);
+}
+
+TEST(Trainer, NonFiniteLossMarksTheRunDivergedAndEndsItCleanly) {
+  JobConfig c = Tiny();
+  c.steps = 40;
+  MemorySink sink;
+  TrainerEnv env;
+  env.sink = &sink;
+  env.on_loss = [](int64_t step, torch::Tensor& loss) {
+    if (step == 7) loss = loss * NAN;
+  };
+  JobRunOptions options;
+  options.trainer = env;
+  TS_ASSERT_OK_AND_ASSIGN(JobResult result, RunJob(c, options));
+  EXPECT_TRUE(result.training.diverged);
+  EXPECT_EQ(result.training.diverged_step, 7);
+  EXPECT_EQ(result.training.steps_done, 7);
+  ASSERT_EQ(sink.metrics.size(), 7u);
+  EXPECT_TRUE(std::isnan(sink.metrics.back().loss));
+  // The weights were not touched by the bad step, so evaluation is finite.
+  EXPECT_TRUE(std::isfinite(result.evaluation.ratio_median));
+}
+
+TEST(Trainer, CollapsedOutputIsReportedWithItsOnset) {
+  JobConfig c = Tiny();
+  c.steps = 60;
+  MemorySink sink;
+  TrainerEnv env;
+  env.sink = &sink;
+  env.on_prediction = [](int64_t step, torch::Tensor& prediction) {
+    if (step >= 25) prediction = prediction * 1e-4;
+  };
+  TS_ASSERT_OK_AND_ASSIGN(auto t, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome outcome, t->Run());
+  EXPECT_TRUE(outcome.collapsed);
+  EXPECT_EQ(outcome.collapse_step, 25);
+  EXPECT_FALSE(outcome.diverged);
+  EXPECT_LT(sink.metrics.back().spread_ratio, 0.05);
+}
+
+TEST(Trainer, SinkFailureStopsTheRunWithItsStatus) {
+  JobConfig c = Tiny();
+  MemorySink sink;
+  sink.fail_after = 3;
+  TrainerEnv env;
+  env.sink = &sink;
+  TS_ASSERT_OK_AND_ASSIGN(auto t, Trainer::Create(c, torch::kCPU, env));
+  TS_EXPECT_CODE(t->Run(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(t->step(), 4);
+  env.sink = nullptr;
+  TS_EXPECT_CODE(Trainer::Create(c, torch::kCPU, env),
+                 absl::StatusCode::kInvalidArgument);
+  c.heads = 5;
+  env.sink = &sink;
+  TS_EXPECT_CODE(Trainer::Create(c, torch::kCPU, env),
+                 absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(TrainerFiles, StopRequestCheckpointsAndReturns) {
+  JobConfig c = Tiny();
+  c.steps = 50;
+  MemorySink sink;
+  TrainerEnv env;
+  env.sink = &sink;
+  env.checkpoint_dir = dir_;
+  int64_t polls = 0;
+  env.stop_requested = [&] { return ++polls == 12; };
+  TS_ASSERT_OK_AND_ASSIGN(auto t, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome outcome, t->Run());
+  EXPECT_TRUE(outcome.stopped);
+  EXPECT_EQ(outcome.steps_done, 12);
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath(dir_, 12)));
+}
+
+TEST_F(TrainerFiles, EvaluationIsPairedDeterministicAndReportsHillForPareto) {
+  JobConfig c = Tiny();
+  c.steps = 10;
+  c.warmup = 5;
+  c.eval_instances = 6;
+  MemorySink sink;
+  JobRunOptions options;
+  options.trainer.sink = &sink;
+  options.trainer.checkpoint_dir = dir_;
+  TS_ASSERT_OK_AND_ASSIGN(JobResult a, RunJob(c, options));
+  const EvalResult& e = a.evaluation;
+  ASSERT_EQ(e.ratios.size(), 6u);
+  EXPECT_GT(e.delta, 0);
+  EXPECT_LE(e.ratio_ci_low, e.ratio_median);
+  EXPECT_LE(e.ratio_median, e.ratio_ci_high);
+  EXPECT_TRUE(e.hill_stat.has_value());
+  // The checkpoint evaluates to the same numbers.
+  TS_ASSERT_OK_AND_ASSIGN(
+      CheckpointEval again,
+      EvaluateCheckpoint(CheckpointPath(dir_, 10), 0, torch::kCPU));
+  EXPECT_EQ(again.evaluation.ratios, e.ratios);
+  EXPECT_EQ(again.state.step, 10);
+  TS_EXPECT_CODE(EvaluateCheckpoint(dir_ + "/none.pt", 0, torch::kCPU),
+                 absl::StatusCode::kNotFound);
+  // Gaussian: no Hill statistic.
+  c.marginal = MarginalFamily::kGaussian;
+  options.trainer.checkpoint_dir.clear();
+  TS_ASSERT_OK_AND_ASSIGN(JobResult g, RunJob(c, options));
+  EXPECT_FALSE(g.evaluation.hill_stat.has_value());
+  // Resume without a checkpoint is refused.
+  options.resume = true;
+  options.trainer.checkpoint_dir = dir_ + "/empty";
+  TS_EXPECT_CODE(RunJob(c, options), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace tailsweep
