@@ -23,6 +23,8 @@
 namespace tailsweep::cli {
 
 Command TailsCommand();  // lab_tails.cc
+Command TrainCommand();  // lab_train.cc
+Command EvalCommand();   // lab_train.cc
 
 namespace {
 
@@ -337,8 +339,9 @@ Command ReferenceCommand() {
 }  // namespace
 
 std::vector<Command> LabCommands() {
-  return {SampleCommand(), InstanceCommand(), EnergyCommand(),
-          ReferenceCommand(), TailsCommand()};
+  return {SampleCommand(),    InstanceCommand(), EnergyCommand(),
+          ReferenceCommand(), TailsCommand(),    TrainCommand(),
+          EvalCommand()};
 }
 
 int ExitCode(const absl::Status& status) {

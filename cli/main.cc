@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "core/threads.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -57,7 +58,7 @@ int Main(int argc, char** argv) {
                  ParseErrorMessage(e, commands).c_str());
     return 2;
   }
-  at::set_num_threads(threads);
+  SetComputeThreads(threads);
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
     const std::string name = "tailsweep lab " + sub->get_name();

@@ -45,6 +45,7 @@ absl::StatusOr<JobResult> RunJob(const JobConfig& config,
     absl::StatusOr<TrainOutcome> outcome = (*trainer)->Run();
     if (!outcome.ok()) return outcome.status();
     result.training = *outcome;
+    if (outcome->stopped) return result;
     absl::StatusOr<EvalResult> eval =
         Evaluate((*trainer)->model(), config, options.device);
     if (!eval.ok()) return eval.status();

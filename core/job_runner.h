@@ -2,11 +2,12 @@
 #define TAILSWEEP_CORE_JOB_RUNNER_H_
 
 // Runs one job end to end: train (optionally resuming from the newest
-// checkpoint), then evaluate. This is the one boundary where LibTorch's
-// exceptions become statuses: c10::OutOfMemoryError -> ResourceExhausted,
-// any other c10::Error -> Internal.
+// checkpoint), then evaluate, unless a stop was requested. This is the one
+// boundary where LibTorch's exceptions become statuses: c10::OutOfMemoryError
+// -> ResourceExhausted, any other c10::Error -> Internal.
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -29,7 +30,8 @@ struct JobRunOptions {
 struct JobResult {
   int64_t start_step = 0;
   TrainOutcome training;
-  EvalResult evaluation;
+  // Empty when training stopped early on request (it will be resumed).
+  std::optional<EvalResult> evaluation;
 };
 
 // FailedPrecondition when resume is asked for and no checkpoint exists.

@@ -183,7 +183,7 @@ TEST(Trainer, NonFiniteLossMarksTheRunDivergedAndEndsItCleanly) {
   ASSERT_EQ(sink.metrics.size(), 7u);
   EXPECT_TRUE(std::isnan(sink.metrics.back().loss));
   // The weights were not touched by the bad step, so evaluation is finite.
-  EXPECT_TRUE(std::isfinite(result.evaluation.ratio_median));
+  EXPECT_TRUE(std::isfinite(result.evaluation->ratio_median));
 }
 
 TEST(Trainer, CollapsedOutputIsReportedWithItsOnset) {
@@ -247,7 +247,7 @@ TEST_F(TrainerFiles, EvaluationIsPairedDeterministicAndReportsHillForPareto) {
   options.trainer.sink = &sink;
   options.trainer.checkpoint_dir = dir_;
   TS_ASSERT_OK_AND_ASSIGN(JobResult a, RunJob(c, options));
-  const EvalResult& e = a.evaluation;
+  const EvalResult& e = *a.evaluation;
   ASSERT_EQ(e.ratios.size(), 6u);
   EXPECT_GT(e.delta, 0);
   EXPECT_LE(e.ratio_ci_low, e.ratio_median);
@@ -265,7 +265,7 @@ TEST_F(TrainerFiles, EvaluationIsPairedDeterministicAndReportsHillForPareto) {
   c.marginal = MarginalFamily::kGaussian;
   options.trainer.checkpoint_dir.clear();
   TS_ASSERT_OK_AND_ASSIGN(JobResult g, RunJob(c, options));
-  EXPECT_FALSE(g.evaluation.hill_stat.has_value());
+  EXPECT_FALSE(g.evaluation->hill_stat.has_value());
   // Resume without a checkpoint is refused.
   options.resume = true;
   options.trainer.checkpoint_dir = dir_ + "/empty";

@@ -1,0 +1,19 @@
+#include "core/threads.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+
+namespace tailsweep {
+
+void SetComputeThreads(int threads) {
+  at::set_num_threads(threads);
+  // Looked up at run time: the BLAS behind libblas.so.3 is chosen by the
+  // system, and only OpenBLAS has this entry point.
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(
+          dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    fn(threads);
+  }
+}
+
+}  // namespace tailsweep
