@@ -23,6 +23,7 @@
 #include "bench/measure.h"
 #include "core/kernel_attention.h"
 #include "core/number_text.h"
+#include "core/threads.h"
 
 namespace tailsweep {
 namespace {
@@ -66,7 +67,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  at::set_num_threads(threads);
+  SetComputeThreads(threads);
   std::printf(
       "kernel attention %s, forward+backward, float, d=%lld, heads=%lld, "
       "%d threads, median of %d runs\n",

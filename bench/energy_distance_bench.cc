@@ -24,6 +24,7 @@
 #include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/sampling.h"
+#include "core/threads.h"
 
 namespace tailsweep {
 namespace {
@@ -68,7 +69,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  at::set_num_threads(std::max(1, threads));
+  SetComputeThreads(std::max(1, threads));
   std::printf("energy distance, 2-D, double, %d threads, median of %d runs\n",
               at::get_num_threads(), reps);
   std::printf("%8s  %-7s %10s %12s %26s\n", "N", "version", "seconds",
