@@ -14,6 +14,8 @@
 
 #include <ATen/ATen.h>
 #include <torch/types.h>
+
+// After torch/types.h: clip_grad.h uses torch::Tensor without including it.
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 

@@ -155,6 +155,29 @@ TEST(EnergyDistanceLoss, GradientMatchesFiniteDifferences) {
   }
 }
 
+// The naive loss a user would write: autograd through torch::cdist.
+TEST(EnergyDistanceLoss, TiledGradientEqualsTheNaiveOne) {
+  const at::Tensor x0 = at::randn({3, 60, 2}, at::kDouble) * 2;
+  const at::Tensor y0 = at::randn({3, 45, 2}, at::kDouble);
+  const at::Tensor upstream = at::rand({3}, at::kDouble);
+  for (Backend backend : {Backend::kCpuKernel, Backend::kTorchTiles}) {
+    const at::Tensor xt = x0.clone().requires_grad_(true);
+    const at::Tensor xn = x0.clone().requires_grad_(true);
+    (EnergyDistanceLoss(xt, y0, {16, backend}) * upstream).sum().backward();
+    // compute_mode 2: exact differences, not the |x|^2 + |y|^2 - 2xy
+    // expansion, whose rounding would dominate a 1e-9 comparison.
+    auto cdist = [](const at::Tensor& a, const at::Tensor& b) {
+      return at::cdist(a, b, 2.0, /*compute_mode=*/2);
+    };
+    const at::Tensor naive = 2 * cdist(xn, y0).mean({1, 2}) -
+                             cdist(xn, xn).mean({1, 2}) -
+                             cdist(y0, y0).mean({1, 2});
+    (naive * upstream).sum().backward();
+    EXPECT_TRUE(at::allclose(xt.grad(), xn.grad(), 1e-9, 1e-12))
+        << (xt.grad() - xn.grad()).abs().max();
+  }
+}
+
 TEST(EnergyDistanceLoss, GradientIsFiniteAndZeroWhereEveryPointCoincides) {
   for (Backend backend : {Backend::kCpuKernel, Backend::kTorchTiles}) {
     // Duplicated points inside x, and x equal to y.
