@@ -15,11 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "bench/measure.h"
 #include "core/kernel_attention.h"
 #include "core/number_text.h"
@@ -29,44 +26,35 @@ namespace tailsweep {
 namespace {
 
 int Main(int argc, char** argv) {
+  CLI::App app{"Tiled vs naive kernel attention: time and peak memory"};
+  bench::CommonFlags common;
+  bench::AddCommonFlags(app, &common);
   std::vector<int64_t> sizes = {2048, 8192};
   int64_t d = 64, heads = 4;
-  int reps = 3;
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  AttentionKernel kernel = AttentionKernel::kSoftmax;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    bool ok = true;
-    if (flag == "--sizes") {
-      sizes.clear();
-      for (absl::string_view s : absl::StrSplit(value, ',')) {
-        int64_t n = 0;
-        ok = ok && absl::SimpleAtoi(s, &n) && n >= 1;
-        sizes.push_back(n);
-      }
-    } else if (flag == "--d") {
-      ok = absl::SimpleAtoi(value, &d) && d >= 1;
-    } else if (flag == "--heads") {
-      ok = absl::SimpleAtoi(value, &heads) && heads >= 1 && d % heads == 0;
-    } else if (flag == "--reps") {
-      ok = absl::SimpleAtoi(value, &reps) && reps >= 1;
-    } else if (flag == "--threads") {
-      ok = absl::SimpleAtoi(value, &threads) && threads >= 1;
-    } else if (flag == "--kernel") {
-      auto parsed = ParseAttentionKernel(value);
-      ok = parsed.ok();
-      if (ok) kernel = *parsed;
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr,
-                   "bad flag or value: %s %s; allowed: --sizes, --d, --heads "
-                   "(dividing d), --kernel, --reps, --threads\n",
-                   flag.c_str(), value.c_str());
-      return 2;
-    }
+  std::string kernel_name = "softmax";
+  app.add_option("--sizes", sizes, "Sequence lengths N")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--d", d, "Model width")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--heads", heads, "Heads (dividing d)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--kernel", kernel_name, "softmax, quadratic, linear or log")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  const absl::StatusOr<AttentionKernel> parsed =
+      ParseAttentionKernel(kernel_name);
+  if (!parsed.ok() || d % heads != 0) {
+    std::fprintf(stderr, "%s\n",
+                 parsed.ok() ? "--heads must divide --d"
+                             : std::string(parsed.status().message()).c_str());
+    return 2;
   }
+  const AttentionKernel kernel = *parsed;
+  const int reps = common.reps, threads = common.threads;
   SetComputeThreads(threads);
   std::printf(
       "kernel attention %s, forward+backward, float, d=%lld, heads=%lld, "

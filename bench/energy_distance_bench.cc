@@ -13,11 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "bench/measure.h"
 #include "core/energy_distance.h"
 #include "core/marginal.h"
@@ -42,34 +39,17 @@ double NaiveEnergy(const at::Tensor& x, const at::Tensor& y) {
 }
 
 int Main(int argc, char** argv) {
+  CLI::App app{"Tiled vs naive 2-D energy distance: time and peak memory"};
+  bench::CommonFlags common;
+  bench::AddCommonFlags(app, &common);
   std::vector<int64_t> sizes = {4096, 16384};
-  int reps = 3;
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--sizes") {
-      sizes.clear();
-      for (absl::string_view s : absl::StrSplit(argv[i + 1], ',')) {
-        int64_t n = 0;
-        if (!absl::SimpleAtoi(s, &n) || n < 2) {
-          std::fprintf(stderr, "--sizes: '%s' is not an integer >= 2\n",
-                       std::string(s).c_str());
-          return 2;
-        }
-        sizes.push_back(n);
-      }
-    } else if (flag == "--threads") {
-      threads = std::atoi(argv[i + 1]);
-    } else if (flag == "--reps") {
-      reps = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr,
-                   "unknown flag %s; allowed: --sizes, --reps, --threads\n",
-                   argv[i]);
-      return 2;
-    }
-  }
-  SetComputeThreads(std::max(1, threads));
+  app.add_option("--sizes", sizes, "Point counts N")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 40))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  const int reps = common.reps;
+  SetComputeThreads(common.threads);
   std::printf("energy distance, 2-D, double, %d threads, median of %d runs\n",
               at::get_num_threads(), reps);
   std::printf("%8s  %-7s %10s %12s %26s\n", "N", "version", "seconds",

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace tailsweep::bench {
@@ -75,6 +76,16 @@ Measurement MeasureInChild(const std::function<void()>& setup,
          static_cast<bool>(in >> m.seconds >> m.peak_bytes);
   std::getline(in >> std::ws, m.note);
   return m;
+}
+
+void AddCommonFlags(CLI::App& app, CommonFlags* flags) {
+  flags->threads = static_cast<int>(std::thread::hardware_concurrency());
+  app.add_option("--reps", flags->reps, "Timed repetitions (median reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--threads", flags->threads, "Compute threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 void PrintComparison(int64_t n, const Measurement& tiled,

@@ -7,9 +7,11 @@
 // after the run). Each measurement therefore starts from the same baseline
 // and cannot see memory freed or cached by an earlier one.
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tailsweep::bench {
 
@@ -26,6 +28,14 @@ struct Measurement {
 Measurement MeasureInChild(const std::function<void()>& setup,
                            const std::function<std::string()>& run,
                            int repetitions);
+
+// Flags every benchmark takes: --reps (default 3) and --threads (default:
+// the machine's cores; LibTorch's own default here is 1).
+struct CommonFlags {
+  int reps = 3;
+  int threads = 1;
+};
+void AddCommonFlags(CLI::App& app, CommonFlags* flags);
 
 // Prints the two rows "N tiled ..." and "N naive ..." (seconds, peak MiB,
 // note) and a ratio line, the layout every side-by-side benchmark shares.

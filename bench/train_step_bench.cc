@@ -22,9 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 
-#include "absl/strings/numbers.h"
 #include "bench/measure.h"
 #include "core/energy_distance.h"
 #include "core/model.h"
@@ -69,35 +67,25 @@ double MatmulRate() {
 }
 
 int Main(int argc, char** argv) {
-  std::string which = "all";
-  int reps = 3;
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  AttentionKernel kernel = AttentionKernel::kSoftmax;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    bool ok = true;
-    if (flag == "--case") {
-      which = value;
-      ok = which == "small" || which == "paper" || which == "all";
-    } else if (flag == "--reps") {
-      ok = absl::SimpleAtoi(value, &reps) && reps >= 1;
-    } else if (flag == "--threads") {
-      ok = absl::SimpleAtoi(value, &threads) && threads >= 1;
-    } else if (flag == "--kernel") {
-      auto parsed = ParseAttentionKernel(value);
-      ok = parsed.ok();
-      if (ok) kernel = *parsed;
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr,
-                   "bad flag or value: %s %s; allowed: --case small|paper|all, "
-                   "--reps N, --threads N, --kernel NAME\n",
-                   flag.c_str(), value.c_str());
-      return 2;
-    }
+  CLI::App app{"Tiled vs naive training step: time, peak memory, GFLOP/s"};
+  bench::CommonFlags common;
+  bench::AddCommonFlags(app, &common);
+  std::string which = "all", kernel_name = "softmax";
+  app.add_option("--case", which, "small, paper or all")
+      ->check(CLI::IsMember({"small", "paper", "all"}))
+      ->capture_default_str();
+  app.add_option("--kernel", kernel_name, "softmax, quadratic, linear or log")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  const absl::StatusOr<AttentionKernel> parsed =
+      ParseAttentionKernel(kernel_name);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(parsed.status().message()).c_str());
+    return 2;
   }
+  const AttentionKernel kernel = *parsed;
+  const int reps = common.reps, threads = common.threads;
   // The machine's rate: OpenBLAS with its own threads, before they are
   // handed over to torch.
   const double matmul = MatmulRate();
