@@ -95,7 +95,12 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(AttentionKernel::kSoftmax,
                           AttentionKernel::kQuadratic, AttentionKernel::kLinear,
                           AttentionKernel::kLog),
-        ::testing::Values(NormPlacement::kPost, NormPlacement::kPre)));
+        ::testing::Values(NormPlacement::kPost, NormPlacement::kPre)),
+    [](const auto& info) {
+      return std::string(OperatorName(std::get<0>(info.param))) + "_" +
+             std::string(AttentionKernelName(std::get<1>(info.param))) + "_" +
+             std::string(NormPlacementName(std::get<2>(info.param)));
+    });
 
 // Metrics that must match bit for bit (everything but the wall time).
 void ExpectSameMetrics(const StepMetrics& a, const StepMetrics& b) {
