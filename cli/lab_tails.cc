@@ -11,6 +11,7 @@
 #include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/tail_testbed.h"
+#include "core/tails_job.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -35,28 +36,6 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& flag,
                        "; expected a comma-separated list"));
     }
     out.push_back(value);
-  }
-  return out;
-}
-
-// "start:stop:step" (inclusive, step > 0) or a comma-separated list.
-absl::StatusOr<std::vector<double>> ParseGrid(const std::string& flag,
-                                              const std::string& text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  if (parts.size() == 1) return ParseList<double>(flag, text);
-  double start, stop, step;
-  if (parts.size() != 3 || !absl::SimpleAtod(parts[0], &start) ||
-      !absl::SimpleAtod(parts[1], &stop) ||
-      !absl::SimpleAtod(parts[2], &step) || !(step > 0) || stop < start) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": '", text,
-        "' is not START:STOP:STEP with STEP > 0 and STOP >= START, nor a "
-        "comma-separated list"));
-  }
-  std::vector<double> out;
-  for (int64_t k = 0; start + k * step <= stop + 1e-9 * step; ++k) {
-    // Round to 12 decimals so 1.1 + 4 * 0.1 prints and compares as 1.5.
-    out.push_back(std::round((start + k * step) * 1e12) / 1e12);
   }
   return out;
 }
@@ -97,7 +76,7 @@ Command TailsCommand() {
         return [f]() -> absl::Status {
           TailsConfig config;
           absl::StatusOr<std::vector<double>> grid =
-              ParseGrid("--index-grid", f->grid);
+              ParseIndexGrid("--index-grid", f->grid);
           if (!grid.ok()) return grid.status();
           absl::StatusOr<std::vector<double>> seams =
               ParseList<double>("--seams", f->seams);

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
   libtorch-dev libopenblas0-pthread
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev
+  libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
 )

@@ -1,0 +1,331 @@
+#include "coordinator/sweep_spec.h"
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/job_config.h"
+#include "core/tails_job.h"
+
+namespace tailsweep {
+namespace {
+
+std::string Where(absl::string_view source, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  return absl::StrCat(source, ":", m.line + 1, ":", m.column + 1, ": ");
+}
+
+absl::Status ErrorAt(absl::string_view source, const YAML::Node& node,
+                     absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(Where(source, node), message));
+}
+
+// Validates KEY=VALUE against the kind's schema on a scratch config.
+absl::Status CheckValue(SweepKind kind, const std::string& key,
+                        const std::string& value) {
+  if (kind == SweepKind::kTrain) {
+    JobConfig scratch;
+    return SetJobKey(scratch, key, value);
+  }
+  TailsJobConfig scratch;
+  return SetTailsJobKey(scratch, key, value);
+}
+
+bool KnownKey(SweepKind kind, const std::string& key) {
+  const std::vector<JobKey>& keys =
+      kind == SweepKind::kTrain ? JobKeys() : TailsJobKeys();
+  return std::any_of(keys.begin(), keys.end(),
+                     [&](const JobKey& k) { return k.name == key; });
+}
+
+absl::StatusOr<std::string> Scalar(absl::string_view source,
+                                   const YAML::Node& node,
+                                   absl::string_view what) {
+  if (!node.IsScalar()) {
+    return ErrorAt(source, node, absl::StrCat(what, " must be a single value"));
+  }
+  return node.as<std::string>();
+}
+
+absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
+                       SweepSpec& spec) {
+  if (!grid.IsMap() || grid.size() == 0) {
+    return ErrorAt(source, grid,
+                   "'grid' must map each key to a non-empty list of values");
+  }
+  for (const auto& item : grid) {
+    const std::string key = item.first.as<std::string>();
+    const YAML::Node& values = item.second;
+    if (!KnownKey(spec.kind, key)) {
+      // The schema's own message lists the allowed keys.
+      return ErrorAt(source, item.first,
+                     CheckValue(spec.kind, key, "").message());
+    }
+    if (!values.IsSequence() || values.size() == 0) {
+      return ErrorAt(source, item.first,
+                     absl::StrCat("grid key '", key,
+                                  "' needs a non-empty list, e.g. [a, b]"));
+    }
+    std::vector<std::string> list;
+    std::set<std::string> seen;
+    for (const YAML::Node& v : values) {
+      absl::StatusOr<std::string> value =
+          Scalar(source, v, absl::StrCat("each value of grid key '", key, "'"));
+      if (!value.ok()) return value.status();
+      if (absl::Status s = CheckValue(spec.kind, key, *value); !s.ok()) {
+        return ErrorAt(source, v, s.message());
+      }
+      if (!seen.insert(*value).second) {
+        return ErrorAt(
+            source, v,
+            absl::StrCat("grid key '", key, "' lists '", *value, "' twice"));
+      }
+      list.push_back(*value);
+    }
+    spec.grid.emplace_back(key, std::move(list));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
+                          SweepSpec& spec) {
+  if (!exclude.IsSequence()) {
+    return ErrorAt(source, exclude,
+                   "'exclude' must be a list of {key: value} assignments");
+  }
+  for (const YAML::Node& entry : exclude) {
+    if (!entry.IsMap() || entry.size() == 0) {
+      return ErrorAt(
+          source, entry,
+          "each 'exclude' entry must be a non-empty {key: value} map");
+    }
+    KeyValues partial;
+    for (const auto& item : entry) {
+      const std::string key = item.first.as<std::string>();
+      auto axis = std::find_if(spec.grid.begin(), spec.grid.end(),
+                               [&](const auto& g) { return g.first == key; });
+      if (axis == spec.grid.end()) {
+        std::vector<std::string> keys;
+        for (const auto& g : spec.grid) keys.push_back(g.first);
+        return ErrorAt(
+            source, item.first,
+            absl::StrCat("exclude key '", key, "' is not a grid key; allowed: ",
+                         absl::StrJoin(keys, ", ")));
+      }
+      absl::StatusOr<std::string> value =
+          Scalar(source, item.second, "an exclude value");
+      if (!value.ok()) return value.status();
+      if (std::find(axis->second.begin(), axis->second.end(), *value) ==
+          axis->second.end()) {
+        return ErrorAt(source, item.second,
+                       absl::StrCat("exclude value '", *value, "' for '", key,
+                                    "' is not in the grid; allowed: ",
+                                    absl::StrJoin(axis->second, ", ")));
+      }
+      partial.emplace_back(key, *value);
+    }
+    spec.exclude.push_back(std::move(partial));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
+                        SweepSpec& spec) {
+  if (!fixed.IsMap()) {
+    return ErrorAt(source, fixed, "'fixed' must map keys to single values");
+  }
+  for (const auto& item : fixed) {
+    const std::string key = item.first.as<std::string>();
+    for (const auto& g : spec.grid) {
+      if (g.first == key) {
+        return ErrorAt(
+            source, item.first,
+            absl::StrCat("key '", key, "' is both in 'grid' and in 'fixed'"));
+      }
+    }
+    absl::StatusOr<std::string> value =
+        Scalar(source, item.second, absl::StrCat("fixed key '", key, "'"));
+    if (!value.ok()) return value.status();
+    if (absl::Status s = CheckValue(spec.kind, key, *value); !s.ok()) {
+      return ErrorAt(source, item.first, s.message());
+    }
+    spec.fixed.emplace_back(key, *value);
+  }
+  return absl::OkStatus();
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.')
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
+                                         absl::string_view source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source,
+                     ": a sweep spec is a mapping with keys name, kind, grid, "
+                     "exclude, fixed"));
+  }
+  SweepSpec spec;
+  static const std::set<std::string> kTopKeys = {"name", "kind", "grid",
+                                                 "exclude", "fixed"};
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    if (kTopKeys.count(key) == 0) {
+      return ErrorAt(
+          source, item.first,
+          absl::StrCat("unknown top-level key '", key,
+                       "'; allowed: name, kind, grid, exclude, fixed"));
+    }
+  }
+  if (!root["name"]) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'name'"));
+  }
+  absl::StatusOr<std::string> name = Scalar(source, root["name"], "'name'");
+  if (!name.ok()) return name.status();
+  if (!ValidName(*name)) {
+    return ErrorAt(
+        source, root["name"],
+        absl::StrCat("name '", *name,
+                     "': allowed: 1-128 letters, digits, '-', '_', '.'"));
+  }
+  spec.name = *name;
+  if (root["kind"]) {
+    absl::StatusOr<std::string> kind = Scalar(source, root["kind"], "'kind'");
+    if (!kind.ok()) return kind.status();
+    if (*kind == "tails") {
+      spec.kind = SweepKind::kTails;
+    } else if (*kind != "train") {
+      return ErrorAt(source, root["kind"],
+                     absl::StrCat("kind '", *kind, "'; allowed: train, tails"));
+    }
+  }
+  if (!root["grid"]) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'grid'"));
+  }
+  if (absl::Status s = ParseGrid(source, root["grid"], spec); !s.ok()) return s;
+  if (root["exclude"]) {
+    if (absl::Status s = ParseExclude(source, root["exclude"], spec); !s.ok()) {
+      return s;
+    }
+  }
+  if (root["fixed"]) {
+    if (absl::Status s = ParseFixed(source, root["fixed"], spec); !s.ok())
+      return s;
+  }
+  return spec;
+}
+
+absl::StatusOr<SweepSpec> LoadSweepSpec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open for reading"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseSweepSpec(text.str(), path);
+}
+
+std::string ContentHash(const KeyValues& params) {
+  std::string text;
+  for (const auto& [key, value] : params)
+    absl::StrAppend(&text, key, "=", value, "\n");
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i)
+    absl::StrAppendFormat(&hex, "%02x", digest[i]);
+  return hex;
+}
+
+namespace {
+
+bool Excluded(const SweepSpec& spec, const KeyValues& cell) {
+  for (const KeyValues& partial : spec.exclude) {
+    bool all = true;
+    for (const auto& kv : partial) {
+      all = all && std::find(cell.begin(), cell.end(), kv) != cell.end();
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<KeyValues> Resolve(const SweepSpec& spec,
+                                  const KeyValues& cell) {
+  auto apply = [&](auto& config, auto set) -> absl::Status {
+    for (const auto& [k, v] : spec.fixed) {
+      if (absl::Status s = set(config, k, v); !s.ok()) return s;
+    }
+    for (const auto& [k, v] : cell) {
+      if (absl::Status s = set(config, k, v); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  };
+  if (spec.kind == SweepKind::kTrain) {
+    JobConfig config;
+    if (absl::Status s = apply(config, SetJobKey); !s.ok()) return s;
+    if (absl::Status s = ValidateJobConfig(config); !s.ok()) return s;
+    return JobConfigToKeyValues(config);
+  }
+  TailsJobConfig config;
+  if (absl::Status s = apply(config, SetTailsJobKey); !s.ok()) return s;
+  return TailsJobToKeyValues(config);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
+  std::vector<JobSpec> jobs;
+  std::vector<size_t> index(spec.grid.size(), 0);
+  while (true) {
+    KeyValues cell;
+    for (size_t k = 0; k < spec.grid.size(); ++k) {
+      cell.emplace_back(spec.grid[k].first, spec.grid[k].second[index[k]]);
+    }
+    if (!Excluded(spec, cell)) {
+      absl::StatusOr<KeyValues> params = Resolve(spec, cell);
+      if (!params.ok()) {
+        std::vector<std::string> parts;
+        for (const auto& [k, v] : cell)
+          parts.push_back(absl::StrCat(k, "=", v));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sweep '", spec.name, "', cell ", absl::StrJoin(parts, " "), ": ",
+            params.status().message(),
+            " (add the cell to 'exclude' to drop it)"));
+      }
+      jobs.push_back({ContentHash(*params), cell, *params});
+    }
+    // Advance the odometer, last key fastest.
+    size_t k = spec.grid.size();
+    while (k > 0 && ++index[k - 1] == spec.grid[k - 1].second.size()) {
+      index[--k] = 0;
+    }
+    if (k == 0) break;
+  }
+  return jobs;
+}
+
+}  // namespace tailsweep

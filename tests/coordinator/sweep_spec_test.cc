@@ -1,0 +1,128 @@
+#include "coordinator/sweep_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/testing/status_matchers.h"
+
+namespace tailsweep {
+namespace {
+
+const std::string kSweeps = std::string(TAILSWEEP_SOURCE_DIR) + "/sweeps/";
+
+TEST(SweepSpec, ShippedSpecsExpandToTheirJobs) {
+  for (const auto& [file, count] : std::vector<std::pair<std::string, size_t>>{
+           {"paper.yaml", 48}, {"smoke.yaml", 48}, {"tails.yaml", 15}}) {
+    TS_ASSERT_OK_AND_ASSIGN(SweepSpec spec, LoadSweepSpec(kSweeps + file));
+    TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
+    EXPECT_EQ(jobs.size(), count) << file;
+    std::set<std::string> ids;
+    for (const JobSpec& j : jobs) {
+      EXPECT_EQ(j.id.size(), 64u);
+      ids.insert(j.id);
+    }
+    EXPECT_EQ(ids.size(), jobs.size()) << file << ": ids collide";
+  }
+}
+
+constexpr char kBase[] = R"(name: s
+kind: train
+grid:
+  kernel: [softmax, log]
+  norm: [post, pre]
+exclude:
+  - {kernel: log, norm: pre}
+fixed:
+  steps: 20
+  warmup: 2
+)";
+
+TEST(SweepSpec, SameSpecSameJobsAndAnExtendedGridAddsOnlyNewCells) {
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec a, ParseSweepSpec(kBase, "a.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> first, ExpandSweep(a));
+  ASSERT_EQ(first.size(), 3u);  // 4 cells, one excluded
+  EXPECT_EQ(first[0].cell,
+            (KeyValues{{"kernel", "softmax"}, {"norm", "post"}}));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> again, ExpandSweep(a));
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].id, again[i].id);
+
+  std::string extended = kBase;
+  extended.replace(extended.find("[softmax, log]"), 14,
+                   "[softmax, log, linear]");
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec b, ParseSweepSpec(extended, "b.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> more, ExpandSweep(b));
+  ASSERT_EQ(more.size(), 5u);
+  std::set<std::string> old_ids;
+  for (const JobSpec& j : first) old_ids.insert(j.id);
+  size_t kept = 0;
+  for (const JobSpec& j : more) kept += old_ids.count(j.id);
+  EXPECT_EQ(kept, 3u);
+  // The id covers the full assignment, defaults included.
+  EXPECT_EQ(first[0].params.size(), 26u);
+  EXPECT_EQ(first[0].id, ContentHash(first[0].params));
+}
+
+TEST(SweepSpec, ErrorsNameFilePositionKeyAndAllowedValues) {
+  struct Case {
+    std::string text;
+    std::string mentions;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"name: s\ngrid:\n  kernal: [log]\n",
+            "f.yaml:3:3: unknown key 'kernal'; allowed: operator"},
+           {"name: s\ngrid:\n  kernel: [log, relu]\n",
+            "f.yaml:3:17: key 'kernel': unknown kernel 'relu'; allowed: "
+            "softmax"},
+           {"name: s\ngrid:\n  kernel: [log, log]\n", "lists 'log' twice"},
+           {"name: s\ngrid:\n  kernel: log\n", "needs a non-empty list"},
+           {"name: s\ngrid:\n  kernel: []\n", "needs a non-empty list"},
+           {"name: s\ngrid:\n  steps: [0]\n", "key 'steps'"},
+           {"name: s\ngrids:\n  kernel: [log]\n",
+            "f.yaml:2:1: unknown top-level key 'grids'; allowed: name, kind"},
+           {"name: s\nkind: sweep\ngrid:\n  kernel: [log]\n",
+            "f.yaml:2:7: kind 'sweep'; allowed: train, tails"},
+           {"grid:\n  kernel: [log]\n", "missing 'name'"},
+           {"name: a b\ngrid:\n  kernel: [log]\n", "name 'a b'"},
+           {"name: s\n", "missing 'grid'"},
+           {"name: s\ngrid:\n  kernel: [log\n", "f.yaml:"},
+           {"name: s\ngrid:\n  kernel: [log]\nexclude:\n  - {norm: pre}\n",
+            "exclude key 'norm' is not a grid key; allowed: kernel"},
+           {"name: s\ngrid:\n  kernel: [log]\nexclude:\n  - {kernel: linear}\n",
+            "exclude value 'linear' for 'kernel' is not in the grid; allowed: "
+            "log"},
+           {"name: s\ngrid:\n  kernel: [log]\nfixed:\n  kernel: softmax\n",
+            "both in 'grid' and in 'fixed'"},
+           {"name: s\ngrid:\n  kernel: [log]\nfixed:\n  lr: fast\n",
+            "f.yaml:5:3: key 'lr': bad value 'fast'"},
+           {"name: s\nkind: tails\ngrid:\n  seam: [1.5]\n",
+            "allowed: a number in (0, 1)"},
+       }) {
+    auto spec = ParseSweepSpec(c.text, "f.yaml");
+    TS_EXPECT_CODE(spec, absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(spec.status().message().find(c.mentions), std::string::npos)
+        << c.text << "\n"
+        << spec.status();
+  }
+  TS_EXPECT_CODE(LoadSweepSpec("/nonexistent.yaml"),
+                 absl::StatusCode::kNotFound);
+}
+
+TEST(SweepSpec, UnidentifiableCellMustBeExcluded) {
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec spec,
+      ParseSweepSpec("name: s\ngrid:\n  operator: [matrix_inverse]\n"
+                     "  marginal: [gaussian, mirrored_pareto]\n",
+                     "f.yaml"));
+  auto jobs = ExpandSweep(spec);
+  TS_EXPECT_CODE(jobs, absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      jobs.status().message().find("operator=matrix_inverse marginal=gaussian"),
+      std::string::npos)
+      << jobs.status();
+  EXPECT_NE(jobs.status().message().find("add the cell to 'exclude'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tailsweep
