@@ -1,0 +1,76 @@
+#ifndef TAILSWEEP_COORDINATOR_SQLITE_DB_H_
+#define TAILSWEEP_COORDINATOR_SQLITE_DB_H_
+
+// A thin RAII layer over the SQLite C API: a connection and prepared
+// statements with bound parameters only (no SQL is ever built from values).
+// Errors come back as statuses: SQLITE_BUSY/LOCKED -> Unavailable (retry),
+// SQLITE_FULL -> ResourceExhausted, SQLITE_CORRUPT -> DataLoss, others
+// Internal. Not thread-safe: one Db per thread, or a lock around it.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tailsweep::sql {
+
+class Statement;
+
+class Db {
+ public:
+  // Opens (creating) the file in WAL mode with foreign keys on and a busy
+  // timeout. ":memory:" works for tests.
+  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path);
+  ~Db();
+
+  // Runs one or more statements without parameters (schema, pragmas).
+  absl::Status Exec(absl::string_view sql);
+  absl::StatusOr<Statement> Prepare(absl::string_view sql);
+  int64_t Changes() const;
+  sqlite3* raw() { return db_; }
+
+ private:
+  explicit Db(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+// A prepared statement. Bind indices start at 1.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  ~Statement();
+
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, double value);
+  Statement& Bind(int index, absl::string_view value);
+  Statement& BindNull(int index);
+
+  // Steps once: true when a row is available, false when done.
+  absl::StatusOr<bool> Step();
+  // Steps to completion, ignoring rows.
+  absl::Status Run();
+  absl::Status Reset();
+
+  int64_t Int(int column) const;
+  double Real(int column) const;
+  std::string Text(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  friend class Db;
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+// Maps an SQLite result code to a status carrying `what` and the message.
+absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
+
+}  // namespace tailsweep::sql
+
+#endif  // TAILSWEEP_COORDINATOR_SQLITE_DB_H_

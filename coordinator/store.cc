@@ -1,0 +1,552 @@
+#include "coordinator/store.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep {
+namespace {
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS sweeps (
+  sweep_id    INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  kind        TEXT NOT NULL,              -- train | tails
+  fixed       TEXT NOT NULL,              -- JSON object of the fixed keys
+  created_ms  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+  job_id            TEXT PRIMARY KEY,     -- SHA-256 of the full assignment
+  kind              TEXT NOT NULL,
+  params            TEXT NOT NULL,        -- JSON object, every key
+  state             TEXT NOT NULL CHECK (state IN
+                      ('queued', 'leased', 'done', 'failed', 'cancelled')),
+  epoch             INTEGER NOT NULL DEFAULT 0,  -- one per lease
+  attempt           INTEGER NOT NULL DEFAULT 0,
+  holder            TEXT,                 -- worker of the live lease
+  lease_deadline_ms INTEGER,
+  not_before_ms     INTEGER NOT NULL DEFAULT 0,  -- retry backoff
+  last_error        TEXT,
+  created_ms        INTEGER NOT NULL,
+  updated_ms        INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, not_before_ms);
+CREATE TABLE IF NOT EXISTS sweep_jobs (
+  sweep_id  INTEGER NOT NULL REFERENCES sweeps (sweep_id),
+  job_id    TEXT NOT NULL REFERENCES jobs (job_id),
+  cell      TEXT NOT NULL,                -- JSON object of the grid keys
+  position  INTEGER NOT NULL,             -- order in the expanded grid
+  PRIMARY KEY (sweep_id, job_id)
+);
+CREATE TABLE IF NOT EXISTS events (
+  event_id  INTEGER PRIMARY KEY,
+  job_id    TEXT NOT NULL,
+  epoch     INTEGER,
+  kind      TEXT NOT NULL,  -- leased, expired, failed, done, cancelled, ...
+  detail    TEXT,
+  at_ms     INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS metrics (
+  job_id  TEXT NOT NULL,
+  name    TEXT NOT NULL,
+  step    INTEGER NOT NULL,
+  value   REAL,
+  PRIMARY KEY (job_id, name, step)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS results (
+  job_id        TEXT PRIMARY KEY REFERENCES jobs (job_id),
+  result        TEXT NOT NULL,            -- JSON, as lab train's result.json
+  completed_ms  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS workers (
+  worker_id     TEXT PRIMARY KEY,
+  last_seen_ms  INTEGER NOT NULL
+);
+)sql";
+
+std::string ToJson(const KeyValues& kv) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const auto& [k, v] : kv) doc[k] = v;
+  return doc.dump();
+}
+
+KeyValues FromJson(const std::string& text) {
+  KeyValues out;
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object()) return out;
+  for (const auto& [k, v] : doc.items())
+    out.emplace_back(k, v.get<std::string>());
+  return out;
+}
+
+absl::StatusOr<JobState> ParseState(const std::string& s) {
+  if (s == "queued") return JobState::kQueued;
+  if (s == "leased") return JobState::kLeased;
+  if (s == "done") return JobState::kDone;
+  if (s == "failed") return JobState::kFailed;
+  if (s == "cancelled") return JobState::kCancelled;
+  return absl::DataLossError(absl::StrCat("unknown job state '", s, "'"));
+}
+
+#define TS_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
+    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+}  // namespace
+
+absl::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kLeased:
+      return "leased";
+    case JobState::kDone:
+      return "done";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
+                                                   Clock* clock,
+                                                   StoreOptions options) {
+  absl::StatusOr<std::unique_ptr<sql::Db>> db = sql::Db::Open(path);
+  if (!db.ok()) return db.status();
+  TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
+  return std::unique_ptr<Store>(new Store(std::move(*db), clock, options));
+}
+
+absl::Status Store::Event(const std::string& job_id, int64_t epoch,
+                          absl::string_view kind, absl::string_view detail) {
+  absl::StatusOr<sql::Statement> st = db_->Prepare(
+      "INSERT INTO events (job_id, epoch, kind, detail, at_ms) "
+      "VALUES (?, ?, ?, ?, ?)");
+  if (!st.ok()) return st.status();
+  return st->Bind(1, job_id)
+      .Bind(2, epoch)
+      .Bind(3, kind)
+      .Bind(4, detail)
+      .Bind(5, clock_->NowMs())
+      .Run();
+}
+
+absl::StatusOr<SubmitResult> Store::SubmitSweep(
+    const SweepSpec& spec, const std::vector<JobSpec>& jobs) {
+  const std::string kind = spec.kind == SweepKind::kTrain ? "train" : "tails";
+  const std::string fixed = ToJson(spec.fixed);
+  const int64_t now = clock_->NowMs();
+  SubmitResult result;
+  absl::MutexLock lock(&mu_);
+  absl::Status status = InTransaction([&]() -> absl::Status {
+    absl::StatusOr<sql::Statement> find =
+        db_->Prepare("SELECT sweep_id, kind, fixed FROM sweeps WHERE name = ?");
+    if (!find.ok()) return find.status();
+    find->Bind(1, spec.name);
+    absl::StatusOr<bool> row = find->Step();
+    if (!row.ok()) return row.status();
+    int64_t sweep_id;
+    if (*row) {
+      sweep_id = find->Int(0);
+      if (find->Text(1) != kind || find->Text(2) != fixed) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "sweep '", spec.name, "' exists with other kind or fixed values (",
+            find->Text(1), ", ", find->Text(2),
+            "); submit the changed spec under a new name"));
+      }
+    } else {
+      absl::StatusOr<sql::Statement> add = db_->Prepare(
+          "INSERT INTO sweeps (name, kind, fixed, created_ms) VALUES (?, ?, ?, "
+          "?)");
+      if (!add.ok()) return add.status();
+      TS_RETURN_IF_ERROR(add->Bind(1, spec.name)
+                             .Bind(2, kind)
+                             .Bind(3, fixed)
+                             .Bind(4, now)
+                             .Run());
+      sweep_id = sqlite3_last_insert_rowid(db_->raw());
+    }
+    absl::StatusOr<sql::Statement> job = db_->Prepare(
+        "INSERT OR IGNORE INTO jobs (job_id, kind, params, state, created_ms, "
+        "updated_ms) VALUES (?, ?, ?, 'queued', ?, ?)");
+    absl::StatusOr<sql::Statement> link = db_->Prepare(
+        "INSERT OR IGNORE INTO sweep_jobs (sweep_id, job_id, cell, position) "
+        "VALUES (?, ?, ?, ?)");
+    if (!job.ok()) return job.status();
+    if (!link.ok()) return link.status();
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      TS_RETURN_IF_ERROR(job->Bind(1, jobs[i].id)
+                             .Bind(2, kind)
+                             .Bind(3, ToJson(jobs[i].params))
+                             .Bind(4, now)
+                             .Bind(5, now)
+                             .Run());
+      job->Reset().IgnoreError();
+      TS_RETURN_IF_ERROR(link->Bind(1, sweep_id)
+                             .Bind(2, jobs[i].id)
+                             .Bind(3, ToJson(jobs[i].cell))
+                             .Bind(4, static_cast<int64_t>(i))
+                             .Run());
+      (db_->Changes() > 0 ? result.added : result.existing) += 1;
+      link->Reset().IgnoreError();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
+                                                    int64_t max_jobs,
+                                                    int64_t lease_ms) {
+  const int64_t now = clock_->NowMs();
+  std::vector<Lease> leases;
+  absl::MutexLock lock(&mu_);
+  absl::Status status = InTransaction([&]() -> absl::Status {
+    absl::StatusOr<sql::Statement> pick = db_->Prepare(
+        "SELECT j.job_id, j.params, j.epoch, j.attempt, "
+        "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+        "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
+        "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? "
+        "ORDER BY j.created_ms, j.rowid LIMIT ?");
+    if (!pick.ok()) return pick.status();
+    pick->Bind(1, now).Bind(2, max_jobs);
+    while (true) {
+      absl::StatusOr<bool> row = pick->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Lease l;
+      l.job_id = pick->Text(0);
+      l.params = FromJson(pick->Text(1));
+      l.epoch = pick->Int(2) + 1;
+      l.attempt = pick->Int(3) + 1;
+      l.sweep = pick->Text(4);
+      l.deadline_ms = now + lease_ms;
+      leases.push_back(std::move(l));
+    }
+    absl::StatusOr<sql::Statement> take = db_->Prepare(
+        "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
+        "lease_deadline_ms = ?, updated_ms = ? WHERE job_id = ?");
+    if (!take.ok()) return take.status();
+    for (const Lease& l : leases) {
+      TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
+                             .Bind(2, l.attempt)
+                             .Bind(3, worker)
+                             .Bind(4, l.deadline_ms)
+                             .Bind(5, now)
+                             .Bind(6, l.job_id)
+                             .Run());
+      take->Reset().IgnoreError();
+      TS_RETURN_IF_ERROR(Event(l.job_id, l.epoch, "leased", worker));
+    }
+    absl::StatusOr<sql::Statement> seen = db_->Prepare(
+        "INSERT INTO workers (worker_id, last_seen_ms) VALUES (?, ?) "
+        "ON CONFLICT (worker_id) DO UPDATE SET last_seen_ms = "
+        "excluded.last_seen_ms");
+    if (!seen.ok()) return seen.status();
+    return seen->Bind(1, worker).Bind(2, now).Run();
+  });
+  if (!status.ok()) return status;
+  return leases;
+}
+
+absl::Status Store::CheckEpoch(const std::string& job_id, int64_t epoch,
+                               bool allow_done) {
+  absl::StatusOr<sql::Statement> st =
+      db_->Prepare("SELECT state, epoch FROM jobs WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+  const std::string state = st->Text(0);
+  if (st->Int(1) != epoch) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("stale epoch ", epoch, " for job ", job_id,
+                     " (live epoch ", st->Int(1), "); stop this job"));
+  }
+  if (state == "leased" || (allow_done && state == "done"))
+    return absl::OkStatus();
+  if (state == "cancelled") {
+    return absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id, " is ", state, ", not leased"));
+}
+
+absl::Status Store::Heartbeat(const std::string& worker,
+                              const std::string& job_id, int64_t epoch,
+                              int64_t lease_ms) {
+  const int64_t now = clock_->NowMs();
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db_->Prepare(
+        "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ? "
+        "WHERE job_id = ? AND holder = ?");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, now + lease_ms)
+                           .Bind(2, now)
+                           .Bind(3, job_id)
+                           .Bind(4, worker)
+                           .Run());
+    if (db_->Changes() == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " is not held by worker ", worker));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Store::AddMetrics(const std::string& job_id, int64_t epoch,
+                               const std::vector<MetricPoint>& points) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/true));
+    absl::StatusOr<sql::Statement> st = db_->Prepare(
+        "INSERT OR IGNORE INTO metrics (job_id, name, step, value) "
+        "VALUES (?, ?, ?, ?)");
+    if (!st.ok()) return st.status();
+    for (const MetricPoint& p : points) {
+      TS_RETURN_IF_ERROR(st->Bind(1, job_id)
+                             .Bind(2, p.name)
+                             .Bind(3, p.step)
+                             .Bind(4, p.value)
+                             .Run());
+      st->Reset().IgnoreError();
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Store::Complete(const std::string& job_id, int64_t epoch,
+                             const std::string& result_json) {
+  const int64_t now = clock_->NowMs();
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/true));
+    absl::StatusOr<sql::Statement> st = db_->Prepare(
+        "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
+        "WHERE job_id = ? AND state = 'leased'");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
+    if (db_->Changes() == 0) return absl::OkStatus();  // a replay
+    absl::StatusOr<sql::Statement> res = db_->Prepare(
+        "INSERT OR REPLACE INTO results (job_id, result, completed_ms) "
+        "VALUES (?, ?, ?)");
+    if (!res.ok()) return res.status();
+    TS_RETURN_IF_ERROR(
+        res->Bind(1, job_id).Bind(2, result_json).Bind(3, now).Run());
+    return Event(job_id, epoch, "done", "");
+  });
+}
+
+absl::Status Store::RetryOrFail(const std::string& job_id, int64_t attempt,
+                                const std::string& error) {
+  const int64_t now = clock_->NowMs();
+  const bool final = attempt >= options_.max_attempts;
+  const int64_t backoff = std::min(
+      options_.backoff_cap_ms, options_.backoff_base_ms << std::min<int64_t>(
+                                   std::max<int64_t>(attempt - 1, 0), 20));
+  absl::StatusOr<sql::Statement> st = db_->Prepare(
+      "UPDATE jobs SET state = ?, holder = NULL, lease_deadline_ms = NULL, "
+      "not_before_ms = ?, last_error = ?, updated_ms = ? WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  return st->Bind(1, absl::string_view(final ? "failed" : "queued"))
+      .Bind(2, final ? int64_t{0} : now + backoff)
+      .Bind(3, error)
+      .Bind(4, now)
+      .Bind(5, job_id)
+      .Run();
+}
+
+absl::Status Store::Fail(const std::string& job_id, int64_t epoch,
+                         const std::string& error) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st =
+        db_->Prepare("SELECT attempt FROM jobs WHERE job_id = ?");
+    if (!st.ok()) return st.status();
+    st->Bind(1, job_id);
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    TS_RETURN_IF_ERROR(RetryOrFail(job_id, st->Int(0), error));
+    return Event(job_id, epoch, "failed", error);
+  });
+}
+
+absl::StatusOr<int64_t> Store::ExpireLeases() {
+  const int64_t now = clock_->NowMs();
+  int64_t expired = 0;
+  absl::MutexLock lock(&mu_);
+  absl::Status status = InTransaction([&]() -> absl::Status {
+    absl::StatusOr<sql::Statement> st = db_->Prepare(
+        "SELECT job_id, attempt, epoch, holder FROM jobs "
+        "WHERE state = 'leased' AND lease_deadline_ms < ?");
+    if (!st.ok()) return st.status();
+    st->Bind(1, now);
+    std::vector<std::tuple<std::string, int64_t, int64_t, std::string>> rows;
+    while (true) {
+      absl::StatusOr<bool> row = st->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      rows.emplace_back(st->Text(0), st->Int(1), st->Int(2), st->Text(3));
+    }
+    for (const auto& [job, attempt, epoch, holder] : rows) {
+      const std::string error =
+          absl::StrCat("lease of worker ", holder, " expired");
+      TS_RETURN_IF_ERROR(RetryOrFail(job, attempt, error));
+      TS_RETURN_IF_ERROR(Event(job, epoch, "expired", error));
+    }
+    expired = static_cast<int64_t>(rows.size());
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return expired;
+}
+
+namespace {
+
+constexpr char kSweepJobs[] =
+    "job_id IN (SELECT job_id FROM sweep_jobs JOIN sweeps USING (sweep_id) "
+    "WHERE sweeps.name = ?)";
+
+}  // namespace
+
+absl::StatusOr<int64_t> Store::CancelSweep(const std::string& sweep) {
+  int64_t changed = 0;
+  absl::MutexLock lock(&mu_);
+  absl::Status status = InTransaction([&]() -> absl::Status {
+    absl::StatusOr<sql::Statement> st = db_->Prepare(absl::StrCat(
+        "UPDATE jobs SET state = 'cancelled', updated_ms = ? WHERE state IN "
+        "('queued', 'leased') AND ",
+        kSweepJobs));
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, clock_->NowMs()).Bind(2, sweep).Run());
+    changed = db_->Changes();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return changed;
+}
+
+absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
+  int64_t changed = 0;
+  absl::MutexLock lock(&mu_);
+  absl::Status status = InTransaction([&]() -> absl::Status {
+    absl::StatusOr<sql::Statement> find =
+        db_->Prepare("SELECT 1 FROM sweeps WHERE name = ?");
+    if (!find.ok()) return find.status();
+    find->Bind(1, sweep);
+    absl::StatusOr<bool> row = find->Step();
+    if (!row.ok()) return row.status();
+    if (!*row)
+      return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+    absl::StatusOr<sql::Statement> st = db_->Prepare(absl::StrCat(
+        "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
+        "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled') "
+        "AND ",
+        kSweepJobs));
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, clock_->NowMs()).Bind(2, sweep).Run());
+    changed = db_->Changes();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return changed;
+}
+
+absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
+  absl::StatusOr<std::vector<JobRow>> jobs = Jobs(sweep);
+  if (!jobs.ok()) return jobs.status();
+  SweepCounts c;
+  for (const JobRow& j : *jobs) {
+    switch (j.state) {
+      case JobState::kQueued:
+        ++c.queued;
+        break;
+      case JobState::kLeased:
+        ++c.leased;
+        break;
+      case JobState::kDone:
+        ++c.done;
+        break;
+      case JobState::kFailed:
+        ++c.failed;
+        break;
+      case JobState::kCancelled:
+        ++c.cancelled;
+        break;
+    }
+  }
+  return c;
+}
+
+absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<sql::Statement> st = db_->Prepare(
+      "SELECT j.job_id, sj.cell, j.state, j.epoch, j.attempt, "
+      "COALESCE(j.holder, ''), COALESCE(j.last_error, '') "
+      "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
+      "JOIN jobs j USING (job_id) WHERE s.name = ? ORDER BY sj.position");
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep);
+  std::vector<JobRow> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    JobRow r;
+    r.job_id = st->Text(0);
+    r.cell = FromJson(st->Text(1));
+    absl::StatusOr<JobState> state = ParseState(st->Text(2));
+    if (!state.ok()) return state.status();
+    r.state = *state;
+    r.epoch = st->Int(3);
+    r.attempt = st->Int(4);
+    r.holder = st->Text(5);
+    r.last_error = st->Text(6);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> Store::MetricCount(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<sql::Statement> st =
+      db_->Prepare("SELECT COUNT(*) FROM metrics WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  return st->Int(0);
+}
+
+absl::StatusOr<std::string> Store::Result(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<sql::Statement> st =
+      db_->Prepare("SELECT result FROM results WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row)
+    return absl::NotFoundError(absl::StrCat("no result for job ", job_id));
+  return st->Text(0);
+}
+
+absl::StatusOr<std::string> Store::IntegrityCheck() {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<sql::Statement> st = db_->Prepare("PRAGMA integrity_check");
+  if (!st.ok()) return st.status();
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  return st->Text(0);
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,168 @@
+#ifndef TAILSWEEP_COORDINATOR_STORE_H_
+#define TAILSWEEP_COORDINATOR_STORE_H_
+
+// The coordinator's state, all of it in one SQLite file (WAL mode): sweeps,
+// jobs and their leases, events, metrics and results. The schema is the
+// documented, queryable artefact (README, "The results database").
+//
+// Leases and fencing (system.md): leasing a job gives (job, epoch,
+// deadline); each lease has a new epoch, so every later call carrying an
+// older epoch is refused with FailedPrecondition. A lease not renewed by its
+// deadline goes back to the queue (ExpireLeases); after `max_attempts`
+// attempts the job fails with its last error. Metrics are keyed by
+// (job, name, step): a replayed batch changes nothing.
+//
+// Thread-safe: one connection behind a mutex; every mutation is one
+// transaction.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/clock.h"
+#include "coordinator/sqlite_db.h"
+#include "coordinator/sweep_spec.h"
+
+namespace tailsweep {
+
+struct StoreOptions {
+  // Attempts before a job fails for good. Default: 3.
+  int64_t max_attempts = 3;
+  // Retry backoff after a failed attempt: base * 2^(attempt-1), capped.
+  int64_t backoff_base_ms = 1000;
+  int64_t backoff_cap_ms = 60000;
+};
+
+enum class JobState { kQueued, kLeased, kDone, kFailed, kCancelled };
+absl::string_view JobStateName(JobState state);
+
+struct Lease {
+  std::string job_id;
+  std::string sweep;
+  int64_t epoch = 0;
+  int64_t attempt = 0;
+  int64_t deadline_ms = 0;
+  KeyValues params;
+};
+
+struct SubmitResult {
+  int64_t added = 0;     // new jobs
+  int64_t existing = 0;  // jobs the sweep already had
+};
+
+struct MetricPoint {
+  std::string name;
+  int64_t step = 0;
+  double value = 0;
+};
+
+struct SweepCounts {
+  int64_t queued = 0, leased = 0, done = 0, failed = 0, cancelled = 0;
+  int64_t total() const { return queued + leased + done + failed + cancelled; }
+};
+
+struct JobRow {
+  std::string job_id;
+  KeyValues cell;
+  JobState state = JobState::kQueued;
+  int64_t epoch = 0, attempt = 0;
+  std::string holder;
+  std::string last_error;
+};
+
+class Store {
+ public:
+  // Opens or creates the database and its schema.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                                     Clock* clock,
+                                                     StoreOptions options = {});
+
+  // Adds the sweep and its jobs; jobs it already has are left alone, so
+  // submitting twice changes nothing and an extended grid adds only new
+  // cells. FailedPrecondition when a sweep of that name exists with other
+  // `fixed` values or another kind (submit under a new name instead).
+  absl::StatusOr<SubmitResult> SubmitSweep(const SweepSpec& spec,
+                                           const std::vector<JobSpec>& jobs);
+
+  // Leases up to `max_jobs` queued jobs (oldest first, past their backoff)
+  // to `worker` until now + lease_ms. Empty when none is ready.
+  absl::StatusOr<std::vector<Lease>> LeaseJobs(const std::string& worker,
+                                               int64_t max_jobs,
+                                               int64_t lease_ms);
+
+  // Renews a lease to now + lease_ms. FailedPrecondition when `epoch` is not
+  // the job's live lease held by `worker`; Cancelled when the job was
+  // cancelled (the worker must stop it).
+  absl::Status Heartbeat(const std::string& worker, const std::string& job_id,
+                         int64_t epoch, int64_t lease_ms);
+
+  // Stores metric points; existing (job, name, step) keys are kept as they
+  // are. FailedPrecondition for a stale epoch.
+  absl::Status AddMetrics(const std::string& job_id, int64_t epoch,
+                          const std::vector<MetricPoint>& points);
+
+  // Marks the job done with its result (a JSON document). Repeating the
+  // same call is OK; a stale epoch is FailedPrecondition.
+  absl::Status Complete(const std::string& job_id, int64_t epoch,
+                        const std::string& result_json);
+
+  // Records a failed attempt: back to the queue after a capped backoff, or
+  // failed for good after max_attempts. Stale epoch: FailedPrecondition.
+  absl::Status Fail(const std::string& job_id, int64_t epoch,
+                    const std::string& error);
+
+  // Returns expired leases to the queue (or fails them at the attempt
+  // limit). Returns how many expired.
+  absl::StatusOr<int64_t> ExpireLeases();
+
+  // Cancels the sweep's queued and leased jobs; returns how many.
+  absl::StatusOr<int64_t> CancelSweep(const std::string& sweep);
+  // Requeues the sweep's failed and cancelled jobs (never done ones) with a
+  // fresh attempt count; returns how many. NotFound for an unknown sweep.
+  absl::StatusOr<int64_t> ResumeSweep(const std::string& sweep);
+
+  absl::StatusOr<SweepCounts> Counts(const std::string& sweep);
+  absl::StatusOr<std::vector<JobRow>> Jobs(const std::string& sweep);
+  absl::StatusOr<int64_t> MetricCount(const std::string& job_id);
+  // The result JSON of a done job; NotFound otherwise.
+  absl::StatusOr<std::string> Result(const std::string& job_id);
+  // "ok" when PRAGMA integrity_check passes.
+  absl::StatusOr<std::string> IntegrityCheck();
+
+ private:
+  Store(std::unique_ptr<sql::Db> db, Clock* clock, StoreOptions options)
+      : db_(std::move(db)), clock_(clock), options_(options) {}
+  // Runs fn between BEGIN IMMEDIATE and COMMIT; an error from fn (or the
+  // commit) rolls everything back and is returned.
+  template <typename Fn>
+  absl::Status InTransaction(Fn fn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (absl::Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+    absl::Status s = fn();
+    if (s.ok()) s = db_->Exec("COMMIT");
+    if (!s.ok()) db_->Exec("ROLLBACK").IgnoreError();
+    return s;
+  }
+  // OK when `epoch` is the job's live lease; FailedPrecondition otherwise.
+  absl::Status CheckEpoch(const std::string& job_id, int64_t epoch,
+                          bool allow_done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RetryOrFail(const std::string& job_id, int64_t attempt,
+                           const std::string& error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Event(const std::string& job_id, int64_t epoch,
+                     absl::string_view kind, absl::string_view detail)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  std::unique_ptr<sql::Db> db_ ABSL_GUARDED_BY(mu_);
+  Clock* clock_;
+  StoreOptions options_;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_STORE_H_
