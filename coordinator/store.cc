@@ -208,7 +208,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
   absl::MutexLock lock(&mu_);
   absl::Status status = InTransaction([&]() -> absl::Status {
     absl::StatusOr<sql::Statement> pick = db_->Prepare(
-        "SELECT j.job_id, j.params, j.epoch, j.attempt, "
+        "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
         "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
         "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
         "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? "
@@ -224,7 +224,8 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
       l.params = FromJson(pick->Text(1));
       l.epoch = pick->Int(2) + 1;
       l.attempt = pick->Int(3) + 1;
-      l.sweep = pick->Text(4);
+      l.kind = pick->Text(4);
+      l.sweep = pick->Text(5);
       l.deadline_ms = now + lease_ms;
       leases.push_back(std::move(l));
     }
@@ -278,12 +279,12 @@ absl::Status Store::CheckEpoch(const std::string& job_id, int64_t epoch,
       absl::StrCat("job ", job_id, " is ", state, ", not leased"));
 }
 
-absl::Status Store::Heartbeat(const std::string& worker,
-                              const std::string& job_id, int64_t epoch,
-                              int64_t lease_ms) {
+absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
+                                         const std::string& job_id,
+                                         int64_t epoch, int64_t lease_ms) {
   const int64_t now = clock_->NowMs();
   absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
+  absl::Status status = InTransaction([&]() -> absl::Status {
     TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st = db_->Prepare(
         "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ? "
@@ -300,6 +301,8 @@ absl::Status Store::Heartbeat(const std::string& worker,
     }
     return absl::OkStatus();
   });
+  if (!status.ok()) return status;
+  return now + lease_ms;
 }
 
 absl::Status Store::AddMetrics(const std::string& job_id, int64_t epoch,
@@ -418,10 +421,22 @@ constexpr char kSweepJobs[] =
 
 }  // namespace
 
+absl::Status Store::CheckSweep(const std::string& sweep) {
+  absl::StatusOr<sql::Statement> find =
+      db_->Prepare("SELECT 1 FROM sweeps WHERE name = ?");
+  if (!find.ok()) return find.status();
+  find->Bind(1, sweep);
+  absl::StatusOr<bool> row = find->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> Store::CancelSweep(const std::string& sweep) {
   int64_t changed = 0;
   absl::MutexLock lock(&mu_);
   absl::Status status = InTransaction([&]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckSweep(sweep));
     absl::StatusOr<sql::Statement> st = db_->Prepare(absl::StrCat(
         "UPDATE jobs SET state = 'cancelled', updated_ms = ? WHERE state IN "
         "('queued', 'leased') AND ",
@@ -439,14 +454,7 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
   int64_t changed = 0;
   absl::MutexLock lock(&mu_);
   absl::Status status = InTransaction([&]() -> absl::Status {
-    absl::StatusOr<sql::Statement> find =
-        db_->Prepare("SELECT 1 FROM sweeps WHERE name = ?");
-    if (!find.ok()) return find.status();
-    find->Bind(1, sweep);
-    absl::StatusOr<bool> row = find->Step();
-    if (!row.ok()) return row.status();
-    if (!*row)
-      return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+    TS_RETURN_IF_ERROR(CheckSweep(sweep));
     absl::StatusOr<sql::Statement> st = db_->Prepare(absl::StrCat(
         "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
         "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled') "
@@ -489,11 +497,14 @@ absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
 
 absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
   absl::MutexLock lock(&mu_);
+  TS_RETURN_IF_ERROR(CheckSweep(sweep));
   absl::StatusOr<sql::Statement> st = db_->Prepare(
       "SELECT j.job_id, sj.cell, j.state, j.epoch, j.attempt, "
-      "COALESCE(j.holder, ''), COALESCE(j.last_error, '') "
+      "COALESCE(j.holder, ''), COALESCE(j.last_error, ''), "
+      "COALESCE(r.result, '') "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
-      "JOIN jobs j USING (job_id) WHERE s.name = ? ORDER BY sj.position");
+      "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
+      "WHERE s.name = ? ORDER BY sj.position");
   if (!st.ok()) return st.status();
   st->Bind(1, sweep);
   std::vector<JobRow> out;
@@ -511,6 +522,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
     r.attempt = st->Int(4);
     r.holder = st->Text(5);
     r.last_error = st->Text(6);
+    r.result_json = st->Text(7);
     out.push_back(std::move(r));
   }
   return out;

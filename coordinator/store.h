@@ -44,6 +44,7 @@ absl::string_view JobStateName(JobState state);
 struct Lease {
   std::string job_id;
   std::string sweep;
+  std::string kind;  // train | tails
   int64_t epoch = 0;
   int64_t attempt = 0;
   int64_t deadline_ms = 0;
@@ -73,6 +74,7 @@ struct JobRow {
   int64_t epoch = 0, attempt = 0;
   std::string holder;
   std::string last_error;
+  std::string result_json;  // empty unless done
 };
 
 class Store {
@@ -95,11 +97,12 @@ class Store {
                                                int64_t max_jobs,
                                                int64_t lease_ms);
 
-  // Renews a lease to now + lease_ms. FailedPrecondition when `epoch` is not
-  // the job's live lease held by `worker`; Cancelled when the job was
-  // cancelled (the worker must stop it).
-  absl::Status Heartbeat(const std::string& worker, const std::string& job_id,
-                         int64_t epoch, int64_t lease_ms);
+  // Renews a lease to now + lease_ms and returns the new deadline.
+  // FailedPrecondition when `epoch` is not the job's live lease held by
+  // `worker`; Cancelled when the job was cancelled (the worker must stop it).
+  absl::StatusOr<int64_t> Heartbeat(const std::string& worker,
+                                    const std::string& job_id, int64_t epoch,
+                                    int64_t lease_ms);
 
   // Stores metric points; existing (job, name, step) keys are kept as they
   // are. FailedPrecondition for a stale epoch.
@@ -126,6 +129,7 @@ class Store {
   // fresh attempt count; returns how many. NotFound for an unknown sweep.
   absl::StatusOr<int64_t> ResumeSweep(const std::string& sweep);
 
+  // NotFound for an unknown sweep (also for CancelSweep).
   absl::StatusOr<SweepCounts> Counts(const std::string& sweep);
   absl::StatusOr<std::vector<JobRow>> Jobs(const std::string& sweep);
   absl::StatusOr<int64_t> MetricCount(const std::string& job_id);
@@ -152,6 +156,8 @@ class Store {
                           bool allow_done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RetryOrFail(const std::string& job_id, int64_t attempt,
                            const std::string& error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckSweep(const std::string& sweep)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Event(const std::string& job_id, int64_t epoch,
                      absl::string_view kind, absl::string_view detail)

@@ -98,7 +98,9 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
 
   // A heartbeat renews; a worker that does not hold the job is refused.
   clock_.Advance(800);
-  TS_ASSERT_OK(store_->Heartbeat("wa", a[0].job_id, 1, 1000));
+  TS_ASSERT_OK_AND_ASSIGN(int64_t deadline,
+                          store_->Heartbeat("wa", a[0].job_id, 1, 1000));
+  EXPECT_EQ(deadline, clock_.NowMs() + 1000);
   TS_EXPECT_CODE(store_->Heartbeat("wb", a[0].job_id, 1, 1000),
                  absl::StatusCode::kFailedPrecondition);
   clock_.Advance(500);  // a[1] expired, a[0] renewed

@@ -1,0 +1,103 @@
+// tailsweep-coordinator: serves the Coordinator API (proto/tailsweep.proto)
+// over gRPC from one SQLite file, plus grpc.health.v1.Health and server
+// reflection. Expires leases once a second. SIGTERM or SIGINT shut it down
+// cleanly; all state is in the database, so a restart continues where it
+// stopped.
+//
+//   tailsweep-coordinator --db PATH [--listen 127.0.0.1:50551] --data-dir DIR
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "coordinator/service.h"
+
+namespace tailsweep {
+namespace {
+
+std::atomic<bool> stop_requested{false};
+void OnSignal(int) { stop_requested = true; }
+
+int Main(int argc, char** argv) {
+  CLI::App app{"tailsweep-coordinator: leases sweep jobs to workers over gRPC"};
+  std::string db_path, listen = "127.0.0.1:50551", data_dir;
+  int64_t max_attempts = 3;
+  app.add_option("--db", db_path, "SQLite database file (created if missing)")
+      ->required();
+  app.add_option("--listen", listen, "Address to serve on (default: loopback)")
+      ->capture_default_str();
+  app.add_option("--data-dir", data_dir, "Directory for checkpoints")
+      ->required();
+  app.add_option("--max-attempts", max_attempts, "Attempts before a job fails")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "tailsweep-coordinator: %s (see --help)\n", e.what());
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "tailsweep-coordinator: --data-dir %s: %s\n",
+                 data_dir.c_str(), ec.message().c_str());
+    return 2;
+  }
+  SystemClock clock;
+  StoreOptions options;
+  options.max_attempts = max_attempts;
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      Store::Open(db_path, &clock, options);
+  if (!store.ok()) {
+    std::fprintf(stderr, "tailsweep-coordinator: %s\n",
+                 std::string(store.status().message()).c_str());
+    return 1;
+  }
+  CoordinatorService service(store->get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::fprintf(stderr, "tailsweep-coordinator: cannot listen on %s\n",
+                 listen.c_str());
+    return 1;
+  }
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  std::fprintf(stderr,
+               "tailsweep-coordinator: serving on %s (port %d), db %s\n",
+               listen.c_str(), port, db_path.c_str());
+  while (!stop_requested) {
+    absl::StatusOr<int64_t> expired = (*store)->ExpireLeases();
+    if (!expired.ok()) {
+      std::fprintf(stderr, "tailsweep-coordinator: expiring leases: %s\n",
+                   std::string(expired.status().message()).c_str());
+    }
+    for (int i = 0; i < 10 && !stop_requested; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  std::fprintf(stderr, "tailsweep-coordinator: shutting down\n");
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return 0;
+}
+
+}  // namespace
+}  // namespace tailsweep
+
+int main(int argc, char** argv) { return tailsweep::Main(argc, argv); }

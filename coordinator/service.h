@@ -1,0 +1,51 @@
+#ifndef TAILSWEEP_COORDINATOR_SERVICE_H_
+#define TAILSWEEP_COORDINATOR_SERVICE_H_
+
+// The gRPC Coordinator service (proto/tailsweep.proto): validates each
+// request's fields, delegates to the Store, and converts statuses at this
+// edge only. No business logic lives here. Thread-safe (the Store is).
+
+#include <grpcpp/grpcpp.h>
+
+#include "coordinator/store.h"
+#include "proto/tailsweep.grpc.pb.h"
+
+namespace tailsweep {
+
+// absl and gRPC status codes map one to one.
+grpc::Status ToGrpc(const absl::Status& status);
+
+class CoordinatorService final : public v1::Coordinator::Service {
+ public:
+  explicit CoordinatorService(Store* store) : store_(store) {}
+
+  grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
+                           v1::SubmitSweepResponse*) override;
+  grpc::Status LeaseJobs(grpc::ServerContext*, const v1::LeaseJobsRequest*,
+                         v1::LeaseJobsResponse*) override;
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
+                         v1::HeartbeatResponse*) override;
+  grpc::Status ReportMetrics(grpc::ServerContext*,
+                             const v1::ReportMetricsRequest*,
+                             v1::ReportMetricsResponse*) override;
+  grpc::Status CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest*,
+                           v1::CompleteJobResponse*) override;
+  grpc::Status FailJob(grpc::ServerContext*, const v1::FailJobRequest*,
+                       v1::FailJobResponse*) override;
+  grpc::Status GetSweepStatus(grpc::ServerContext*,
+                              const v1::GetSweepStatusRequest*,
+                              v1::GetSweepStatusResponse*) override;
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+                        v1::ListJobsResponse*) override;
+  grpc::Status CancelSweep(grpc::ServerContext*, const v1::CancelSweepRequest*,
+                           v1::CancelSweepResponse*) override;
+  grpc::Status ResumeSweep(grpc::ServerContext*, const v1::ResumeSweepRequest*,
+                           v1::ResumeSweepResponse*) override;
+
+ private:
+  Store* store_;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_SERVICE_H_
