@@ -26,8 +26,10 @@ struct Command {
   std::function<RunFn(CLI::App&)> define;
 };
 
-// The `lab` subcommands (lab_commands.cc, lab_tails.cc).
+// The `lab` subcommands (lab_commands.cc, lab_tails.cc, lab_train.cc).
 std::vector<Command> LabCommands();
+// The service subcommands: submit, status, ... (sweep_commands.cc).
+std::vector<Command> SweepCommands();
 
 // Process exit code for a command's status.
 int ExitCode(const absl::Status& status);

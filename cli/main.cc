@@ -40,14 +40,23 @@ int Main(int argc, char** argv) {
                  "Torch intra-op threads (default: the machine's cores)")
       ->check(CLI::PositiveNumber);
 
-  CLI::App* lab = app.add_subcommand(
-      "lab", "Run the science locally: sampling, distances, references, tails");
-  lab->require_subcommand(1);
   std::map<CLI::App*, RunFn> runners;
+  std::map<CLI::App*, std::string> names;
+  for (Command& command : SweepCommands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    runners[sub] = command.define(*sub);
+    names[sub] = "tailsweep " + command.name;
+  }
+  CLI::App* lab = app.add_subcommand(
+      "lab",
+      "Run the science locally: sampling, distances, references, "
+      "tails, training");
+  lab->require_subcommand(1);
   std::vector<Command> commands = LabCommands();
   for (Command& command : commands) {
     CLI::App* sub = lab->add_subcommand(command.name, command.help);
     runners[sub] = command.define(*sub);
+    names[sub] = "tailsweep lab " + command.name;
   }
 
   try {
@@ -61,7 +70,7 @@ int Main(int argc, char** argv) {
   SetComputeThreads(threads);
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
-    const std::string name = "tailsweep lab " + sub->get_name();
+    const std::string& name = names[sub];
     absl::Status status;
     try {
       status = run();

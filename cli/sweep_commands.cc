@@ -1,0 +1,420 @@
+// The service commands of `tailsweep`: submit, status, watch, jobs,
+// results, cancel, resume. Each talks to the coordinator over gRPC with a
+// deadline; the address comes from --coordinator, else
+// TAILSWEEP_COORDINATOR, else loopback.
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/command.h"
+#include "cli/output.h"
+#include "coordinator/sweep_spec.h"
+#include "core/number_text.h"
+#include "proto/tailsweep.grpc.pb.h"
+
+namespace tailsweep::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string DefaultCoordinator() {
+  const char* env = std::getenv("TAILSWEEP_COORDINATOR");
+  return env ? env : "127.0.0.1:50551";
+}
+
+struct Connection {
+  std::string address = DefaultCoordinator();
+  std::unique_ptr<v1::Coordinator::Stub> stub;
+
+  v1::Coordinator::Stub& Stub() {
+    if (!stub) {
+      stub = v1::Coordinator::NewStub(
+          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    }
+    return *stub;
+  }
+};
+
+std::unique_ptr<grpc::ClientContext> Context() {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::seconds(30));
+  return ctx;
+}
+
+absl::Status FromGrpc(const grpc::Status& s, const std::string& address) {
+  if (s.ok()) return absl::OkStatus();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return absl::UnavailableError(absl::StrCat(
+        "coordinator at ", address, " is unreachable (", s.error_message(),
+        "); start it with tailsweep-coordinator or pass --coordinator"));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+void AddConnection(CLI::App& app, Connection* c) {
+  app.add_option(
+         "--coordinator", c->address,
+         "Coordinator address (default: TAILSWEEP_COORDINATOR or loopback)")
+      ->capture_default_str();
+}
+
+std::string CellText(
+    const google::protobuf::RepeatedPtrField<v1::KeyValue>& cell,
+    const std::set<std::string>& skip = {}) {
+  std::vector<std::string> parts;
+  for (const auto& kv : cell) {
+    if (skip.count(kv.key()) == 0) parts.push_back(kv.key() + "=" + kv.value());
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+absl::StatusOr<v1::GetSweepStatusResponse> GetStatus(Connection& c,
+                                                     const std::string& sweep) {
+  v1::GetSweepStatusRequest req;
+  req.set_sweep(sweep);
+  v1::GetSweepStatusResponse resp;
+  if (absl::Status s = FromGrpc(
+          c.Stub().GetSweepStatus(Context().get(), req, &resp), c.address);
+      !s.ok()) {
+    return s;
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::ListJobsResponse> ListJobs(Connection& c,
+                                              const std::string& sweep) {
+  v1::ListJobsRequest req;
+  req.set_sweep(sweep);
+  v1::ListJobsResponse resp;
+  if (absl::Status s =
+          FromGrpc(c.Stub().ListJobs(Context().get(), req, &resp), c.address);
+      !s.ok()) {
+    return s;
+  }
+  return resp;
+}
+
+RunFn DefineSubmit(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string spec;
+  };
+  auto f = std::make_shared<Flags>();
+  AddConnection(app, &f->c);
+  app.add_option("SPEC", f->spec, "Sweep spec (YAML)")->required();
+  return [f]() -> absl::Status {
+    // Parse here first: spec errors need no coordinator.
+    absl::StatusOr<SweepSpec> spec = LoadSweepSpec(f->spec);
+    if (!spec.ok()) return spec.status();
+    absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
+    if (!jobs.ok()) return jobs.status();
+    std::ifstream in(f->spec);
+    std::stringstream text;
+    text << in.rdbuf();
+    v1::SubmitSweepRequest req;
+    req.set_spec_yaml(text.str());
+    req.set_source_name(f->spec);
+    v1::SubmitSweepResponse resp;
+    if (absl::Status s = FromGrpc(
+            f->c.Stub().SubmitSweep(Context().get(), req, &resp), f->c.address);
+        !s.ok()) {
+      return s;
+    }
+    std::cout << "sweep " << resp.sweep() << ": " << resp.jobs_added()
+              << " jobs added, " << resp.jobs_existing() << " already there\n";
+    return absl::OkStatus();
+  };
+}
+
+json CountsJson(const v1::GetSweepStatusResponse& s) {
+  return {{"queued", s.queued()},
+          {"leased", s.leased()},
+          {"done", s.done()},
+          {"failed", s.failed()},
+          {"cancelled", s.cancelled()}};
+}
+
+RunFn DefineStatus(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    Format format = Format::kText;
+  };
+  auto f = std::make_shared<Flags>();
+  AddConnection(app, &f->c);
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  AddFormatOption(app, &f->format);
+  return [f]() -> absl::Status {
+    absl::StatusOr<v1::GetSweepStatusResponse> s = GetStatus(f->c, f->sweep);
+    if (!s.ok()) return s.status();
+    if (f->format == Format::kJson) {
+      PrintJson(CountsJson(*s));
+    } else {
+      std::cout << absl::StrFormat(
+          "%s: %d done, %d running, %d queued, %d failed, %d cancelled\n",
+          f->sweep, s->done(), s->leased(), s->queued(), s->failed(),
+          s->cancelled());
+    }
+    return absl::OkStatus();
+  };
+}
+
+RunFn DefineWatch(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    double interval = 1.0;
+  };
+  auto f = std::make_shared<Flags>();
+  AddConnection(app, &f->c);
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_option("--interval", f->interval, "Seconds between updates")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  return [f]() -> absl::Status {
+    std::unique_ptr<Progress> bar;
+    while (true) {
+      absl::StatusOr<v1::GetSweepStatusResponse> s = GetStatus(f->c, f->sweep);
+      if (!s.ok()) return s.status();
+      const int64_t total =
+          s->queued() + s->leased() + s->done() + s->failed() + s->cancelled();
+      const int64_t finished = s->done() + s->failed() + s->cancelled();
+      if (!bar) bar = std::make_unique<Progress>(f->sweep, total);
+      bar->Update(finished, absl::StrFormat("done %d, running %d, queued %d, "
+                                            "failed %d",
+                                            s->done(), s->leased(), s->queued(),
+                                            s->failed()));
+      if (s->queued() + s->leased() == 0) return absl::OkStatus();
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(static_cast<int64_t>(f->interval * 1000)));
+    }
+  };
+}
+
+RunFn DefineJobs(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    Format format = Format::kText;
+  };
+  auto f = std::make_shared<Flags>();
+  AddConnection(app, &f->c);
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  AddFormatOption(app, &f->format);
+  return [f]() -> absl::Status {
+    absl::StatusOr<v1::ListJobsResponse> jobs = ListJobs(f->c, f->sweep);
+    if (!jobs.ok()) return jobs.status();
+    if (f->format == Format::kJson) {
+      json doc = json::array();
+      for (const auto& j : jobs->jobs()) {
+        json cell = json::object();
+        for (const auto& kv : j.cell()) cell[kv.key()] = kv.value();
+        doc.push_back({{"job_id", j.job_id()},
+                       {"cell", cell},
+                       {"state", j.state()},
+                       {"attempt", j.attempt()},
+                       {"epoch", j.epoch()},
+                       {"holder", j.holder()},
+                       {"last_error", j.last_error()}});
+      }
+      PrintJson(doc);
+      return absl::OkStatus();
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& j : jobs->jobs()) {
+      rows.push_back({j.job_id().substr(0, 12), CellText(j.cell()), j.state(),
+                      absl::StrCat(j.attempt()), j.holder(),
+                      j.last_error().substr(0, 60)});
+    }
+    PrintTable({"job", "cell", "state", "attempt", "holder", "last_error"},
+               rows);
+    return absl::OkStatus();
+  };
+}
+
+// One results cell: "median [low, high]", bold when the interval reaches 1,
+// "*" when the run collapsed, "!" when it diverged.
+std::string ResultCell(const json& r, bool markdown) {
+  if (!r.is_object() || !r.contains("ratio_median") ||
+      r["ratio_median"].is_null()) {
+    return r.is_object() && r.value("diverged", false) ? "diverged" : "-";
+  }
+  const double median = r["ratio_median"].get<double>();
+  const double low = r["ratio_ci_low"].get<double>();
+  const double high = r["ratio_ci_high"].get<double>();
+  std::string text = absl::StrFormat("%.3f [%.3f, %.3f]", median, low, high);
+  if (markdown && low <= 1.0) text = "**" + text + "**";
+  if (!markdown && low <= 1.0) text += " b";
+  if (r.value("collapsed", false)) text += " *";
+  if (r.value("diverged", false)) text += " !";
+  return text;
+}
+
+RunFn DefineResults(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep, format = "table", columns = "kernel";
+  };
+  auto f = std::make_shared<Flags>();
+  AddConnection(app, &f->c);
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_option("--format", f->format, "table, csv, json or markdown")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
+      ->capture_default_str();
+  app.add_option("--group-by", f->columns,
+                 "Grid key whose values become the columns (default: kernel)")
+      ->capture_default_str();
+  return [f]() -> absl::Status {
+    absl::StatusOr<v1::ListJobsResponse> jobs = ListJobs(f->c, f->sweep);
+    if (!jobs.ok()) return jobs.status();
+    if (f->format == "json" || f->format == "csv") {
+      json doc = json::array();
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& j : jobs->jobs()) {
+        json row = {{"job_id", j.job_id()}, {"state", j.state()}};
+        for (const auto& kv : j.cell()) row[kv.key()] = kv.value();
+        const json r = json::parse(
+            j.result_json().empty() ? "{}" : j.result_json(), nullptr, false);
+        for (const char* key :
+             {"ratio_mean", "ratio_median", "ratio_ci_low", "ratio_ci_high",
+              "collapsed", "collapse_step", "diverged", "hill_stat"}) {
+          row[key] = r.is_object() && r.contains(key) ? r[key] : json(nullptr);
+        }
+        doc.push_back(row);
+      }
+      if (f->format == "json") {
+        PrintJson(doc);
+        return absl::OkStatus();
+      }
+      std::vector<std::string> header;
+      if (!doc.empty()) {
+        for (const auto& item : doc[0].items()) header.push_back(item.key());
+      }
+      std::cout << absl::StrJoin(header, ",") << "\n";
+      for (const json& row : doc) {
+        std::vector<std::string> cells;
+        for (const std::string& k : header) {
+          const json& v = row[k];
+          cells.push_back(v.is_string() ? v.get<std::string>()
+                                        : (v.is_null() ? "" : v.dump()));
+        }
+        std::cout << absl::StrJoin(cells, ",") << "\n";
+      }
+      return absl::OkStatus();
+    }
+    // The paper's shape: one row per cell without the column key, one
+    // column per value of it.
+    std::vector<std::string> columns;
+    std::vector<std::string> row_order;
+    std::map<std::string, std::map<std::string, std::string>> table;
+    for (const auto& j : jobs->jobs()) {
+      std::string column = "-";
+      for (const auto& kv : j.cell()) {
+        if (kv.key() == f->columns) column = kv.value();
+      }
+      if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+        columns.push_back(column);
+      }
+      const std::string row = CellText(j.cell(), {f->columns});
+      if (table.count(row) == 0) row_order.push_back(row);
+      const json r = json::parse(
+          j.result_json().empty() ? "{}" : j.result_json(), nullptr, false);
+      table[row][column] = j.state() == "done"
+                               ? ResultCell(r, f->format == "markdown")
+                               : j.state();
+    }
+    std::vector<std::string> header = {"cell"};
+    header.insert(header.end(), columns.begin(), columns.end());
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& row : row_order) {
+      std::vector<std::string> cells = {row.empty() ? "-" : row};
+      for (const std::string& c : columns) {
+        cells.push_back(table[row].count(c) ? table[row][c] : "");
+      }
+      rows.push_back(cells);
+    }
+    if (f->format == "markdown") {
+      std::string separator = "|";
+      for (size_t i = 0; i < header.size(); ++i) separator += "---|";
+      std::cout << "| " << absl::StrJoin(header, " | ") << " |\n"
+                << separator << "\n";
+      for (const auto& r : rows)
+        std::cout << "| " << absl::StrJoin(r, " | ") << " |\n";
+    } else {
+      PrintTable(header, rows);
+      std::cout << "median distance ratio [95% bootstrap interval]; b: the "
+                   "interval reaches 1; *: collapsed; !: diverged\n";
+    }
+    return absl::OkStatus();
+  };
+}
+
+RunFn DefineCancel(CLI::App& app) {
+  auto c = std::make_shared<Connection>();
+  auto sweep = std::make_shared<std::string>();
+  AddConnection(app, c.get());
+  app.add_option("SWEEP", *sweep, "Sweep name")->required();
+  return [c, sweep]() -> absl::Status {
+    v1::CancelSweepRequest req;
+    req.set_sweep(*sweep);
+    v1::CancelSweepResponse resp;
+    if (absl::Status s = FromGrpc(
+            c->Stub().CancelSweep(Context().get(), req, &resp), c->address);
+        !s.ok()) {
+      return s;
+    }
+    std::cout << *sweep << ": " << resp.jobs_cancelled() << " jobs cancelled\n";
+    return absl::OkStatus();
+  };
+}
+
+RunFn DefineResume(CLI::App& app) {
+  auto c = std::make_shared<Connection>();
+  auto sweep = std::make_shared<std::string>();
+  AddConnection(app, c.get());
+  app.add_option("SWEEP", *sweep, "Sweep name")->required();
+  return [c, sweep]() -> absl::Status {
+    v1::ResumeSweepRequest req;
+    req.set_sweep(*sweep);
+    v1::ResumeSweepResponse resp;
+    if (absl::Status s = FromGrpc(
+            c->Stub().ResumeSweep(Context().get(), req, &resp), c->address);
+        !s.ok()) {
+      return s;
+    }
+    std::cout << *sweep << ": " << resp.jobs_requeued()
+              << " failed or cancelled jobs requeued\n";
+    return absl::OkStatus();
+  };
+}
+
+}  // namespace
+
+std::vector<Command> SweepCommands() {
+  return {
+      {"submit", "Submit a sweep spec to the coordinator", DefineSubmit},
+      {"status", "Job counts of a sweep", DefineStatus},
+      {"watch", "Live progress of a sweep until it finishes", DefineWatch},
+      {"jobs", "The jobs of a sweep", DefineJobs},
+      {"results", "Results table of a sweep (table, csv, json, markdown)",
+       DefineResults},
+      {"cancel", "Cancel a sweep's queued and running jobs", DefineCancel},
+      {"resume", "Requeue a sweep's failed and cancelled jobs", DefineResume},
+  };
+}
+
+}  // namespace tailsweep::cli
