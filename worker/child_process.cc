@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
+    // The job dies with the daemon (even on kill -9), so a re-leased job
+    // never has two writers.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     const int out =
         open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err =

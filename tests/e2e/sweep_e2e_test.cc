@@ -1,0 +1,214 @@
+// End to end on loopback: a real coordinator, real workers, real jobs, and
+// real kill -9s.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "tests/testing/run_command.h"
+#include "worker/child_process.h"
+
+namespace tailsweep {
+namespace {
+
+using testing::RunCommand;
+
+const std::string kBin = TAILSWEEP_BIN_DIR;
+
+std::string TinySpec(const std::string& name, int steps) {
+  return absl::StrCat("name: ", name, R"(
+grid:
+  kernel: [softmax, log]
+  norm: [post, pre]
+fixed:
+  n_points: 64
+  d_model: 16
+  heads: 2
+  layers: 1
+  steps: )",
+                      steps, R"(
+  warmup: 3
+  log_every: 5
+  checkpoint_every: 10
+  eval_instances: 4
+  reference_trials: 4
+)");
+}
+
+class SweepE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("tailsweep_e2e_");
+    port_ = 20000 + (getpid() * 7 + counter_++ * 131) % 30000;
+    address_ = absl::StrCat("127.0.0.1:", port_);
+  }
+  void TearDown() override {
+    for (auto& p : processes_) {
+      p.Signal(SIGKILL);
+      while (!p.Poll())
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  ChildProcess& Start(const std::vector<std::string>& argv,
+                      const std::string& log) {
+    auto p = ChildProcess::Start(argv, {"OPENBLAS_NUM_THREADS=1"},
+                                 dir_ + "/" + log + ".out",
+                                 dir_ + "/" + log + ".err");
+    EXPECT_TRUE(p.ok()) << p.status();
+    processes_.push_back(std::move(*p));
+    return processes_.back();
+  }
+  ChildProcess& StartCoordinator() {
+    return Start({kBin + "/tailsweep-coordinator", "--db", dir_ + "/db",
+                  "--data-dir", dir_ + "/data", "--listen", address_},
+                 "coordinator");
+  }
+  ChildProcess& StartWorker(const std::string& name) {
+    return Start({kBin + "/tailsweep-worker", "--coordinator", address_,
+                  "--slots-per-device", "2", "--threads-per-slot", "1",
+                  "--work-dir", dir_ + "/work", "--lease-ms", "2000"},
+                 name);
+  }
+  testing::CommandResult Cli(const std::string& args) {
+    return RunCommand(kBin + "/tailsweep " + args + " --coordinator " +
+                      address_);
+  }
+  void Submit(const std::string& spec) {
+    std::ofstream(dir_ + "/spec.yaml") << spec;
+    for (int i = 0; i < 100; ++i) {
+      if (Cli("submit " + dir_ + "/spec.yaml").exit_code == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    FAIL() << "could not submit";
+  }
+  int64_t Query(const std::string& sql) {
+    const testing::CommandResult r =
+        RunCommand("sqlite3 " + dir_ + "/db \"" + sql + "\"");
+    int64_t v = -1;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v)) return -1;
+    return v;
+  }
+  // Waits until `sql` returns `want`, up to `seconds`.
+  bool WaitFor(const std::string& sql, int64_t want, int seconds) {
+    const auto end =
+        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (Query(sql) == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+  static inline int counter_ = 0;
+  std::string dir_, address_;
+  int port_ = 0;
+  std::vector<ChildProcess> processes_;
+};
+
+TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
+  StartCoordinator();
+  StartWorker("w1");
+  StartWorker("w2");
+  Submit(TinySpec("e2e", 20));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 120));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 4);
+  // Every job was leased once: no job ever had two holders.
+  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events "
+                  "WHERE kind = 'leased' GROUP BY job_id)"),
+            1);
+  // steps / log_every points per metric name, for every job.
+  EXPECT_EQ(
+      Query("SELECT COUNT(DISTINCT c) FROM (SELECT COUNT(*) c FROM metrics "
+            "WHERE name = 'loss' GROUP BY job_id)"),
+      1);
+  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM metrics "
+                  "WHERE name = 'loss' GROUP BY job_id)"),
+            4);
+  const testing::CommandResult results = Cli("results e2e --format json");
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  const nlohmann::json rows = nlohmann::json::parse(results.out);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& r : rows) EXPECT_TRUE(r["ratio_median"].is_number());
+  // Submitting again changes nothing.
+  const testing::CommandResult again = Cli("submit " + dir_ + "/spec.yaml");
+  EXPECT_NE(again.out.find("0 jobs added, 4 already there"), std::string::npos);
+}
+
+TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
+  StartCoordinator();
+  ChildProcess& victim = StartWorker("victim");
+  Submit(TinySpec("kill", 400));
+  // Wait for a first checkpoint, then kill -9 the worker (its jobs die too).
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM metrics WHERE name = 'loss' AND "
+              "step = 20",
+              2, 120));
+  victim.Signal(SIGKILL);
+  StartWorker("rescuer");
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
+  EXPECT_GE(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 2);
+  // No point lost or duplicated: 400 / 5 loss points for every job.
+  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
+                  "name = 'loss' GROUP BY job_id)"),
+            80);
+  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
+                  "name = 'loss' GROUP BY job_id)"),
+            80);
+  // A resumed job's final metrics equal an uninterrupted run of it.
+  const testing::CommandResult jobs = Cli("jobs kill --format json");
+  const nlohmann::json list = nlohmann::json::parse(jobs.out);
+  std::string resumed;
+  for (const auto& j : list) {
+    if (j["attempt"].get<int64_t>() > 1) resumed = j["job_id"];
+  }
+  ASSERT_FALSE(resumed.empty());
+  const std::string params_json =
+      testing::ReadFile(dir_ + "/work/" + resumed + "/result.json");
+  const nlohmann::json result = nlohmann::json::parse(params_json);
+  std::string sets;
+  for (const auto& [k, v] : result["config"].items()) {
+    sets +=
+        " --set " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  const testing::CommandResult clean =
+      RunCommand(kBin + "/tailsweep --threads 1 lab train" + sets +
+                 " --out-dir " + dir_ + "/clean");
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  const nlohmann::json clean_result =
+      nlohmann::json::parse(testing::ReadFile(dir_ + "/clean/result.json"));
+  EXPECT_EQ(result["ratio_median"], clean_result["ratio_median"]);
+  EXPECT_EQ(result["final_loss"], clean_result["final_loss"]);
+}
+
+TEST_F(SweepE2E, CoordinatorKilledMidSweepRestartsAndCompletes) {
+  ChildProcess* coordinator = &StartCoordinator();
+  StartWorker("w1");
+  Submit(TinySpec("restart", 60));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1, 120));
+  coordinator->Signal(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  StartCoordinator();
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
+  const testing::CommandResult check =
+      RunCommand("sqlite3 " + dir_ + "/db \"PRAGMA integrity_check\"");
+  EXPECT_EQ(check.out, "ok\n");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 4);
+}
+
+}  // namespace
+}  // namespace tailsweep
