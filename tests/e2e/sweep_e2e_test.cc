@@ -210,5 +210,44 @@ TEST_F(SweepE2E, CoordinatorKilledMidSweepRestartsAndCompletes) {
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 4);
 }
 
+TEST_F(SweepE2E, CancelStopsRunningJobsWithinAHeartbeatAndResumeRerunsThem) {
+  StartCoordinator();
+  StartWorker("w1");
+  Submit(TinySpec("cancel", 3000));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  const testing::CommandResult cancel = Cli("cancel cancel");
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_NE(cancel.out.find("4 jobs cancelled"), std::string::npos)
+      << cancel.out;
+  // The worker heartbeats every lease/3 (~0.7 s) and then stops its jobs: no
+  // metric arrives after that.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const int64_t points = Query("SELECT COUNT(*) FROM metrics");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), points);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'cancelled'"), 4);
+  const testing::CommandResult resume = Cli("resume cancel");
+  ASSERT_EQ(resume.exit_code, 0) << resume.err;
+  EXPECT_NE(resume.out.find("4 failed or cancelled jobs requeued"),
+            std::string::npos);
+  EXPECT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+}
+
+TEST_F(SweepE2E, SubmitRefusesBadSpecsWithExitTwoAndNoCoordinatorNeeded) {
+  std::ofstream(dir_ + "/bad.yaml") << "name: b\ngrid:\n  kernel: [relu]\n";
+  const testing::CommandResult r = Cli("submit " + dir_ + "/bad.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.yaml:3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("allowed: softmax, quadratic, linear, log"),
+            std::string::npos);
+  // No coordinator runs here: a good spec is refused as unreachable, exit 1.
+  std::ofstream(dir_ + "/good.yaml") << TinySpec("good", 10);
+  const testing::CommandResult u = Cli("submit " + dir_ + "/good.yaml");
+  EXPECT_EQ(u.exit_code, 1);
+  EXPECT_NE(u.err.find("unreachable"), std::string::npos) << u.err;
+}
+
 }  // namespace
 }  // namespace tailsweep
