@@ -154,6 +154,14 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext*,
   return ToGrpc(store_->Fail(req->job_id(), req->epoch(), req->error()));
 }
 
+grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext*,
+                                            const v1::ReleaseJobRequest* req,
+                                            v1::ReleaseJobResponse*) {
+  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
+  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
+  return ToGrpc(store_->Release(req->job_id(), req->epoch(), req->reason()));
+}
+
 grpc::Status CoordinatorService::GetSweepStatus(
     grpc::ServerContext*, const v1::GetSweepStatusRequest* req,
     v1::GetSweepStatusResponse* resp) {

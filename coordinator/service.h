@@ -32,6 +32,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::CompleteJobResponse*) override;
   grpc::Status FailJob(grpc::ServerContext*, const v1::FailJobRequest*,
                        v1::FailJobResponse*) override;
+  grpc::Status ReleaseJob(grpc::ServerContext*, const v1::ReleaseJobRequest*,
+                          v1::ReleaseJobResponse*) override;
   grpc::Status GetSweepStatus(grpc::ServerContext*,
                               const v1::GetSweepStatusRequest*,
                               v1::GetSweepStatusResponse*) override;

@@ -383,6 +383,22 @@ absl::Status Store::Fail(const std::string& job_id, int64_t epoch,
   });
 }
 
+absl::Status Store::Release(const std::string& job_id, int64_t epoch,
+                            const std::string& reason) {
+  const int64_t now = clock_->NowMs();
+  absl::MutexLock lock(&mu_);
+  return InTransaction([&]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db_->Prepare(
+        "UPDATE jobs SET state = 'queued', attempt = MAX(attempt - 1, 0), "
+        "holder = NULL, lease_deadline_ms = NULL, not_before_ms = 0, "
+        "updated_ms = ? WHERE job_id = ?");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
+    return Event(job_id, epoch, "preempted", reason);
+  });
+}
+
 absl::StatusOr<int64_t> Store::ExpireLeases() {
   const int64_t now = clock_->NowMs();
   int64_t expired = 0;

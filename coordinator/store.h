@@ -119,6 +119,11 @@ class Store {
   absl::Status Fail(const std::string& job_id, int64_t epoch,
                     const std::string& error);
 
+  // Gives the lease back without counting the attempt (preemption): the job
+  // is queued again at once. Stale epoch: FailedPrecondition.
+  absl::Status Release(const std::string& job_id, int64_t epoch,
+                       const std::string& reason);
+
   // Returns expired leases to the queue (or fails them at the attempt
   // limit). Returns how many expired.
   absl::StatusOr<int64_t> ExpireLeases();

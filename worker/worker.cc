@@ -82,13 +82,15 @@ void Worker::Run(const std::atomic<bool>& stop) {
     if (options_.exit_when_idle && idle_ && running_.empty()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.poll_ms));
   }
-  // Preemption: jobs checkpoint on SIGTERM and exit; their leases expire and
-  // another worker resumes them from the checkpoint.
+  // Preemption: jobs checkpoint on SIGTERM and exit; their leases are given
+  // back uncounted, so another worker resumes them from the checkpoint.
   for (auto& [slot, job] : running_) job->child->Signal(SIGTERM);
   for (auto& [slot, job] : running_) {
-    while (!job->child->Poll())
+    while (!job->child->Poll()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     RelayMetrics(*job);
+    Finish(*job, *job->child->Poll());
   }
 }
 
@@ -257,7 +259,14 @@ void Worker::Finish(Running& job, int exit_code) {
   const nlohmann::json doc = nlohmann::json::parse(result, nullptr, false);
   if (exit_code == 0 && job.lease.kind() == "train" && doc.is_object() &&
       doc.value("stopped", false)) {
-    return;  // preempted: checkpointed; the lease expires and it resumes
+    // Preempted: checkpointed; give the lease back so it resumes at once.
+    v1::ReleaseJobRequest req;
+    req.set_job_id(job.lease.job_id());
+    req.set_epoch(job.lease.epoch());
+    req.set_reason("preempted (SIGTERM)");
+    v1::ReleaseJobResponse resp;
+    stub_->ReleaseJob(Context().get(), req, &resp);
+    return;
   }
   if (exit_code != 0 || doc.is_discarded()) {
     ReportFailure(job.lease,

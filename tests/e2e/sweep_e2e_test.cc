@@ -235,6 +235,31 @@ TEST_F(SweepE2E, CancelStopsRunningJobsWithinAHeartbeatAndResumeRerunsThem) {
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
 }
 
+TEST_F(SweepE2E, SigtermCheckpointsReleasesAsPreemptedAndAnotherWorkerResumes) {
+  StartCoordinator();
+  ChildProcess& first = StartWorker("first");
+  Submit(TinySpec("preempt", 400));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM metrics WHERE name = 'loss' AND "
+              "step = 20",
+              2, 120));
+  first.Signal(SIGTERM);  // what Slurm sends
+  while (!first.Poll())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Released at once, not expired, and the attempt is not counted.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'preempted'"), 2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'queued'"), 4);
+  EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 0);
+  StartWorker("second");
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
+  EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 1);
+  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
+                  "name = 'loss' GROUP BY job_id)"),
+            80);
+}
+
 TEST_F(SweepE2E, SubmitRefusesBadSpecsWithExitTwoAndNoCoordinatorNeeded) {
   std::ofstream(dir_ + "/bad.yaml") << "name: b\ngrid:\n  kernel: [relu]\n";
   const testing::CommandResult r = Cli("submit " + dir_ + "/bad.yaml");
