@@ -44,7 +44,10 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   return db;
 }
 
-Db::~Db() { sqlite3_close(db_); }
+Db::~Db() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
 
 absl::Status Db::Exec(absl::string_view sql) {
   char* error = nullptr;
@@ -57,6 +60,10 @@ absl::Status Db::Exec(absl::string_view sql) {
 }
 
 absl::StatusOr<Statement> Db::Prepare(absl::string_view sql) {
+  const std::string key(sql);
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    return Statement(db_, it->second);
+  }
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v2(
       db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
@@ -72,7 +79,13 @@ Statement::Statement(Statement&& other) noexcept
   other.stmt_ = nullptr;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  // The statement belongs to the Db's cache: make it ready for its next use.
+  if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+}
 
 Statement& Statement::Bind(int index, int64_t value) {
   sqlite3_bind_int64(stmt_, index, value);

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,9 @@ class Db {
 
   // Runs one or more statements without parameters (schema, pragmas).
   absl::Status Exec(absl::string_view sql);
+  // Prepared statements are cached by their SQL text and reset (not
+  // finalised) when the returned Statement goes away. REQUIRES: a statement
+  // of the same text is not in use twice at once.
   absl::StatusOr<Statement> Prepare(absl::string_view sql);
   int64_t Changes() const;
   sqlite3* raw() { return db_; }
@@ -36,6 +40,7 @@ class Db {
  private:
   explicit Db(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  std::map<std::string, sqlite3_stmt*> cache_;
 };
 
 // A prepared statement. Bind indices start at 1.

@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   created_ms        INTEGER NOT NULL,
   updated_ms        INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, not_before_ms);
+CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, created_ms);
 CREATE TABLE IF NOT EXISTS sweep_jobs (
   sweep_id  INTEGER NOT NULL REFERENCES sweeps (sweep_id),
   job_id    TEXT NOT NULL REFERENCES jobs (job_id),
