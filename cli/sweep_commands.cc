@@ -402,6 +402,47 @@ RunFn DefineResume(CLI::App& app) {
   };
 }
 
+RunFn DefineWorkers(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    Format format = Format::kText;
+  };
+  auto f = std::make_shared<Flags>();
+  AddConnection(app, &f->c);
+  AddFormatOption(app, &f->format);
+  return [f]() -> absl::Status {
+    v1::ListWorkersRequest req;
+    v1::ListWorkersResponse resp;
+    if (absl::Status s = FromGrpc(
+            f->c.Stub().ListWorkers(Context().get(), req, &resp), f->c.address);
+        !s.ok()) {
+      return s;
+    }
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    if (f->format == Format::kJson) {
+      json doc = json::array();
+      for (const auto& w : resp.workers()) {
+        doc.push_back({{"worker_id", w.worker_id()},
+                       {"last_seen_ms", w.last_seen_ms()},
+                       {"jobs_held", w.jobs_held()}});
+      }
+      PrintJson(doc);
+      return absl::OkStatus();
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& w : resp.workers()) {
+      rows.push_back(
+          {w.worker_id(),
+           absl::StrFormat("%.1fs ago", (now - w.last_seen_ms()) / 1000.0),
+           absl::StrCat(w.jobs_held())});
+    }
+    PrintTable({"worker", "last_seen", "jobs_held"}, rows);
+    return absl::OkStatus();
+  };
+}
+
 }  // namespace
 
 std::vector<Command> SweepCommands() {
@@ -414,6 +455,8 @@ std::vector<Command> SweepCommands() {
        DefineResults},
       {"cancel", "Cancel a sweep's queued and running jobs", DefineCancel},
       {"resume", "Requeue a sweep's failed and cancelled jobs", DefineResume},
+      {"workers", "Workers seen by the coordinator and the jobs they hold",
+       DefineWorkers},
   };
 }
 

@@ -220,4 +220,18 @@ grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*,
+                                             const v1::ListWorkersRequest*,
+                                             v1::ListWorkersResponse* resp) {
+  absl::StatusOr<std::vector<Store::WorkerRow>> workers = store_->Workers();
+  if (!workers.ok()) return ToGrpc(workers.status());
+  for (const Store::WorkerRow& w : *workers) {
+    v1::WorkerInfo* out = resp->add_workers();
+    out->set_worker_id(w.worker_id);
+    out->set_last_seen_ms(w.last_seen_ms);
+    out->set_jobs_held(w.jobs_held);
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace tailsweep

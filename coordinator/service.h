@@ -43,6 +43,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::CancelSweepResponse*) override;
   grpc::Status ResumeSweep(grpc::ServerContext*, const v1::ResumeSweepRequest*,
                            v1::ResumeSweepResponse*) override;
+  grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+                           v1::ListWorkersResponse*) override;
 
  private:
   Store* store_;

@@ -299,7 +299,10 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
       return absl::FailedPreconditionError(
           absl::StrCat("job ", job_id, " is not held by worker ", worker));
     }
-    return absl::OkStatus();
+    absl::StatusOr<sql::Statement> seen =
+        db_->Prepare("UPDATE workers SET last_seen_ms = ? WHERE worker_id = ?");
+    if (!seen.ok()) return seen.status();
+    return seen->Bind(1, now).Bind(2, worker).Run();
   });
   if (!status.ok()) return status;
   return now + lease_ms;
@@ -540,6 +543,23 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
     r.last_error = st->Text(6);
     r.result_json = st->Text(7);
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Store::WorkerRow>> Store::Workers() {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<sql::Statement> st = db_->Prepare(
+      "SELECT w.worker_id, w.last_seen_ms, (SELECT COUNT(*) FROM jobs j WHERE "
+      "j.holder = w.worker_id AND j.state = 'leased') FROM workers w "
+      "ORDER BY w.worker_id");
+  if (!st.ok()) return st.status();
+  std::vector<WorkerRow> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back({st->Text(0), st->Int(1), st->Int(2)});
   }
   return out;
 }

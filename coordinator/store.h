@@ -137,6 +137,12 @@ class Store {
   // NotFound for an unknown sweep (also for CancelSweep).
   absl::StatusOr<SweepCounts> Counts(const std::string& sweep);
   absl::StatusOr<std::vector<JobRow>> Jobs(const std::string& sweep);
+  struct WorkerRow {
+    std::string worker_id;
+    int64_t last_seen_ms = 0;
+    int64_t jobs_held = 0;
+  };
+  absl::StatusOr<std::vector<WorkerRow>> Workers();
   absl::StatusOr<int64_t> MetricCount(const std::string& job_id);
   // The result JSON of a done job; NotFound otherwise.
   absl::StatusOr<std::string> Result(const std::string& job_id);

@@ -141,6 +141,9 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
   const nlohmann::json rows = nlohmann::json::parse(results.out);
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& r : rows) EXPECT_TRUE(r["ratio_median"].is_number());
+  const testing::CommandResult workers = Cli("workers --format json");
+  ASSERT_EQ(workers.exit_code, 0) << workers.err;
+  EXPECT_EQ(nlohmann::json::parse(workers.out).size(), 2u);
   // Submitting again changes nothing.
   const testing::CommandResult again = Cli("submit " + dir_ + "/spec.yaml");
   EXPECT_NE(again.out.find("0 jobs added, 4 already there"), std::string::npos);
