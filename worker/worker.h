@@ -65,6 +65,8 @@ class Worker {
   // Returns false when the job is over (finished, failed or fenced).
   bool Tend(Running& job);
   void RelayMetrics(Running& job);
+  // SIGKILL and reap: for attempts whose lease is gone.
+  void StopNow(Running& job);
   void Finish(Running& job, int exit_code);
   void ReportFailure(const v1::JobLease& lease, const std::string& error);
   std::unique_ptr<grpc::ClientContext> Context() const;

@@ -77,7 +77,7 @@ class SweepE2E : public ::testing::Test {
   ChildProcess& StartWorker(const std::string& name) {
     return Start({kBin + "/tailsweep-worker", "--coordinator", address_,
                   "--slots-per-device", "2", "--threads-per-slot", "1",
-                  "--work-dir", dir_ + "/work", "--lease-ms", "2000"},
+                  "--work-dir", dir_ + "/work", "--lease-ms", "4000"},
                  name);
   }
   testing::CommandResult Cli(const std::string& args) {
@@ -223,9 +223,9 @@ TEST_F(SweepE2E, CancelStopsRunningJobsWithinAHeartbeatAndResumeRerunsThem) {
   ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_NE(cancel.out.find("4 jobs cancelled"), std::string::npos)
       << cancel.out;
-  // The worker heartbeats every lease/3 (~0.7 s) and then stops its jobs: no
+  // The worker heartbeats every lease/3 (~1.3 s) and then stops its jobs: no
   // metric arrives after that.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
   const int64_t points = Query("SELECT COUNT(*) FROM metrics");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), points);
