@@ -451,15 +451,14 @@ absl::Status Store::CheckSweep(const std::string& sweep) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> Store::CancelSweep(const std::string& sweep) {
+absl::StatusOr<int64_t> Store::UpdateSweepJobs(const std::string& sweep,
+                                               absl::string_view update) {
   int64_t changed = 0;
   absl::MutexLock lock(&mu_);
   absl::Status status = InTransaction([&]() -> absl::Status {
     TS_RETURN_IF_ERROR(CheckSweep(sweep));
-    absl::StatusOr<sql::Statement> st = db_->Prepare(absl::StrCat(
-        "UPDATE jobs SET state = 'cancelled', updated_ms = ? WHERE state IN "
-        "('queued', 'leased') AND ",
-        kSweepJobs));
+    absl::StatusOr<sql::Statement> st =
+        db_->Prepare(absl::StrCat(update, " AND ", kSweepJobs));
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, clock_->NowMs()).Bind(2, sweep).Run());
     changed = db_->Changes();
@@ -469,23 +468,17 @@ absl::StatusOr<int64_t> Store::CancelSweep(const std::string& sweep) {
   return changed;
 }
 
+absl::StatusOr<int64_t> Store::CancelSweep(const std::string& sweep) {
+  return UpdateSweepJobs(sweep,
+                         "UPDATE jobs SET state = 'cancelled', updated_ms = ? "
+                         "WHERE state IN ('queued', 'leased')");
+}
+
 absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
-  int64_t changed = 0;
-  absl::MutexLock lock(&mu_);
-  absl::Status status = InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckSweep(sweep));
-    absl::StatusOr<sql::Statement> st = db_->Prepare(absl::StrCat(
-        "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
-        "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled') "
-        "AND ",
-        kSweepJobs));
-    if (!st.ok()) return st.status();
-    TS_RETURN_IF_ERROR(st->Bind(1, clock_->NowMs()).Bind(2, sweep).Run());
-    changed = db_->Changes();
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return changed;
+  return UpdateSweepJobs(
+      sweep,
+      "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
+      "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled')");
 }
 
 absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {

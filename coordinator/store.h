@@ -168,6 +168,11 @@ class Store {
   absl::Status RetryOrFail(const std::string& job_id, int64_t attempt,
                            const std::string& error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `update` (an UPDATE of jobs binding updated_ms as ?1) on the
+  // sweep's jobs; returns how many changed. NotFound for an unknown sweep.
+  absl::StatusOr<int64_t> UpdateSweepJobs(const std::string& sweep,
+                                          absl::string_view update)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckSweep(const std::string& sweep)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Event(const std::string& job_id, int64_t epoch,
