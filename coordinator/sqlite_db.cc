@@ -37,7 +37,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   std::unique_ptr<Db> db(new Db(raw));
   sqlite3_busy_timeout(raw, 5000);
   if (absl::Status s = db->Exec("PRAGMA journal_mode=WAL; PRAGMA "
-                                "synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+                                "synchronous=FULL; PRAGMA foreign_keys=ON;");
       !s.ok()) {
     return s;
   }

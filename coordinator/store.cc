@@ -4,8 +4,15 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/store_internal.h"
 
 namespace tailsweep {
+
+using store_internal::CheckEpoch;
+using store_internal::CheckSweep;
+using store_internal::FromJson;
+using store_internal::ToJson;
+
 namespace {
 
 constexpr char kSchema[] = R"sql(
@@ -65,35 +72,6 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 )sql";
 
-std::string ToJson(const KeyValues& kv) {
-  nlohmann::json doc = nlohmann::json::object();
-  for (const auto& [k, v] : kv) doc[k] = v;
-  return doc.dump();
-}
-
-KeyValues FromJson(const std::string& text) {
-  KeyValues out;
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (!doc.is_object()) return out;
-  for (const auto& [k, v] : doc.items())
-    out.emplace_back(k, v.get<std::string>());
-  return out;
-}
-
-absl::StatusOr<JobState> ParseState(const std::string& s) {
-  if (s == "queued") return JobState::kQueued;
-  if (s == "leased") return JobState::kLeased;
-  if (s == "done") return JobState::kDone;
-  if (s == "failed") return JobState::kFailed;
-  if (s == "cancelled") return JobState::kCancelled;
-  return absl::DataLossError(absl::StrCat("unknown job state '", s, "'"));
-}
-
-#define TS_RETURN_IF_ERROR(expr)                       \
-  do {                                                 \
-    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
-  } while (0)
-
 }  // namespace
 
 absl::string_view JobStateName(JobState state) {
@@ -118,12 +96,16 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   absl::StatusOr<std::unique_ptr<sql::Db>> db = sql::Db::Open(path);
   if (!db.ok()) return db.status();
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
-  return std::unique_ptr<Store>(new Store(std::move(*db), clock, options));
+  absl::StatusOr<std::unique_ptr<sql::Db>> reader = sql::Db::Open(path);
+  if (!reader.ok()) return reader.status();
+  return std::unique_ptr<Store>(
+      new Store(std::make_unique<sql::BatchWriter>(std::move(*db)),
+                std::move(*reader), clock, options));
 }
 
-absl::Status Store::Event(const std::string& job_id, int64_t epoch,
+absl::Status Store::Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                           absl::string_view kind, absl::string_view detail) {
-  absl::StatusOr<sql::Statement> st = db_->Prepare(
+  absl::StatusOr<sql::Statement> st = db.Prepare(
       "INSERT INTO events (job_id, epoch, kind, detail, at_ms) "
       "VALUES (?, ?, ?, ?, ?)");
   if (!st.ok()) return st.status();
@@ -141,10 +123,9 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
   const std::string fixed = ToJson(spec.fixed);
   const int64_t now = clock_->NowMs();
   SubmitResult result;
-  absl::MutexLock lock(&mu_);
-  absl::Status status = InTransaction([&]() -> absl::Status {
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     absl::StatusOr<sql::Statement> find =
-        db_->Prepare("SELECT sweep_id, kind, fixed FROM sweeps WHERE name = ?");
+        db.Prepare("SELECT sweep_id, kind, fixed FROM sweeps WHERE name = ?");
     if (!find.ok()) return find.status();
     find->Bind(1, spec.name);
     absl::StatusOr<bool> row = find->Step();
@@ -159,7 +140,7 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
             "); submit the changed spec under a new name"));
       }
     } else {
-      absl::StatusOr<sql::Statement> add = db_->Prepare(
+      absl::StatusOr<sql::Statement> add = db.Prepare(
           "INSERT INTO sweeps (name, kind, fixed, created_ms) VALUES (?, ?, ?, "
           "?)");
       if (!add.ok()) return add.status();
@@ -168,12 +149,12 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
                              .Bind(3, fixed)
                              .Bind(4, now)
                              .Run());
-      sweep_id = sqlite3_last_insert_rowid(db_->raw());
+      sweep_id = sqlite3_last_insert_rowid(db.raw());
     }
-    absl::StatusOr<sql::Statement> job = db_->Prepare(
+    absl::StatusOr<sql::Statement> job = db.Prepare(
         "INSERT OR IGNORE INTO jobs (job_id, kind, params, state, created_ms, "
         "updated_ms) VALUES (?, ?, ?, 'queued', ?, ?)");
-    absl::StatusOr<sql::Statement> link = db_->Prepare(
+    absl::StatusOr<sql::Statement> link = db.Prepare(
         "INSERT OR IGNORE INTO sweep_jobs (sweep_id, job_id, cell, position) "
         "VALUES (?, ?, ?, ?)");
     if (!job.ok()) return job.status();
@@ -191,7 +172,7 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
                              .Bind(3, ToJson(jobs[i].cell))
                              .Bind(4, static_cast<int64_t>(i))
                              .Run());
-      (db_->Changes() > 0 ? result.added : result.existing) += 1;
+      (db.Changes() > 0 ? result.added : result.existing) += 1;
       link->Reset().IgnoreError();
     }
     return absl::OkStatus();
@@ -205,9 +186,8 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
                                                     int64_t lease_ms) {
   const int64_t now = clock_->NowMs();
   std::vector<Lease> leases;
-  absl::MutexLock lock(&mu_);
-  absl::Status status = InTransaction([&]() -> absl::Status {
-    absl::StatusOr<sql::Statement> pick = db_->Prepare(
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    absl::StatusOr<sql::Statement> pick = db.Prepare(
         "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
         "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
         "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
@@ -229,7 +209,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
       l.deadline_ms = now + lease_ms;
       leases.push_back(std::move(l));
     }
-    absl::StatusOr<sql::Statement> take = db_->Prepare(
+    absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
         "lease_deadline_ms = ?, updated_ms = ? WHERE job_id = ?");
     if (!take.ok()) return take.status();
@@ -242,9 +222,9 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
                              .Bind(6, l.job_id)
                              .Run());
       take->Reset().IgnoreError();
-      TS_RETURN_IF_ERROR(Event(l.job_id, l.epoch, "leased", worker));
+      TS_RETURN_IF_ERROR(Event(db, l.job_id, l.epoch, "leased", worker));
     }
-    absl::StatusOr<sql::Statement> seen = db_->Prepare(
+    absl::StatusOr<sql::Statement> seen = db.Prepare(
         "INSERT INTO workers (worker_id, last_seen_ms) VALUES (?, ?) "
         "ON CONFLICT (worker_id) DO UPDATE SET last_seen_ms = "
         "excluded.last_seen_ms");
@@ -255,38 +235,13 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
   return leases;
 }
 
-absl::Status Store::CheckEpoch(const std::string& job_id, int64_t epoch,
-                               bool allow_done) {
-  absl::StatusOr<sql::Statement> st =
-      db_->Prepare("SELECT state, epoch FROM jobs WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-  const std::string state = st->Text(0);
-  if (st->Int(1) != epoch) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("stale epoch ", epoch, " for job ", job_id,
-                     " (live epoch ", st->Int(1), "); stop this job"));
-  }
-  if (state == "leased" || (allow_done && state == "done"))
-    return absl::OkStatus();
-  if (state == "cancelled") {
-    return absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled"));
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("job ", job_id, " is ", state, ", not leased"));
-}
-
 absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
                                          const std::string& job_id,
                                          int64_t epoch, int64_t lease_ms) {
   const int64_t now = clock_->NowMs();
-  absl::MutexLock lock(&mu_);
-  absl::Status status = InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
-    absl::StatusOr<sql::Statement> st = db_->Prepare(
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ? "
         "WHERE job_id = ? AND holder = ?");
     if (!st.ok()) return st.status();
@@ -295,12 +250,12 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
                            .Bind(3, job_id)
                            .Bind(4, worker)
                            .Run());
-    if (db_->Changes() == 0) {
+    if (db.Changes() == 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("job ", job_id, " is not held by worker ", worker));
     }
     absl::StatusOr<sql::Statement> seen =
-        db_->Prepare("UPDATE workers SET last_seen_ms = ? WHERE worker_id = ?");
+        db.Prepare("UPDATE workers SET last_seen_ms = ? WHERE worker_id = ?");
     if (!seen.ok()) return seen.status();
     return seen->Bind(1, now).Bind(2, worker).Run();
   });
@@ -310,10 +265,9 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
 
 absl::Status Store::AddMetrics(const std::string& job_id, int64_t epoch,
                                const std::vector<MetricPoint>& points) {
-  absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/true));
-    absl::StatusOr<sql::Statement> st = db_->Prepare(
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/true));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
         "INSERT OR IGNORE INTO metrics (job_id, name, step, value) "
         "VALUES (?, ?, ?, ?)");
     if (!st.ok()) return st.status();
@@ -332,33 +286,32 @@ absl::Status Store::AddMetrics(const std::string& job_id, int64_t epoch,
 absl::Status Store::Complete(const std::string& job_id, int64_t epoch,
                              const std::string& result_json) {
   const int64_t now = clock_->NowMs();
-  absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/true));
-    absl::StatusOr<sql::Statement> st = db_->Prepare(
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/true));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
         "WHERE job_id = ? AND state = 'leased'");
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
-    if (db_->Changes() == 0) return absl::OkStatus();  // a replay
-    absl::StatusOr<sql::Statement> res = db_->Prepare(
+    if (db.Changes() == 0) return absl::OkStatus();  // a replay
+    absl::StatusOr<sql::Statement> res = db.Prepare(
         "INSERT OR REPLACE INTO results (job_id, result, completed_ms) "
         "VALUES (?, ?, ?)");
     if (!res.ok()) return res.status();
     TS_RETURN_IF_ERROR(
         res->Bind(1, job_id).Bind(2, result_json).Bind(3, now).Run());
-    return Event(job_id, epoch, "done", "");
+    return Event(db, job_id, epoch, "done", "");
   });
 }
 
-absl::Status Store::RetryOrFail(const std::string& job_id, int64_t attempt,
-                                const std::string& error) {
+absl::Status Store::RetryOrFail(sql::Db& db, const std::string& job_id,
+                                int64_t attempt, const std::string& error) {
   const int64_t now = clock_->NowMs();
   const bool final = attempt >= options_.max_attempts;
   const int64_t backoff = std::min(
       options_.backoff_cap_ms, options_.backoff_base_ms << std::min<int64_t>(
                                    std::max<int64_t>(attempt - 1, 0), 20));
-  absl::StatusOr<sql::Statement> st = db_->Prepare(
+  absl::StatusOr<sql::Statement> st = db.Prepare(
       "UPDATE jobs SET state = ?, holder = NULL, lease_deadline_ms = NULL, "
       "not_before_ms = ?, last_error = ?, updated_ms = ? WHERE job_id = ?");
   if (!st.ok()) return st.status();
@@ -372,42 +325,39 @@ absl::Status Store::RetryOrFail(const std::string& job_id, int64_t attempt,
 
 absl::Status Store::Fail(const std::string& job_id, int64_t epoch,
                          const std::string& error) {
-  absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st =
-        db_->Prepare("SELECT attempt FROM jobs WHERE job_id = ?");
+        db.Prepare("SELECT attempt FROM jobs WHERE job_id = ?");
     if (!st.ok()) return st.status();
     st->Bind(1, job_id);
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
-    TS_RETURN_IF_ERROR(RetryOrFail(job_id, st->Int(0), error));
-    return Event(job_id, epoch, "failed", error);
+    TS_RETURN_IF_ERROR(RetryOrFail(db, job_id, st->Int(0), error));
+    return Event(db, job_id, epoch, "failed", error);
   });
 }
 
 absl::Status Store::Release(const std::string& job_id, int64_t epoch,
                             const std::string& reason) {
   const int64_t now = clock_->NowMs();
-  absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(job_id, epoch, /*allow_done=*/false));
-    absl::StatusOr<sql::Statement> st = db_->Prepare(
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'queued', attempt = MAX(attempt - 1, 0), "
         "holder = NULL, lease_deadline_ms = NULL, not_before_ms = 0, "
         "updated_ms = ? WHERE job_id = ?");
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
-    return Event(job_id, epoch, "preempted", reason);
+    return Event(db, job_id, epoch, "preempted", reason);
   });
 }
 
 absl::StatusOr<int64_t> Store::ExpireLeases() {
   const int64_t now = clock_->NowMs();
   int64_t expired = 0;
-  absl::MutexLock lock(&mu_);
-  absl::Status status = InTransaction([&]() -> absl::Status {
-    absl::StatusOr<sql::Statement> st = db_->Prepare(
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    absl::StatusOr<sql::Statement> st = db.Prepare(
         "SELECT job_id, attempt, epoch, holder FROM jobs "
         "WHERE state = 'leased' AND lease_deadline_ms < ?");
     if (!st.ok()) return st.status();
@@ -422,8 +372,8 @@ absl::StatusOr<int64_t> Store::ExpireLeases() {
     for (const auto& [job, attempt, epoch, holder] : rows) {
       const std::string error =
           absl::StrCat("lease of worker ", holder, " expired");
-      TS_RETURN_IF_ERROR(RetryOrFail(job, attempt, error));
-      TS_RETURN_IF_ERROR(Event(job, epoch, "expired", error));
+      TS_RETURN_IF_ERROR(RetryOrFail(db, job, attempt, error));
+      TS_RETURN_IF_ERROR(Event(db, job, epoch, "expired", error));
     }
     expired = static_cast<int64_t>(rows.size());
     return absl::OkStatus();
@@ -440,28 +390,16 @@ constexpr char kSweepJobs[] =
 
 }  // namespace
 
-absl::Status Store::CheckSweep(const std::string& sweep) {
-  absl::StatusOr<sql::Statement> find =
-      db_->Prepare("SELECT 1 FROM sweeps WHERE name = ?");
-  if (!find.ok()) return find.status();
-  find->Bind(1, sweep);
-  absl::StatusOr<bool> row = find->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<int64_t> Store::UpdateSweepJobs(const std::string& sweep,
                                                absl::string_view update) {
   int64_t changed = 0;
-  absl::MutexLock lock(&mu_);
-  absl::Status status = InTransaction([&]() -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckSweep(sweep));
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckSweep(db, sweep));
     absl::StatusOr<sql::Statement> st =
-        db_->Prepare(absl::StrCat(update, " AND ", kSweepJobs));
+        db.Prepare(absl::StrCat(update, " AND ", kSweepJobs));
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, clock_->NowMs()).Bind(2, sweep).Run());
-    changed = db_->Changes();
+    changed = db.Changes();
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -479,115 +417,6 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
       sweep,
       "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
       "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled')");
-}
-
-absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
-  absl::StatusOr<std::vector<JobRow>> jobs = Jobs(sweep);
-  if (!jobs.ok()) return jobs.status();
-  SweepCounts c;
-  for (const JobRow& j : *jobs) {
-    switch (j.state) {
-      case JobState::kQueued:
-        ++c.queued;
-        break;
-      case JobState::kLeased:
-        ++c.leased;
-        break;
-      case JobState::kDone:
-        ++c.done;
-        break;
-      case JobState::kFailed:
-        ++c.failed;
-        break;
-      case JobState::kCancelled:
-        ++c.cancelled;
-        break;
-    }
-  }
-  return c;
-}
-
-absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
-  absl::MutexLock lock(&mu_);
-  TS_RETURN_IF_ERROR(CheckSweep(sweep));
-  absl::StatusOr<sql::Statement> st = db_->Prepare(
-      "SELECT j.job_id, sj.cell, j.state, j.epoch, j.attempt, "
-      "COALESCE(j.holder, ''), COALESCE(j.last_error, ''), "
-      "COALESCE(r.result, '') "
-      "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
-      "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
-      "WHERE s.name = ? ORDER BY sj.position");
-  if (!st.ok()) return st.status();
-  st->Bind(1, sweep);
-  std::vector<JobRow> out;
-  while (true) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    JobRow r;
-    r.job_id = st->Text(0);
-    r.cell = FromJson(st->Text(1));
-    absl::StatusOr<JobState> state = ParseState(st->Text(2));
-    if (!state.ok()) return state.status();
-    r.state = *state;
-    r.epoch = st->Int(3);
-    r.attempt = st->Int(4);
-    r.holder = st->Text(5);
-    r.last_error = st->Text(6);
-    r.result_json = st->Text(7);
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<Store::WorkerRow>> Store::Workers() {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<sql::Statement> st = db_->Prepare(
-      "SELECT w.worker_id, w.last_seen_ms, (SELECT COUNT(*) FROM jobs j WHERE "
-      "j.holder = w.worker_id AND j.state = 'leased') FROM workers w "
-      "ORDER BY w.worker_id");
-  if (!st.ok()) return st.status();
-  std::vector<WorkerRow> out;
-  while (true) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back({st->Text(0), st->Int(1), st->Int(2)});
-  }
-  return out;
-}
-
-absl::StatusOr<int64_t> Store::MetricCount(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<sql::Statement> st =
-      db_->Prepare("SELECT COUNT(*) FROM metrics WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  return st->Int(0);
-}
-
-absl::StatusOr<std::string> Store::Result(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<sql::Statement> st =
-      db_->Prepare("SELECT result FROM results WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row)
-    return absl::NotFoundError(absl::StrCat("no result for job ", job_id));
-  return st->Text(0);
-}
-
-absl::StatusOr<std::string> Store::IntegrityCheck() {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<sql::Statement> st = db_->Prepare("PRAGMA integrity_check");
-  if (!st.ok()) return st.status();
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  return st->Text(0);
 }
 
 }  // namespace tailsweep

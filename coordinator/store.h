@@ -12,8 +12,10 @@
 // attempts the job fails with its last error. Metrics are keyed by
 // (job, name, step): a replayed batch changes nothing.
 //
-// Thread-safe: one connection behind a mutex; every mutation is one
-// transaction.
+// Thread-safe. Every mutation is its own savepoint inside a transaction
+// that one writer thread shares among the mutations that arrive together
+// (sql::BatchWriter): an OK answer has been committed. Reads use a second
+// connection.
 
 #include <cstdint>
 #include <memory>
@@ -24,6 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "coordinator/batch_writer.h"
 #include "coordinator/clock.h"
 #include "coordinator/sqlite_db.h"
 #include "coordinator/sweep_spec.h"
@@ -150,37 +153,27 @@ class Store {
   absl::StatusOr<std::string> IntegrityCheck();
 
  private:
-  Store(std::unique_ptr<sql::Db> db, Clock* clock, StoreOptions options)
-      : db_(std::move(db)), clock_(clock), options_(options) {}
-  // Runs fn between BEGIN IMMEDIATE and COMMIT; an error from fn (or the
-  // commit) rolls everything back and is returned.
-  template <typename Fn>
-  absl::Status InTransaction(Fn fn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (absl::Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-    absl::Status s = fn();
-    if (s.ok()) s = db_->Exec("COMMIT");
-    if (!s.ok()) db_->Exec("ROLLBACK").IgnoreError();
-    return s;
-  }
-  // OK when `epoch` is the job's live lease; FailedPrecondition otherwise.
-  absl::Status CheckEpoch(const std::string& job_id, int64_t epoch,
-                          bool allow_done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status RetryOrFail(const std::string& job_id, int64_t attempt,
-                           const std::string& error)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Store(std::unique_ptr<sql::BatchWriter> writer,
+        std::unique_ptr<sql::Db> reader, Clock* clock, StoreOptions options)
+      : writer_(std::move(writer)),
+        reader_(std::move(reader)),
+        clock_(clock),
+        options_(options) {}
+  // Helpers for mutations; `db` is the writer's connection.
+  absl::Status RetryOrFail(sql::Db& db, const std::string& job_id,
+                           int64_t attempt, const std::string& error);
   // Runs `update` (an UPDATE of jobs binding updated_ms as ?1) on the
   // sweep's jobs; returns how many changed. NotFound for an unknown sweep.
   absl::StatusOr<int64_t> UpdateSweepJobs(const std::string& sweep,
-                                          absl::string_view update)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status CheckSweep(const std::string& sweep)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Event(const std::string& job_id, int64_t epoch,
-                     absl::string_view kind, absl::string_view detail)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                          absl::string_view update);
+  absl::Status Event(sql::Db& db, const std::string& job_id, int64_t epoch,
+                     absl::string_view kind, absl::string_view detail);
 
-  absl::Mutex mu_;
-  std::unique_ptr<sql::Db> db_ ABSL_GUARDED_BY(mu_);
+  // Every mutation runs on the writer's thread, batched with others.
+  std::unique_ptr<sql::BatchWriter> writer_;
+  // Reads: their own connection, one at a time.
+  absl::Mutex read_mu_;
+  std::unique_ptr<sql::Db> reader_ ABSL_GUARDED_BY(read_mu_);
   Clock* clock_;
   StoreOptions options_;
 };

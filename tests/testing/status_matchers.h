@@ -18,12 +18,29 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& s) {
 
 }  // namespace tailsweep::testing
 
-#define TS_ASSERT_OK(expr)                                \
-  ASSERT_TRUE(::tailsweep::testing::GetStatus(expr).ok()) \
-      << ::tailsweep::testing::GetStatus(expr)
-#define TS_EXPECT_CODE(expr, code_)                                \
-  EXPECT_EQ(::tailsweep::testing::GetStatus(expr).code(), (code_)) \
-      << ::tailsweep::testing::GetStatus(expr)
+// Each evaluates `expr` once (it may have effects) and prints the status
+// when it fails.
+#define TS_ASSERT_OK(expr)                            \
+  do {                                                \
+    const absl::Status TS_CONCAT(status_, __LINE__) = \
+        ::tailsweep::testing::GetStatus(expr);        \
+    ASSERT_TRUE(TS_CONCAT(status_, __LINE__).ok())    \
+        << TS_CONCAT(status_, __LINE__);              \
+  } while (0)
+#define TS_EXPECT_OK(expr)                            \
+  do {                                                \
+    const absl::Status TS_CONCAT(status_, __LINE__) = \
+        ::tailsweep::testing::GetStatus(expr);        \
+    EXPECT_TRUE(TS_CONCAT(status_, __LINE__).ok())    \
+        << TS_CONCAT(status_, __LINE__);              \
+  } while (0)
+#define TS_EXPECT_CODE(expr, code_)                         \
+  do {                                                      \
+    const absl::Status TS_CONCAT(status_, __LINE__) =       \
+        ::tailsweep::testing::GetStatus(expr);              \
+    EXPECT_EQ(TS_CONCAT(status_, __LINE__).code(), (code_)) \
+        << TS_CONCAT(status_, __LINE__);                    \
+  } while (0)
 
 // Evaluates a StatusOr once, asserts it is OK, and binds its value.
 #define TS_ASSERT_OK_AND_ASSIGN(lhs, expr)       \

@@ -1,0 +1,95 @@
+#include "coordinator/batch_writer.h"
+
+#include <utility>
+
+namespace tailsweep::sql {
+
+BatchWriter::BatchWriter(std::unique_ptr<Db> db, int max_batch)
+    : max_batch_(max_batch), db_(std::move(db)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+BatchWriter::~BatchWriter() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+int64_t BatchWriter::transactions() const {
+  absl::MutexLock lock(&mu_);
+  return transactions_;
+}
+
+int64_t BatchWriter::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+absl::Status BatchWriter::Run(Mutation mutation) {
+  Pending pending;
+  pending.mutation = std::move(mutation);
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(&pending);
+  mu_.Await(absl::Condition(&pending.done));
+  return pending.status;
+}
+
+void BatchWriter::Loop() {
+  while (true) {
+    std::deque<Pending*> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](BatchWriter* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) {
+            return w->stopping_ || !w->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // stopping, and nothing left to run
+      while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    RunBatch(batch);
+    absl::MutexLock lock(&mu_);
+    ++transactions_;
+    for (Pending* p : batch) p->done = true;
+  }
+}
+
+void BatchWriter::RunBatch(const std::deque<Pending*>& batch) {
+  if (absl::Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) {
+    for (Pending* p : batch) p->status = s;
+    return;
+  }
+  for (Pending* p : batch) {
+    // A savepoint per mutation: its error undoes its own changes only.
+    absl::Status s = db_->Exec("SAVEPOINT mutation");
+    if (s.ok()) {
+      s = p->mutation(*db_);
+      if (!s.ok()) db_->Exec("ROLLBACK TO mutation").IgnoreError();
+      if (absl::Status r = db_->Exec("RELEASE mutation"); s.ok()) s = r;
+    }
+    p->status = s;
+    if (sqlite3_get_autocommit(db_->raw()) != 0) {
+      // SQLite rolled the whole transaction back (disk full, I/O error):
+      // nothing of this batch was applied.
+      const absl::Status lost =
+          s.ok() ? absl::InternalError("transaction rolled back") : s;
+      for (Pending* q : batch) {
+        if (q->status.ok() || q == p) q->status = lost;
+      }
+      return;
+    }
+  }
+  if (absl::Status s = db_->Exec("COMMIT"); !s.ok()) {
+    db_->Exec("ROLLBACK").IgnoreError();
+    for (Pending* p : batch) {
+      if (p->status.ok()) p->status = s;
+    }
+  }
+}
+
+}  // namespace tailsweep::sql

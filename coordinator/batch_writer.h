@@ -1,0 +1,66 @@
+#ifndef TAILSWEEP_COORDINATOR_BATCH_WRITER_H_
+#define TAILSWEEP_COORDINATOR_BATCH_WRITER_H_
+
+// The store's one writer: a thread that owns the write connection and runs
+// every mutation. Mutations that arrive while a transaction is being
+// committed wait and then share the next one (one COMMIT, one fsync for the
+// lot), each inside its own SAVEPOINT, so a mutation that fails rolls back
+// its own changes only. Run() returns once the transaction holding the
+// mutation has committed: an OK answer is durable.
+//
+// Thread-safe. Mutations must not call Run() themselves.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/sqlite_db.h"
+
+namespace tailsweep::sql {
+
+class BatchWriter {
+ public:
+  using Mutation = std::function<absl::Status(Db&)>;
+
+  // At most `max_batch` mutations share a transaction.
+  explicit BatchWriter(std::unique_ptr<Db> db, int max_batch = 512);
+  // Runs what is queued, then stops the thread.
+  ~BatchWriter();
+
+  // Runs `mutation` on the writer thread inside a transaction and returns
+  // its status, or the error of BEGIN/COMMIT (then nothing of it was
+  // applied).
+  absl::Status Run(Mutation mutation);
+
+  // Transactions run so far, and mutations waiting for the next one (for
+  // tests and benchmarks).
+  int64_t transactions() const;
+  int64_t waiting() const;
+
+ private:
+  struct Pending {
+    Mutation mutation;
+    absl::Status status;
+    bool done = false;
+  };
+  void Loop();
+  // Runs one batch in a transaction and sets each one's status.
+  void RunBatch(const std::deque<Pending*>& batch);
+
+  const int max_batch_;
+  std::unique_ptr<Db> db_;  // used by the writer thread only
+  mutable absl::Mutex mu_;
+  std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t transactions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread thread_;
+};
+
+}  // namespace tailsweep::sql
+
+#endif  // TAILSWEEP_COORDINATOR_BATCH_WRITER_H_

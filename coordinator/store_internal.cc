@@ -1,0 +1,68 @@
+#include "coordinator/store_internal.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep::store_internal {
+
+std::string ToJson(const KeyValues& kv) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const auto& [k, v] : kv) doc[k] = v;
+  return doc.dump();
+}
+
+KeyValues FromJson(const std::string& text) {
+  KeyValues out;
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object()) return out;
+  for (const auto& [k, v] : doc.items())
+    out.emplace_back(k, v.get<std::string>());
+  return out;
+}
+
+absl::StatusOr<JobState> ParseState(const std::string& s) {
+  if (s == "queued") return JobState::kQueued;
+  if (s == "leased") return JobState::kLeased;
+  if (s == "done") return JobState::kDone;
+  if (s == "failed") return JobState::kFailed;
+  if (s == "cancelled") return JobState::kCancelled;
+  return absl::DataLossError(absl::StrCat("unknown job state '", s, "'"));
+}
+
+absl::Status CheckEpoch(sql::Db& db, const std::string& job_id, int64_t epoch,
+                        bool allow_done) {
+  absl::StatusOr<sql::Statement> st =
+      db.Prepare("SELECT state, epoch FROM jobs WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+  const std::string state = st->Text(0);
+  if (st->Int(1) != epoch) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("stale epoch ", epoch, " for job ", job_id,
+                     " (live epoch ", st->Int(1), "); stop this job"));
+  }
+  if (state == "leased" || (allow_done && state == "done"))
+    return absl::OkStatus();
+  if (state == "cancelled") {
+    return absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id, " is ", state, ", not leased"));
+}
+
+absl::Status CheckSweep(sql::Db& db, const std::string& sweep) {
+  absl::StatusOr<sql::Statement> find =
+      db.Prepare("SELECT 1 FROM sweeps WHERE name = ?");
+  if (!find.ok()) return find.status();
+  find->Bind(1, sweep);
+  absl::StatusOr<bool> row = find->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace tailsweep::store_internal

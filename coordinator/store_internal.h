@@ -1,0 +1,37 @@
+#ifndef TAILSWEEP_COORDINATOR_STORE_INTERNAL_H_
+#define TAILSWEEP_COORDINATOR_STORE_INTERNAL_H_
+
+// Pieces shared by the store's files (store.cc: mutations; store_queries.cc:
+// reads). Not part of the Store's interface.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "coordinator/sqlite_db.h"
+#include "coordinator/store.h"
+
+#define TS_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
+    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+namespace tailsweep::store_internal {
+
+// Key/value lists as JSON objects (the params, cell and fixed columns).
+std::string ToJson(const KeyValues& kv);
+KeyValues FromJson(const std::string& text);
+// The jobs.state column; DataLoss for a value the schema does not allow.
+absl::StatusOr<JobState> ParseState(const std::string& s);
+
+// OK when `epoch` is the job's live lease (or, with allow_done, the lease
+// that completed it); FailedPrecondition for a stale epoch or a job not
+// leased, Cancelled for a cancelled job, NotFound for an unknown one.
+absl::Status CheckEpoch(sql::Db& db, const std::string& job_id, int64_t epoch,
+                        bool allow_done);
+// NotFound for an unknown sweep name.
+absl::Status CheckSweep(sql::Db& db, const std::string& sweep);
+
+}  // namespace tailsweep::store_internal
+
+#endif  // TAILSWEEP_COORDINATOR_STORE_INTERNAL_H_
