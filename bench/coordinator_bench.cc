@@ -66,7 +66,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
     return 1;
   }
-  CoordinatorService service(store->get());
+  CheckpointStore checkpoints(store->get(), dir + "/data");
+  CoordinatorService service(store->get(), &checkpoints);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),

@@ -29,14 +29,20 @@ void OnSignal(int) { stop_requested = true; }
 int Main(int argc, char** argv) {
   CLI::App app{"tailsweep-coordinator: leases sweep jobs to workers over gRPC"};
   std::string db_path, listen = "127.0.0.1:50551", data_dir;
-  int64_t max_attempts = 3;
+  int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
   app.add_option("--db", db_path, "SQLite database file (created if missing)")
       ->required();
   app.add_option("--listen", listen, "Address to serve on (default: loopback)")
       ->capture_default_str();
-  app.add_option("--data-dir", data_dir, "Directory for checkpoints")
+  app.add_option(
+         "--data-dir", data_dir,
+         "Directory for checkpoints (DIR/checkpoints/JOB/EPOCH/step-N.pt)")
       ->required();
   app.add_option("--max-attempts", max_attempts, "Attempts before a job fails")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-checkpoint-bytes", max_checkpoint_bytes,
+                 "Largest checkpoint accepted")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   try {
@@ -63,7 +69,8 @@ int Main(int argc, char** argv) {
                  std::string(store.status().message()).c_str());
     return 1;
   }
-  CoordinatorService service(store->get());
+  CheckpointStore checkpoints(store->get(), data_dir);
+  CoordinatorService service(store->get(), &checkpoints, max_checkpoint_bytes);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

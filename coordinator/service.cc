@@ -234,4 +234,48 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+grpc::Status CoordinatorService::UploadCheckpoint(
+    grpc::ServerContext*, grpc::ServerReader<v1::CheckpointChunk>* reader,
+    v1::UploadCheckpointResponse* resp) {
+  v1::CheckpointChunk first;
+  if (!reader->Read(&first) || !first.has_header()) {
+    return Invalid("the stream's first message must be a header");
+  }
+  const v1::CheckpointHeader& h = first.header();
+  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", h.job_id()));
+  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(h.epoch()));
+  if (h.step() < 1) {
+    return Invalid(absl::StrCat("step must be >= 1 (got ", h.step(), ")"));
+  }
+  if (h.bytes() < 1) {
+    return Invalid(absl::StrCat("bytes must be >= 1 (got ", h.bytes(), ")"));
+  }
+  if (h.bytes() > max_checkpoint_bytes_) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("checkpoint of ", h.bytes(),
+                     " bytes is over the limit of ", max_checkpoint_bytes_,
+                     " (--max-checkpoint-bytes)"));
+  }
+  if (h.sha256().size() != 64 ||
+      h.sha256().find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Invalid("sha256 must be 64 lowercase hex digits");
+  }
+  absl::StatusOr<int64_t> stored = checkpoints_->Upload(
+      h, [&](v1::CheckpointChunk* chunk) { return reader->Read(chunk); });
+  if (!stored.ok()) return ToGrpc(stored.status());
+  resp->set_stored_step(*stored);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::DownloadCheckpoint(
+    grpc::ServerContext*, const v1::DownloadCheckpointRequest* req,
+    grpc::ServerWriter<v1::CheckpointChunk>* writer) {
+  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
+  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
+  return ToGrpc(checkpoints_->Download(
+      req->job_id(), req->epoch(),
+      [&](const v1::CheckpointChunk& chunk) { return writer->Write(chunk); }));
+}
+
 }  // namespace tailsweep

@@ -7,6 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "coordinator/checkpoint_store.h"
 #include "coordinator/store.h"
 #include "proto/tailsweep.grpc.pb.h"
 
@@ -17,7 +18,13 @@ grpc::Status ToGrpc(const absl::Status& status);
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  explicit CoordinatorService(Store* store) : store_(store) {}
+  // Checkpoints larger than `max_checkpoint_bytes` are refused
+  // (RESOURCE_EXHAUSTED).
+  CoordinatorService(Store* store, CheckpointStore* checkpoints,
+                     int64_t max_checkpoint_bytes = int64_t{4} << 30)
+      : store_(store),
+        checkpoints_(checkpoints),
+        max_checkpoint_bytes_(max_checkpoint_bytes) {}
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
                            v1::SubmitSweepResponse*) override;
@@ -45,9 +52,17 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::ResumeSweepResponse*) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
                            v1::ListWorkersResponse*) override;
+  grpc::Status UploadCheckpoint(grpc::ServerContext*,
+                                grpc::ServerReader<v1::CheckpointChunk>*,
+                                v1::UploadCheckpointResponse*) override;
+  grpc::Status DownloadCheckpoint(
+      grpc::ServerContext*, const v1::DownloadCheckpointRequest*,
+      grpc::ServerWriter<v1::CheckpointChunk>*) override;
 
  private:
   Store* store_;
+  CheckpointStore* checkpoints_;
+  int64_t max_checkpoint_bytes_;
 };
 
 }  // namespace tailsweep

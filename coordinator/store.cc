@@ -66,6 +66,15 @@ CREATE TABLE IF NOT EXISTS results (
   result        TEXT NOT NULL,            -- JSON, as lab train's result.json
   completed_ms  INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS checkpoints (
+  job_id       TEXT PRIMARY KEY REFERENCES jobs (job_id),
+  step         INTEGER NOT NULL,          -- training steps it holds
+  file         TEXT NOT NULL,             -- path under --data-dir
+  bytes        INTEGER NOT NULL,
+  sha256       TEXT NOT NULL,
+  epoch        INTEGER NOT NULL,          -- the lease that uploaded it
+  uploaded_ms  INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS workers (
   worker_id     TEXT PRIMARY KEY,
   last_seen_ms  INTEGER NOT NULL
@@ -417,6 +426,42 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
       sweep,
       "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
       "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled')");
+}
+
+absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
+    const std::string& job_id, int64_t epoch, const CheckpointRow& row) {
+  CheckpointRow stored = row;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "INSERT INTO checkpoints (job_id, step, file, bytes, sha256, epoch, "
+        "uploaded_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (job_id) DO UPDATE SET step = excluded.step, "
+        "file = excluded.file, bytes = excluded.bytes, "
+        "sha256 = excluded.sha256, epoch = excluded.epoch, "
+        "uploaded_ms = excluded.uploaded_ms WHERE excluded.step > step");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, job_id)
+                           .Bind(2, row.step)
+                           .Bind(3, row.file)
+                           .Bind(4, row.bytes)
+                           .Bind(5, row.sha256)
+                           .Bind(6, epoch)
+                           .Bind(7, clock_->NowMs())
+                           .Run());
+    if (db.Changes() > 0) return absl::OkStatus();
+    // An older (or the same) step than the stored one: keep the stored one.
+    absl::StatusOr<sql::Statement> q = db.Prepare(
+        "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?");
+    if (!q.ok()) return q.status();
+    q->Bind(1, job_id);
+    absl::StatusOr<bool> found = q->Step();
+    if (!found.ok()) return found.status();
+    stored = {q->Int(0), q->Text(1), q->Int(2), q->Text(3)};
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return stored;
 }
 
 }  // namespace tailsweep

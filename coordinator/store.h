@@ -80,6 +80,15 @@ struct JobRow {
   std::string result_json;  // empty unless done
 };
 
+// A stored checkpoint: the file (relative to the data directory) and what
+// it must hash to.
+struct CheckpointRow {
+  int64_t step = 0;
+  std::string file;
+  int64_t bytes = 0;
+  std::string sha256;
+};
+
 class Store {
  public:
   // Opens or creates the database and its schema.
@@ -136,6 +145,17 @@ class Store {
   // Requeues the sweep's failed and cancelled jobs (never done ones) with a
   // fresh attempt count; returns how many. NotFound for an unknown sweep.
   absl::StatusOr<int64_t> ResumeSweep(const std::string& sweep);
+
+  // OK when `epoch` is the job's live lease; the statuses of Heartbeat.
+  absl::Status CheckLease(const std::string& job_id, int64_t epoch);
+  // Records a checkpoint uploaded under the live lease `epoch` when it is
+  // newer than the stored one; returns the one stored now (the caller
+  // deletes the file that is not). Stale epoch: FailedPrecondition.
+  absl::StatusOr<CheckpointRow> RecordCheckpoint(const std::string& job_id,
+                                                 int64_t epoch,
+                                                 const CheckpointRow& row);
+  // The job's newest checkpoint; NotFound when it has none.
+  absl::StatusOr<CheckpointRow> Checkpoint(const std::string& job_id);
 
   // NotFound for an unknown sweep (also for CancelSweep).
   absl::StatusOr<SweepCounts> Counts(const std::string& sweep);

@@ -9,6 +9,7 @@
 
 namespace tailsweep {
 
+using store_internal::CheckEpoch;
 using store_internal::CheckSweep;
 using store_internal::FromJson;
 using store_internal::ParseState;
@@ -121,6 +122,25 @@ absl::StatusOr<std::string> Store::IntegrityCheck() {
   absl::StatusOr<bool> row = st->Step();
   if (!row.ok()) return row.status();
   return st->Text(0);
+}
+
+absl::Status Store::CheckLease(const std::string& job_id, int64_t epoch) {
+  absl::MutexLock lock(&read_mu_);
+  return CheckEpoch(*reader_, job_id, epoch, /*allow_done=*/false);
+}
+
+absl::StatusOr<CheckpointRow> Store::Checkpoint(const std::string& job_id) {
+  absl::MutexLock lock(&read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint for job ", job_id));
+  }
+  return CheckpointRow{st->Int(0), st->Text(1), st->Int(2), st->Text(3)};
 }
 
 }  // namespace tailsweep

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "proto/checkpoint_transfer.h"
 #include "tests/testing/run_command.h"
 
 namespace tailsweep {
@@ -27,7 +29,10 @@ class ServiceTest : public ::testing::Test {
     auto store = Store::Open(dir_ + "/db", &clock_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
-    service_ = std::make_unique<CoordinatorService>(store_.get());
+    checkpoints_ =
+        std::make_unique<CheckpointStore>(store_.get(), dir_ + "/data");
+    service_ = std::make_unique<CoordinatorService>(
+        store_.get(), checkpoints_.get(), /*max_checkpoint_bytes=*/1 << 20);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
@@ -65,6 +70,7 @@ class ServiceTest : public ::testing::Test {
   std::string dir_;
   ManualClock clock_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<CheckpointStore> checkpoints_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
@@ -194,6 +200,134 @@ TEST(CoordinatorExecutable, HelpAndBadFlags) {
       std::string(TAILSWEEP_COORDINATOR_BIN) + " --data-dir /tmp");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--db"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace tailsweep
+
+namespace tailsweep {
+namespace {
+
+class CheckpointServiceTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    grpc::Status status;
+    Submit(kSpec, &status);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    lease_ = Lease("w1");
+    file_ = dir_ + "/step-00000040.pt";
+    std::ofstream(file_) << std::string(600 * 1024, 'x') << "tail";
+  }
+  v1::JobLease Lease(const std::string& worker) {
+    v1::LeaseJobsRequest req;
+    req.set_worker_id(worker);
+    req.set_max_jobs(1);
+    req.set_lease_ms(5000);
+    v1::LeaseJobsResponse resp;
+    EXPECT_TRUE(stub_->LeaseJobs(Context().get(), req, &resp).ok());
+    return resp.leases_size() == 1 ? resp.leases(0) : v1::JobLease();
+  }
+  // Uploads `path` as step `step` under `epoch`; `damage` flips a byte of
+  // the data on the way.
+  grpc::Status Upload(const std::string& path, int64_t step, int64_t epoch,
+                      bool damage = false,
+                      v1::UploadCheckpointResponse* resp = nullptr) {
+    v1::UploadCheckpointResponse ignored;
+    auto ctx = Context();
+    auto writer = stub_->UploadCheckpoint(ctx.get(), resp ? resp : &ignored);
+    v1::CheckpointHeader header;
+    header.set_job_id(lease_.job_id());
+    header.set_epoch(epoch);
+    header.set_step(step);
+    header.set_name(std::filesystem::path(path).filename().string());
+    absl::Status sent =
+        transfer::SendFile(path, header, [&](const v1::CheckpointChunk& chunk) {
+          v1::CheckpointChunk c = chunk;
+          if (damage && c.has_data()) (*c.mutable_data())[3] ^= 1;
+          return writer->Write(c);
+        });
+    writer->WritesDone();
+    return writer->Finish();
+  }
+  grpc::Status Download(int64_t epoch, const std::string& path) {
+    v1::DownloadCheckpointRequest req;
+    req.set_job_id(lease_.job_id());
+    req.set_epoch(epoch);
+    auto ctx = Context();
+    auto reader = stub_->DownloadCheckpoint(ctx.get(), req);
+    v1::CheckpointChunk first;
+    absl::Status received = absl::OkStatus();
+    if (reader->Read(&first) && first.has_header()) {
+      received = transfer::ReceiveFile(
+          first.header(),
+          [&](v1::CheckpointChunk* c) { return reader->Read(c); }, path);
+    }
+    grpc::Status status = reader->Finish();
+    if (status.ok() && !received.ok()) return ToGrpc(received);
+    return status;
+  }
+  std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  v1::JobLease lease_;
+  std::string file_;
+};
+
+TEST_F(CheckpointServiceTest, UploadedCheckpointComesBackByteForByte) {
+  v1::UploadCheckpointResponse resp;
+  grpc::Status up = Upload(file_, 40, lease_.epoch(), false, &resp);
+  ASSERT_TRUE(up.ok()) << up.error_message();
+  EXPECT_EQ(resp.stored_step(), 40);
+  grpc::Status down = Download(lease_.epoch(), dir_ + "/got.pt");
+  ASSERT_TRUE(down.ok()) << down.error_message();
+  EXPECT_EQ(Read(dir_ + "/got.pt"), Read(file_));
+  // Stored under the data directory, by job and epoch.
+  EXPECT_TRUE(std::filesystem::exists(
+      dir_ + "/data/checkpoints/" + lease_.job_id() + "/" +
+      std::to_string(lease_.epoch()) + "/step-00000040.pt"));
+  // An older step is acknowledged and dropped.
+  const std::string older = dir_ + "/step-00000020.pt";
+  std::ofstream(older) << "older";
+  ASSERT_TRUE(Upload(older, 20, lease_.epoch(), false, &resp).ok());
+  EXPECT_EQ(resp.stored_step(), 40);
+  ASSERT_TRUE(Download(lease_.epoch(), dir_ + "/again.pt").ok());
+  EXPECT_EQ(Read(dir_ + "/again.pt"), Read(file_));
+}
+
+TEST_F(CheckpointServiceTest, DamagedStaleOrOversizedUploadsAreRefused) {
+  EXPECT_EQ(Upload(file_, 40, lease_.epoch(), /*damage=*/true).error_code(),
+            grpc::StatusCode::DATA_LOSS);
+  EXPECT_EQ(Upload(file_, 40, lease_.epoch() + 1).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  const std::string big = dir_ + "/step-00000050.pt";
+  std::ofstream(big) << std::string((1 << 20) + 1, 'b');
+  EXPECT_EQ(Upload(big, 50, lease_.epoch()).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  const std::string sneaky = dir_ + "/..pt";
+  std::ofstream(sneaky) << "x";
+  EXPECT_EQ(Upload(sneaky, 50, lease_.epoch()).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  // Nothing was stored: there is no checkpoint to download.
+  EXPECT_EQ(Download(lease_.epoch(), dir_ + "/none.pt").error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/none.pt"));
+}
+
+TEST_F(CheckpointServiceTest, OnlyTheLiveLeaseMayDownload) {
+  ASSERT_TRUE(Upload(file_, 40, lease_.epoch()).ok());
+  // The damaged file on disk is caught before anything is sent.
+  const std::string stored = dir_ + "/data/checkpoints/" + lease_.job_id() +
+                             "/" + std::to_string(lease_.epoch()) +
+                             "/step-00000040.pt";
+  EXPECT_EQ(Download(lease_.epoch() + 7, dir_ + "/x.pt").error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  std::fstream(stored, std::ios::in | std::ios::out | std::ios::binary)
+      .write("y", 1);
+  EXPECT_EQ(Download(lease_.epoch(), dir_ + "/x.pt").error_code(),
+            grpc::StatusCode::DATA_LOSS);
 }
 
 }  // namespace

@@ -1,0 +1,194 @@
+#include "proto/checkpoint_transfer.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep::transfer {
+namespace {
+
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr);
+  }
+  void Update(absl::string_view data) {
+    EVP_DigestUpdate(ctx_.get(), data.data(), data.size());
+  }
+  std::string Hex() {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    EVP_DigestFinal_ex(ctx_.get(), digest, &size);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < size; ++i) {
+      out.push_back(kHex[digest[i] >> 4]);
+      out.push_back(kHex[digest[i] & 15]);
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+};
+
+absl::Status IoError(absl::string_view what, const std::string& path) {
+  return absl::InternalError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status SyncFd(int fd, const std::string& path) {
+  if (::fsync(fd) != 0) return IoError("fsync", path);
+  return absl::OkStatus();
+}
+
+absl::Status SyncDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return IoError("open", dir);
+  absl::Status s = SyncFd(fd, dir);
+  ::close(fd);
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<FileDigest> DigestFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return errno == ENOENT ? absl::NotFoundError(absl::StrCat("no file ", path))
+                           : IoError("open", path);
+  }
+  Sha256 sha;
+  FileDigest out;
+  std::string buffer(kChunkBytes, '\0');
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
+    sha.Update(absl::string_view(buffer.data(), n));
+    out.bytes += static_cast<int64_t>(n);
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return IoError("read", path);
+  out.sha256 = sha.Hex();
+  return out;
+}
+
+absl::Status CheckCheckpointName(absl::string_view name) {
+  int64_t step = 0;
+  if (absl::StartsWith(name, "step-") && absl::EndsWith(name, ".pt") &&
+      name.size() > 8 &&
+      absl::SimpleAtoi(name.substr(5, name.size() - 8), &step) && step >= 0 &&
+      name.find_first_not_of("step-0123456789.") == absl::string_view::npos &&
+      name.find('/') == absl::string_view::npos) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "checkpoint name '", name, "': expected step-N.pt (digits only)"));
+}
+
+absl::Status SendFile(
+    const std::string& path, v1::CheckpointHeader header,
+    const std::function<bool(const v1::CheckpointChunk&)>& send) {
+  absl::StatusOr<FileDigest> digest = DigestFile(path);
+  if (!digest.ok()) return digest.status();
+  if (!header.sha256().empty() &&
+      (header.sha256() != digest->sha256 || header.bytes() != digest->bytes)) {
+    return absl::DataLossError(absl::StrCat(
+        path, " is damaged: SHA-256 ", digest->sha256, " (", digest->bytes,
+        " bytes), recorded ", header.sha256(), " (", header.bytes(), ")"));
+  }
+  header.set_bytes(digest->bytes);
+  header.set_sha256(digest->sha256);
+  v1::CheckpointChunk chunk;
+  *chunk.mutable_header() = header;
+  if (!send(chunk)) return absl::UnavailableError("stream closed");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return IoError("open", path);
+  std::string buffer(kChunkBytes, '\0');
+  size_t n;
+  int64_t sent = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
+    chunk.set_data(buffer.data(), n);
+    sent += static_cast<int64_t>(n);
+    if (!send(chunk)) {
+      std::fclose(f);
+      return absl::UnavailableError("stream closed");
+    }
+  }
+  std::fclose(f);
+  if (sent != digest->bytes) {
+    return absl::DataLossError(absl::StrCat(path, " changed while being sent (",
+                                            digest->bytes, " bytes, then ",
+                                            sent, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReceiveFile(const v1::CheckpointHeader& header,
+                         const std::function<bool(v1::CheckpointChunk*)>& next,
+                         const std::string& path) {
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  const std::string temp = absl::StrCat(path, ".part-", std::random_device{}());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return IoError("create", temp);
+  Sha256 sha;
+  int64_t received = 0;
+  absl::Status status;
+  v1::CheckpointChunk chunk;
+  while (status.ok() && next(&chunk)) {
+    if (!chunk.has_data()) {
+      status = absl::DataLossError("a second header inside the stream");
+      break;
+    }
+    const std::string& data = chunk.data();
+    received += static_cast<int64_t>(data.size());
+    if (received > header.bytes()) {
+      status = absl::DataLossError(absl::StrCat(
+          "more than the ", header.bytes(), " bytes the header announced"));
+      break;
+    }
+    sha.Update(data);
+    for (size_t done = 0; done < data.size();) {
+      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0) {
+        status = IoError("write", temp);
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (status.ok() && received != header.bytes()) {
+    status = absl::DataLossError(absl::StrCat(
+        "stream ended after ", received, " of ", header.bytes(), " bytes"));
+  }
+  if (status.ok()) {
+    if (const std::string hex = sha.Hex(); hex != header.sha256()) {
+      status = absl::DataLossError(absl::StrCat(
+          "SHA-256 mismatch: got ", hex, ", header says ", header.sha256()));
+    }
+  }
+  if (status.ok()) status = SyncFd(fd, temp);
+  ::close(fd);
+  if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
+    status = IoError("rename to", path);
+  }
+  if (!status.ok()) {
+    std::filesystem::remove(temp, ec);
+    return status;
+  }
+  return SyncDir(target.parent_path().string());
+}
+
+}  // namespace tailsweep::transfer

@@ -1,0 +1,53 @@
+#ifndef TAILSWEEP_PROTO_CHECKPOINT_TRANSFER_H_
+#define TAILSWEEP_PROTO_CHECKPOINT_TRANSFER_H_
+
+// Both ends of the checkpoint streams (UploadCheckpoint,
+// DownloadCheckpoint): a file sent as a header and data chunks, and
+// received into a temporary file that becomes the target only when its
+// size and SHA-256 match the header (then fsync, rename, fsync of the
+// directory: a crash leaves the old file or the new one, never a part).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/tailsweep.pb.h"
+
+namespace tailsweep::transfer {
+
+// Bytes per data chunk (the API allows up to 1 MiB).
+inline constexpr int64_t kChunkBytes = 256 * 1024;
+inline constexpr int64_t kMaxChunkBytes = 1024 * 1024;
+
+// Hex SHA-256 of a whole file, and its size. NotFound / Internal.
+struct FileDigest {
+  int64_t bytes = 0;
+  std::string sha256;
+};
+absl::StatusOr<FileDigest> DigestFile(const std::string& path);
+
+// OK when `name` is a plain checkpoint file name (step-N.pt: no directory
+// part), InvalidArgument otherwise. Guards every path built from the wire.
+absl::Status CheckCheckpointName(absl::string_view name);
+
+// Sends `header`, then the file's bytes. The header's bytes and sha256 are
+// filled from the file; when the header carries them already (a recorded
+// digest), a file that no longer matches is DataLoss and nothing is sent.
+// `send` returns false when the stream broke (Unavailable).
+absl::Status SendFile(
+    const std::string& path, v1::CheckpointHeader header,
+    const std::function<bool(const v1::CheckpointChunk&)>& send);
+
+// Reads data chunks with `next` (false at the end of the stream) into a
+// temporary file beside `path`, then, when they add up to header.bytes and
+// header.sha256, makes it `path` atomically. DataLoss on a mismatch (or a
+// second header), Internal on I/O failure; nothing changes at `path` then.
+absl::Status ReceiveFile(const v1::CheckpointHeader& header,
+                         const std::function<bool(v1::CheckpointChunk*)>& next,
+                         const std::string& path);
+
+}  // namespace tailsweep::transfer
+
+#endif  // TAILSWEEP_PROTO_CHECKPOINT_TRANSFER_H_
