@@ -22,9 +22,10 @@
 
 namespace tailsweep::cli {
 
-Command TailsCommand();  // lab_tails.cc
-Command TrainCommand();  // lab_train.cc
-Command EvalCommand();   // lab_train.cc
+Command TailsCommand();    // lab_tails.cc
+Command TrainCommand();    // lab_train.cc
+Command EvalCommand();     // lab_train.cc
+Command DevicesCommand();  // lab_train.cc
 
 namespace {
 
@@ -341,7 +342,7 @@ Command ReferenceCommand() {
 std::vector<Command> LabCommands() {
   return {SampleCommand(),    InstanceCommand(), EnergyCommand(),
           ReferenceCommand(), TailsCommand(),    TrainCommand(),
-          EvalCommand()};
+          EvalCommand(),      DevicesCommand()};
 }
 
 int ExitCode(const absl::Status& status) {

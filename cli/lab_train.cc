@@ -268,7 +268,29 @@ RunFn DefineEval(CLI::App& app) {
   };
 }
 
+RunFn DefineDevices(CLI::App&) {
+  return []() -> absl::Status {
+    // What this build of LibTorch can use: the worker's --devices auto.
+    const int64_t cuda = torch::cuda::is_available()
+                             ? static_cast<int64_t>(torch::cuda::device_count())
+                             : 0;
+    json devices = json::array();
+    for (int64_t i = 0; i < cuda; ++i)
+      devices.push_back(absl::StrCat("cuda:", i));
+    if (cuda == 0) devices.push_back("cpu");
+    PrintJson({{"cuda_devices", cuda}, {"devices", devices}});
+    return absl::OkStatus();
+  };
+}
+
 }  // namespace
+
+Command DevicesCommand() {
+  return {"devices",
+          "The devices this build can train on (JSON; the worker's "
+          "--devices auto)",
+          DefineDevices};
+}
 
 Command TrainCommand() {
   return {"train",

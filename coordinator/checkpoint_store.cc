@@ -14,8 +14,12 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = transfer::CheckCheckpointName(header.name()); !s.ok()) {
-    return s;
+  if (absl::StatusOr<int64_t> step = transfer::CheckpointStep(header.name());
+      !step.ok()) {
+    return step.status();
+  } else if (*step != header.step()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint name ", header.name(), " is not step ", header.step()));
   }
   // The job id is known to the store, so it is one of our hex digests.
   const std::filesystem::path job_dir =

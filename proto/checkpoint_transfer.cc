@@ -83,14 +83,15 @@ absl::StatusOr<FileDigest> DigestFile(const std::string& path) {
   return out;
 }
 
-absl::Status CheckCheckpointName(absl::string_view name) {
+absl::StatusOr<int64_t> CheckpointStep(absl::string_view name) {
   int64_t step = 0;
   if (absl::StartsWith(name, "step-") && absl::EndsWith(name, ".pt") &&
-      name.size() > 8 &&
-      absl::SimpleAtoi(name.substr(5, name.size() - 8), &step) && step >= 0 &&
-      name.find_first_not_of("step-0123456789.") == absl::string_view::npos &&
-      name.find('/') == absl::string_view::npos) {
-    return absl::OkStatus();
+      name.size() > 8) {
+    const absl::string_view digits = name.substr(5, name.size() - 8);
+    if (digits.find_first_not_of("0123456789") == absl::string_view::npos &&
+        absl::SimpleAtoi(digits, &step)) {
+      return step;
+    }
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "checkpoint name '", name, "': expected step-N.pt (digits only)"));

@@ -28,9 +28,10 @@ struct FileDigest {
 };
 absl::StatusOr<FileDigest> DigestFile(const std::string& path);
 
-// OK when `name` is a plain checkpoint file name (step-N.pt: no directory
-// part), InvalidArgument otherwise. Guards every path built from the wire.
-absl::Status CheckCheckpointName(absl::string_view name);
+// The step of a plain checkpoint file name (step-N.pt, digits only, no
+// directory part); InvalidArgument otherwise. Guards every path built from
+// the wire.
+absl::StatusOr<int64_t> CheckpointStep(absl::string_view name);
 
 // Sends `header`, then the file's bytes. The header's bytes and sha256 are
 // filled from the file; when the header carries them already (a recorded

@@ -14,8 +14,13 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "worker/worker.h"
 
@@ -23,6 +28,46 @@ namespace tailsweep {
 namespace {
 
 std::atomic<bool> stop_requested{false};
+
+// --devices: auto asks `tailsweep lab devices` (the CUDA devices this build
+// of LibTorch sees, else cpu); otherwise cpu or cuda:N[,cuda:M...].
+absl::StatusOr<std::vector<std::string>> ParseDevices(
+    const std::string& flag, const std::string& tailsweep_bin,
+    const std::string& work_dir) {
+  std::vector<std::string> out;
+  if (flag == "cpu") return std::vector<std::string>{"cpu"};
+  if (flag == "auto") {
+    std::error_code ec;
+    std::filesystem::create_directories(work_dir, ec);
+    const std::string answer = work_dir + "/devices.json";
+    absl::StatusOr<ChildProcess> child = ChildProcess::Start(
+        {tailsweep_bin, "lab", "devices"}, {}, answer, "/dev/null");
+    if (!child.ok()) return child.status();
+    std::optional<int> code;
+    while (!(code = child->Poll())) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ifstream in(answer);
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (*code != 0 || !doc.is_object() || !doc["devices"].is_array()) {
+      return absl::InternalError(
+          absl::StrCat("auto: `", tailsweep_bin, " lab devices` failed (exit ",
+                       *code, "); name the devices instead"));
+    }
+    for (const auto& d : doc["devices"]) out.push_back(d.get<std::string>());
+    return out;
+  }
+  for (absl::string_view d : absl::StrSplit(flag, ',')) {
+    int index = 0;
+    if (!absl::StartsWith(d, "cuda:") ||
+        !absl::SimpleAtoi(d.substr(5), &index) || index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", d, "'; allowed: auto, cpu, cuda:N[,cuda:M...]"));
+    }
+    out.emplace_back(d);
+  }
+  return out;
+}
 void OnSignal(int) { stop_requested = true; }
 
 int Main(int argc, char** argv) {
@@ -57,28 +102,6 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tailsweep-worker: %s (see --help)\n", e.what());
     return 2;
   }
-  // This build's LibTorch is CPU-only unless built with CUDA; auto finds CPU.
-  options.devices.clear();
-  if (devices == "auto" || devices == "cpu") {
-    options.devices.push_back("cpu");
-  } else {
-    for (absl::string_view d : absl::StrSplit(devices, ',')) {
-      if (d != "cpu" && !absl::StartsWith(d, "cuda:")) {
-        std::fprintf(stderr,
-                     "tailsweep-worker: --devices: '%s'; allowed: auto, "
-                     "cpu, cuda:N[,cuda:M...]\n",
-                     std::string(d).c_str());
-        return 2;
-      }
-      options.devices.emplace_back(d);
-    }
-  }
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  if (options.threads_per_slot < 1) {
-    options.threads_per_slot =
-        std::max(1, cores / static_cast<int>(options.devices.size() *
-                                             options.slots_per_device));
-  }
   if (options.tailsweep_bin.empty()) {
     options.tailsweep_bin =
         (std::filesystem::read_symlink("/proc/self/exe").parent_path() /
@@ -86,11 +109,31 @@ int Main(int argc, char** argv) {
             .string();
   }
   options.work_dir = work_dir.empty() ? "tailsweep-work" : work_dir;
+  absl::StatusOr<std::vector<std::string>> found =
+      ParseDevices(devices, options.tailsweep_bin, options.work_dir);
+  if (!found.ok()) {
+    std::fprintf(stderr, "tailsweep-worker: --devices: %s\n",
+                 std::string(found.status().message()).c_str());
+    return 2;
+  }
+  options.devices = *found;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (options.threads_per_slot < 1) {
+    options.threads_per_slot =
+        std::max(1, cores / static_cast<int>(options.devices.size() *
+                                             options.slots_per_device));
+  }
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   options.worker_id = std::string(host) + "-" + std::to_string(getpid());
-  auto stub = v1::Coordinator::NewStub(
-      grpc::CreateChannel(coordinator, grpc::InsecureChannelCredentials()));
+  // Reconnect within seconds of a coordinator restart (gRPC's own default
+  // backoff grows to two minutes); the worker backs off with jitter above.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 4000);
+  auto stub = v1::Coordinator::NewStub(grpc::CreateCustomChannel(
+      coordinator, grpc::InsecureChannelCredentials(), args));
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   std::fprintf(

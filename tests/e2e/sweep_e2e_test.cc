@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -24,11 +25,14 @@ using testing::RunCommand;
 
 const std::string kBin = TAILSWEEP_BIN_DIR;
 
-std::string TinySpec(const std::string& name, int steps) {
+// Four cells (kernel x norm), or two with norms "[post]".
+std::string TinySpec(const std::string& name, int steps,
+                     const std::string& norms = "[post, pre]") {
   return absl::StrCat("name: ", name, R"(
 grid:
   kernel: [softmax, log]
-  norm: [post, pre]
+  norm: )",
+                      norms, R"(
 fixed:
   n_points: 64
   d_model: 16
@@ -74,11 +78,24 @@ class SweepE2E : public ::testing::Test {
                   "--data-dir", dir_ + "/data", "--listen", address_},
                  "coordinator");
   }
+  // Each worker has its own work directory, as on separate machines: a
+  // job resumes elsewhere only through the coordinator's checkpoints.
   ChildProcess& StartWorker(const std::string& name) {
     return Start({kBin + "/tailsweep-worker", "--coordinator", address_,
                   "--slots-per-device", "2", "--threads-per-slot", "1",
-                  "--work-dir", dir_ + "/work", "--lease-ms", "4000"},
+                  "--work-dir", WorkDir(name), "--lease-ms", "4000"},
                  name);
+  }
+  std::string WorkDir(const std::string& worker) {
+    return dir_ + "/work-" + worker;
+  }
+  // Live processes whose command line mentions `text`.
+  int64_t ProcessesMentioning(const std::string& text) {
+    // "[/]tmp/..." matches the path but not this pgrep's own shell.
+    const testing::CommandResult r = RunCommand(
+        "pgrep -f -c -- '[" + text.substr(0, 1) + "]" + text.substr(1) + "'");
+    int64_t n = 0;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &n) ? n : -1;
   }
   testing::CommandResult Cli(const std::string& args) {
     return RunCommand(kBin + "/tailsweep " + args + " --coordinator " +
@@ -113,7 +130,7 @@ class SweepE2E : public ::testing::Test {
   static inline int counter_ = 0;
   std::string dir_, address_;
   int port_ = 0;
-  std::vector<ChildProcess> processes_;
+  std::deque<ChildProcess> processes_;  // references stay valid
 };
 
 TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
@@ -179,8 +196,12 @@ TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
   }
   ASSERT_FALSE(resumed.empty());
   const std::string params_json =
-      testing::ReadFile(dir_ + "/work/" + resumed + "/result.json");
+      testing::ReadFile(WorkDir("rescuer") + "/" + resumed + "/result.json");
   const nlohmann::json result = nlohmann::json::parse(params_json);
+  // It resumed from the checkpoint the victim uploaded (the rescuer's own
+  // directory had none), not from scratch.
+  EXPECT_GE(result["resumed_from_step"].get<int64_t>(), 10);
+  EXPECT_GE(Query("SELECT COUNT(*) FROM checkpoints"), 2);
   std::string sets;
   for (const auto& [k, v] : result["config"].items()) {
     sets +=
@@ -261,6 +282,54 @@ TEST_F(SweepE2E, SigtermCheckpointsReleasesAsPreemptedAndAnotherWorkerResumes) {
   EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
                   "name = 'loss' GROUP BY job_id)"),
             80);
+  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
+                  "name = 'loss' GROUP BY job_id)"),
+            80);
+  // The two preempted jobs went on from the checkpoints their SIGTERM
+  // wrote, uploaded before the leases were given back.
+  int resumed = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(WorkDir("second"))) {
+    const std::string path = entry.path().string() + "/result.json";
+    if (!std::filesystem::exists(path)) continue;
+    const nlohmann::json r = nlohmann::json::parse(testing::ReadFile(path));
+    if (r["resumed_from_step"].get<int64_t>() >= 20) ++resumed;
+  }
+  EXPECT_EQ(resumed, 2);
+}
+
+TEST_F(SweepE2E, WorkerFrozenPastItsLeaseIsFencedAndStopsItsJobs) {
+  StartCoordinator();
+  ChildProcess& frozen = StartWorker("frozen");
+  Submit(TinySpec("freeze", 5000, "[post]"));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) > 0 FROM metrics", 1, 60));
+  kill(frozen.pid(), SIGSTOP);  // its jobs run on; it cannot renew
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'expired'", 2, 30));
+  StartWorker("taker");
+  ASSERT_TRUE(WaitFor(
+      "SELECT COUNT(*) FROM jobs WHERE state = 'leased' AND epoch = 2", 2, 60));
+  EXPECT_EQ(ProcessesMentioning(WorkDir("frozen") + "/"), 2);
+  kill(frozen.pid(), SIGCONT);
+  // Its next call carries epoch 1 and is refused: it kills its two jobs
+  // within a heartbeat (lease / 3 = 1.3 s) plus a poll.
+  bool stopped = false;
+  for (int i = 0; i < 40 && !stopped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stopped = ProcessesMentioning(WorkDir("frozen") + "/") == 0;
+  }
+  EXPECT_TRUE(stopped) << testing::ReadFile(dir_ + "/frozen.err");
+  EXPECT_NE(testing::ReadFile(dir_ + "/frozen.err").find("stale epoch 1"),
+            std::string::npos);
+  // The taker holds both jobs: one live holder each.
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT holder) FROM jobs WHERE state = "
+                  "'leased' AND epoch = 2"),
+            1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE epoch = 1 AND state = "
+                  "'leased'"),
+            0);
 }
 
 TEST_F(SweepE2E, SubmitRefusesBadSpecsWithExitTwoAndNoCoordinatorNeeded) {
