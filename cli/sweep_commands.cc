@@ -5,7 +5,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -246,21 +248,31 @@ RunFn DefineJobs(CLI::App& app) {
   };
 }
 
-// One results cell: "median [low, high]", bold when the interval reaches 1,
-// "*" when the run collapsed, "!" when it diverged.
-std::string ResultCell(const json& r, bool markdown) {
-  if (!r.is_object() || !r.contains("ratio_median") ||
-      r["ratio_median"].is_null()) {
-    return r.is_object() && r.value("diverged", false) ? "diverged" : "-";
+// A number of a results row for JSON and CSV: null when it does not exist.
+json Value(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+// One results cell: "median [low, high]", "b" (bold in markdown) when the
+// interval reaches 1, "*" when the run collapsed (k/n of n seeds), "!" when
+// it diverged; over several seeds also n and the seeds' range.
+std::string ResultCell(const v1::CellResult& r, bool markdown) {
+  if (std::isnan(r.ratio_median())) {
+    if (r.diverged() > 0) return "diverged";
+    if (r.failed() > 0) return "failed";
+    return r.done() == r.jobs() ? "-" : "pending";
   }
-  const double median = r["ratio_median"].get<double>();
-  const double low = r["ratio_ci_low"].get<double>();
-  const double high = r["ratio_ci_high"].get<double>();
-  std::string text = absl::StrFormat("%.3f [%.3f, %.3f]", median, low, high);
-  if (markdown && low <= 1.0) text = "**" + text + "**";
-  if (!markdown && low <= 1.0) text += " b";
-  if (r.value("collapsed", false)) text += " *";
-  if (r.value("diverged", false)) text += " !";
+  std::string text = absl::StrFormat("%.3f [%.3f, %.3f]", r.ratio_median(),
+                                     r.ratio_ci_low(), r.ratio_ci_high());
+  if (markdown && r.bold()) text = "**" + text + "**";
+  if (!markdown && r.bold()) text += " b";
+  const auto of = [&](int64_t k) {
+    return r.jobs() > 1 ? absl::StrCat(k, "/", r.done()) : std::string();
+  };
+  if (r.collapsed() > 0) text += " *" + of(r.collapsed());
+  if (r.diverged() > 0) text += " !" + of(r.diverged());
+  if (r.jobs() > 1) {
+    absl::StrAppend(&text, absl::StrFormat(" n=%d (%.3f-%.3f)", r.done(),
+                                           r.seed_min(), r.seed_max()));
+  }
   return text;
 }
 
@@ -268,6 +280,7 @@ RunFn DefineResults(CLI::App& app) {
   struct Flags {
     Connection c;
     std::string sweep, format = "table", columns = "kernel";
+    bool per_seed = false;
   };
   auto f = std::make_shared<Flags>();
   AddConnection(app, &f->c);
@@ -278,22 +291,38 @@ RunFn DefineResults(CLI::App& app) {
   app.add_option("--group-by", f->columns,
                  "Grid key whose values become the columns (default: kernel)")
       ->capture_default_str();
+  app.add_flag("--per-seed", f->per_seed,
+               "One row per seed instead of aggregating over seeds");
   return [f]() -> absl::Status {
-    absl::StatusOr<v1::ListJobsResponse> jobs = ListJobs(f->c, f->sweep);
-    if (!jobs.ok()) return jobs.status();
+    v1::GetResultsRequest req;
+    req.set_sweep(f->sweep);
+    req.set_over_seeds(!f->per_seed);
+    v1::GetResultsResponse results;
+    if (absl::Status s =
+            FromGrpc(f->c.Stub().GetResults(Context().get(), req, &results),
+                     f->c.address);
+        !s.ok()) {
+      return s;
+    }
     if (f->format == "json" || f->format == "csv") {
       json doc = json::array();
-      std::vector<std::vector<std::string>> rows;
-      for (const auto& j : jobs->jobs()) {
-        json row = {{"job_id", j.job_id()}, {"state", j.state()}};
-        for (const auto& kv : j.cell()) row[kv.key()] = kv.value();
-        const json r = json::parse(
-            j.result_json().empty() ? "{}" : j.result_json(), nullptr, false);
-        for (const char* key :
-             {"ratio_mean", "ratio_median", "ratio_ci_low", "ratio_ci_high",
-              "collapsed", "collapse_step", "diverged", "hill_stat"}) {
-          row[key] = r.is_object() && r.contains(key) ? r[key] : json(nullptr);
-        }
+      for (const v1::CellResult& r : results.rows()) {
+        json row = json::object();
+        for (const auto& kv : r.cell()) row[kv.key()] = kv.value();
+        row.update({{"jobs", r.jobs()},
+                    {"done", r.done()},
+                    {"failed", r.failed()},
+                    {"ratio_median", Value(r.ratio_median())},
+                    {"ratio_mean", Value(r.ratio_mean())},
+                    {"ratio_ci_low", Value(r.ratio_ci_low())},
+                    {"ratio_ci_high", Value(r.ratio_ci_high())},
+                    {"seed_min", Value(r.seed_min())},
+                    {"seed_max", Value(r.seed_max())},
+                    {"bold", r.bold()},
+                    {"collapsed", r.collapsed()},
+                    {"collapse_step", Value(r.collapse_step())},
+                    {"diverged", r.diverged()},
+                    {"hill_stat", Value(r.hill_stat())}});
         doc.push_back(row);
       }
       if (f->format == "json") {
@@ -301,14 +330,19 @@ RunFn DefineResults(CLI::App& app) {
         return absl::OkStatus();
       }
       std::vector<std::string> header;
-      if (!doc.empty()) {
-        for (const auto& item : doc[0].items()) header.push_back(item.key());
+      for (const json& row : doc) {  // every key, in first-seen order
+        for (const auto& item : row.items()) {
+          if (std::find(header.begin(), header.end(), item.key()) ==
+              header.end()) {
+            header.push_back(item.key());
+          }
+        }
       }
       std::cout << absl::StrJoin(header, ",") << "\n";
       for (const json& row : doc) {
         std::vector<std::string> cells;
         for (const std::string& k : header) {
-          const json& v = row[k];
+          const json v = row.contains(k) ? row[k] : json(nullptr);
           cells.push_back(v.is_string() ? v.get<std::string>()
                                         : (v.is_null() ? "" : v.dump()));
         }
@@ -321,21 +355,17 @@ RunFn DefineResults(CLI::App& app) {
     std::vector<std::string> columns;
     std::vector<std::string> row_order;
     std::map<std::string, std::map<std::string, std::string>> table;
-    for (const auto& j : jobs->jobs()) {
+    for (const v1::CellResult& r : results.rows()) {
       std::string column = "-";
-      for (const auto& kv : j.cell()) {
+      for (const auto& kv : r.cell()) {
         if (kv.key() == f->columns) column = kv.value();
       }
       if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
         columns.push_back(column);
       }
-      const std::string row = CellText(j.cell(), {f->columns});
+      const std::string row = CellText(r.cell(), {f->columns});
       if (table.count(row) == 0) row_order.push_back(row);
-      const json r = json::parse(
-          j.result_json().empty() ? "{}" : j.result_json(), nullptr, false);
-      table[row][column] = j.state() == "done"
-                               ? ResultCell(r, f->format == "markdown")
-                               : j.state();
+      table[row][column] = ResultCell(r, f->format == "markdown");
     }
     std::vector<std::string> header = {"cell"};
     header.insert(header.end(), columns.begin(), columns.end());
@@ -356,8 +386,10 @@ RunFn DefineResults(CLI::App& app) {
         std::cout << "| " << absl::StrJoin(r, " | ") << " |\n";
     } else {
       PrintTable(header, rows);
-      std::cout << "median distance ratio [95% bootstrap interval]; b: the "
-                   "interval reaches 1; *: collapsed; !: diverged\n";
+      std::cout << "median distance ratio [95% bootstrap interval over "
+                   "instances]; b: the interval reaches 1; *: collapsed; !: "
+                   "diverged; over seeds: medians of the seeds, n=seeds "
+                   "(range of their medians)\n";
     }
     return absl::OkStatus();
   };

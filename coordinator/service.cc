@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/aggregate.h"
 
 namespace tailsweep {
 namespace {
@@ -230,6 +231,37 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*,
     out->set_worker_id(w.worker_id);
     out->set_last_seen_ms(w.last_seen_ms);
     out->set_jobs_held(w.jobs_held);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetResults(grpc::ServerContext*,
+                                            const v1::GetResultsRequest* req,
+                                            v1::GetResultsResponse* resp) {
+  TS_GRPC_RETURN_IF_ERROR(CheckId("sweep", req->sweep()));
+  absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep());
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  for (const CellSummary& s : Summarize(*jobs, req->over_seeds())) {
+    v1::CellResult* row = resp->add_rows();
+    for (const auto& [k, v] : s.cell) {
+      v1::KeyValue* kv = row->add_cell();
+      kv->set_key(k);
+      kv->set_value(v);
+    }
+    row->set_jobs(s.jobs);
+    row->set_done(s.done);
+    row->set_ratio_median(s.ratio_median);
+    row->set_ratio_mean(s.ratio_mean);
+    row->set_ratio_ci_low(s.ratio_ci_low);
+    row->set_ratio_ci_high(s.ratio_ci_high);
+    row->set_seed_min(s.seed_min);
+    row->set_seed_max(s.seed_max);
+    row->set_collapsed(s.collapsed);
+    row->set_diverged(s.diverged);
+    row->set_collapse_step(s.collapse_step);
+    row->set_hill_stat(s.hill_stat);
+    row->set_bold(s.bold);
+    row->set_failed(s.failed);
   }
   return grpc::Status::OK;
 }

@@ -46,6 +46,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                               v1::GetSweepStatusResponse*) override;
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
                         v1::ListJobsResponse*) override;
+  grpc::Status GetResults(grpc::ServerContext*, const v1::GetResultsRequest*,
+                          v1::GetResultsResponse*) override;
   grpc::Status CancelSweep(grpc::ServerContext*, const v1::CancelSweepRequest*,
                            v1::CancelSweepResponse*) override;
   grpc::Status ResumeSweep(grpc::ServerContext*, const v1::ResumeSweepRequest*,

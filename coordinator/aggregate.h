@@ -1,0 +1,40 @@
+#ifndef TAILSWEEP_COORDINATOR_AGGREGATE_H_
+#define TAILSWEEP_COORDINATOR_AGGREGATE_H_
+
+// Results per cell, and over training seeds: the jobs whose cells differ
+// only in `seed` form one row. Per job, the result holds the median and mean
+// distance ratio over held-out instances and its 95% bootstrap interval
+// (instance variability at fixed weights, science.md). Over seeds:
+// - ratio_median / ratio_mean: median / mean over seeds of the per-seed
+//   values; ratio_ci_low / ratio_ci_high: median over seeds of the interval
+//   ends; seed_min / seed_max: the range of the per-seed medians (training-
+//   seed variability, which the bootstrap interval does not describe);
+// - bold when ratio_ci_low <= 1 (the typical seed's interval reaches 1);
+// - collapsed / diverged: how many seeds did; collapse_step: median onset
+//   of the seeds that collapsed.
+// Values that do not exist (no done job, no Hill statistic) are NaN.
+
+#include <cstdint>
+#include <vector>
+
+#include "coordinator/store.h"
+
+namespace tailsweep {
+
+struct CellSummary {
+  KeyValues cell;  // the grid values, without seed when over seeds
+  int64_t jobs = 0, done = 0, failed = 0;
+  double ratio_median, ratio_mean, ratio_ci_low, ratio_ci_high;
+  double seed_min, seed_max;
+  int64_t collapsed = 0, diverged = 0;
+  double collapse_step, hill_stat;
+  bool bold = false;
+};
+
+// Rows in the order of the jobs' first appearance (grid order).
+std::vector<CellSummary> Summarize(const std::vector<JobRow>& jobs,
+                                   bool over_seeds);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_AGGREGATE_H_

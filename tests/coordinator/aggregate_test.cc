@@ -1,0 +1,86 @@
+#include "coordinator/aggregate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tailsweep {
+namespace {
+
+JobRow Done(const std::string& kernel, const std::string& seed,
+            const std::string& result) {
+  JobRow r;
+  r.cell = {{"kernel", kernel}, {"seed", seed}};
+  r.state = JobState::kDone;
+  r.result_json = result;
+  return r;
+}
+
+TEST(Summarize, OverSeedsTakesMediansOfTheSeedsAndCountsCollapses) {
+  const std::vector<JobRow> jobs = {
+      Done("softmax", "0",
+           R"({"ratio_median": 3.0, "ratio_mean": 3.5, "ratio_ci_low": 2.0,
+               "ratio_ci_high": 4.0, "collapsed": true, "collapse_step": 30})"),
+      Done("log", "0",
+           R"({"ratio_median": 0.9, "ratio_mean": 0.8, "ratio_ci_low": 0.7,
+               "ratio_ci_high": 1.1})"),
+      Done("softmax", "1",
+           R"({"ratio_median": 5.0, "ratio_mean": 5.5, "ratio_ci_low": 4.0,
+               "ratio_ci_high": 6.0, "collapsed": true, "collapse_step": 50})"),
+      Done("log", "1",
+           R"({"ratio_median": 1.3, "ratio_mean": 1.2, "ratio_ci_low": 0.9,
+               "ratio_ci_high": 1.6})"),
+      Done("softmax", "2",
+           R"({"ratio_median": 4.0, "ratio_mean": 4.0, "ratio_ci_low": 3.0,
+               "ratio_ci_high": 5.0, "diverged": true})"),
+  };
+  JobRow queued;
+  queued.cell = {{"kernel", "log"}, {"seed", "2"}};
+  std::vector<JobRow> all = jobs;
+  all.push_back(queued);
+
+  const std::vector<CellSummary> rows = Summarize(all, /*over_seeds=*/true);
+  ASSERT_EQ(rows.size(), 2u);
+  const CellSummary& softmax = rows[0];
+  EXPECT_EQ(softmax.cell, (KeyValues{{"kernel", "softmax"}}));
+  EXPECT_EQ(softmax.jobs, 3);
+  EXPECT_EQ(softmax.done, 3);
+  EXPECT_DOUBLE_EQ(softmax.ratio_median, 4.0);
+  EXPECT_DOUBLE_EQ(softmax.ratio_mean, (3.5 + 5.5 + 4.0) / 3);
+  EXPECT_DOUBLE_EQ(softmax.ratio_ci_low, 3.0);
+  EXPECT_DOUBLE_EQ(softmax.seed_min, 3.0);
+  EXPECT_DOUBLE_EQ(softmax.seed_max, 5.0);
+  EXPECT_EQ(softmax.collapsed, 2);
+  EXPECT_EQ(softmax.diverged, 1);
+  EXPECT_DOUBLE_EQ(softmax.collapse_step, 40.0);
+  EXPECT_FALSE(softmax.bold);
+  EXPECT_TRUE(std::isnan(softmax.hill_stat));
+
+  const CellSummary& log = rows[1];
+  EXPECT_EQ(log.jobs, 3);
+  EXPECT_EQ(log.done, 2);
+  EXPECT_DOUBLE_EQ(log.ratio_median, (0.9 + 1.3) / 2);
+  EXPECT_DOUBLE_EQ(log.ratio_ci_low, (0.7 + 0.9) / 2);
+  EXPECT_TRUE(log.bold);
+  EXPECT_TRUE(std::isnan(log.collapse_step));
+}
+
+TEST(Summarize, PerSeedKeepsEveryJobAndEmptyCellsHaveNoValues) {
+  JobRow failed;
+  failed.cell = {{"kernel", "linear"}, {"seed", "0"}};
+  failed.state = JobState::kFailed;
+  const std::vector<CellSummary> rows = Summarize(
+      {Done("log", "0", R"({"ratio_median": 0.9, "ratio_ci_low": 0.8})"),
+       Done("log", "1", R"({"ratio_median": 1.1, "ratio_ci_low": 1.0})"),
+       failed},
+      /*over_seeds=*/false);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].cell, (KeyValues{{"kernel", "log"}, {"seed", "1"}}));
+  EXPECT_DOUBLE_EQ(rows[1].ratio_median, 1.1);
+  EXPECT_TRUE(rows[1].bold);  // the interval reaches 1
+  EXPECT_EQ(rows[2].failed, 1);
+  EXPECT_TRUE(std::isnan(rows[2].ratio_median));
+}
+
+}  // namespace
+}  // namespace tailsweep
