@@ -168,6 +168,42 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
   EXPECT_NE(again.out.find("0 jobs added, 4 already there"), std::string::npos);
 }
 
+TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSmokeSweep) {
+  StartCoordinator();
+  StartWorker("w1");
+  StartWorker("w2");
+  const std::string spec = testing::ReadFile(std::string(TAILSWEEP_SOURCE_DIR) +
+                                             "/sweeps/smoke.yaml");
+  Submit(spec);
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 48, 600));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 48);
+  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events "
+                  "WHERE kind = 'leased' GROUP BY job_id)"),
+            1);
+  // smoke.yaml: 100 steps, log_every 10.
+  for (const char* agg : {"MIN", "MAX"}) {
+    EXPECT_EQ(Query(absl::StrCat("SELECT ", agg,
+                                 "(c) FROM (SELECT COUNT(*) c FROM metrics "
+                                 "WHERE name = 'loss' GROUP BY job_id)")),
+              10);
+  }
+  const testing::CommandResult results = Cli("results smoke --format json");
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  const nlohmann::json rows = nlohmann::json::parse(results.out);
+  ASSERT_EQ(rows.size(), 48u);
+  for (const auto& r : rows) EXPECT_TRUE(r["ratio_median"].is_number()) << r;
+  // A second seed extends the grid: only its 48 cells are new.
+  std::string wider = spec;
+  wider.replace(wider.find("seed: [0]"), 9, "seed: [0, 1]");
+  std::ofstream(dir_ + "/wider.yaml") << wider;
+  const testing::CommandResult added = Cli("submit " + dir_ + "/wider.yaml");
+  EXPECT_NE(added.out.find("48 jobs added, 48 already there"),
+            std::string::npos)
+      << added.out << added.err;
+  ASSERT_EQ(Cli("cancel smoke").exit_code, 0);
+}
+
 TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
   StartCoordinator();
   ChildProcess& victim = StartWorker("victim");
