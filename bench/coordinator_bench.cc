@@ -113,6 +113,7 @@ int Main(int argc, char** argv) {
         }
         latencies[c].push_back(Seconds(l0) * 1000);
         v1::CompleteJobRequest done;
+        done.set_worker_id(absl::StrCat("bench-", c));
         done.set_job_id(leased.leases(0).job_id());
         done.set_epoch(leased.leases(0).epoch());
         done.set_result_json("{}");
@@ -146,6 +147,7 @@ int Main(int argc, char** argv) {
       auto own = v1::Coordinator::NewStub(channel);
       for (int b = 0; b < batches; ++b) {
         v1::ReportMetricsRequest req;
+        req.set_worker_id("streams");
         req.set_job_id(leased.leases(s).job_id());
         req.set_epoch(leased.leases(s).epoch());
         req.set_seq(b + 1);

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "cli/output.h"
 #include "coordinator/sweep_spec.h"
 #include "core/number_text.h"
+#include "proto/client_channel.h"
 #include "proto/tailsweep.grpc.pb.h"
 
 namespace tailsweep::cli {
@@ -36,25 +38,37 @@ std::string DefaultCoordinator() {
   return env ? env : "127.0.0.1:50551";
 }
 
+std::string FromEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// The coordinator a command talks to: address, TLS CA and token file.
 struct Connection {
-  std::string address = DefaultCoordinator();
+  ChannelOptions options{DefaultCoordinator(), FromEnv("TAILSWEEP_TOKEN_FILE"),
+                         FromEnv("TAILSWEEP_TLS_CA")};
+  std::optional<Client> client;
   std::unique_ptr<v1::Coordinator::Stub> stub;
+  const std::string& address = options.address;
 
   v1::Coordinator::Stub& Stub() {
     if (!stub) {
-      stub = v1::Coordinator::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      absl::StatusOr<Client> c = Connect(options);
+      if (!c.ok()) {  // an unreadable --token-file or --tls-ca
+        std::fprintf(stderr, "tailsweep: %s\n",
+                     std::string(c.status().message()).c_str());
+        std::exit(2);
+      }
+      client = *c;
+      stub = v1::Coordinator::NewStub(client->channel);
     }
     return *stub;
   }
+  std::unique_ptr<grpc::ClientContext> Context() {
+    Stub();
+    return client->Context(std::chrono::seconds(30));
+  }
 };
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::seconds(30));
-  return ctx;
-}
 
 absl::Status FromGrpc(const grpc::Status& s, const std::string& address) {
   if (s.ok()) return absl::OkStatus();
@@ -69,9 +83,16 @@ absl::Status FromGrpc(const grpc::Status& s, const std::string& address) {
 
 void AddConnection(CLI::App& app, Connection* c) {
   app.add_option(
-         "--coordinator", c->address,
+         "--coordinator", c->options.address,
          "Coordinator address (default: TAILSWEEP_COORDINATOR or loopback)")
       ->capture_default_str();
+  app.add_option("--token-file", c->options.token_file,
+                 "Bearer token for a coordinator started with --token-file "
+                 "(default: TAILSWEEP_TOKEN_FILE)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", c->options.tls_ca,
+                 "PEM CA file: connect with TLS (default: TAILSWEEP_TLS_CA)")
+      ->check(CLI::ExistingFile);
 }
 
 std::string CellText(
@@ -90,7 +111,7 @@ absl::StatusOr<v1::GetSweepStatusResponse> GetStatus(Connection& c,
   req.set_sweep(sweep);
   v1::GetSweepStatusResponse resp;
   if (absl::Status s = FromGrpc(
-          c.Stub().GetSweepStatus(Context().get(), req, &resp), c.address);
+          c.Stub().GetSweepStatus(c.Context().get(), req, &resp), c.address);
       !s.ok()) {
     return s;
   }
@@ -103,7 +124,7 @@ absl::StatusOr<v1::ListJobsResponse> ListJobs(Connection& c,
   req.set_sweep(sweep);
   v1::ListJobsResponse resp;
   if (absl::Status s =
-          FromGrpc(c.Stub().ListJobs(Context().get(), req, &resp), c.address);
+          FromGrpc(c.Stub().ListJobs(c.Context().get(), req, &resp), c.address);
       !s.ok()) {
     return s;
   }
@@ -131,8 +152,9 @@ RunFn DefineSubmit(CLI::App& app) {
     req.set_spec_yaml(text.str());
     req.set_source_name(f->spec);
     v1::SubmitSweepResponse resp;
-    if (absl::Status s = FromGrpc(
-            f->c.Stub().SubmitSweep(Context().get(), req, &resp), f->c.address);
+    if (absl::Status s =
+            FromGrpc(f->c.Stub().SubmitSweep(f->c.Context().get(), req, &resp),
+                     f->c.address);
         !s.ok()) {
       return s;
     }
@@ -298,9 +320,9 @@ RunFn DefineResults(CLI::App& app) {
     req.set_sweep(f->sweep);
     req.set_over_seeds(!f->per_seed);
     v1::GetResultsResponse results;
-    if (absl::Status s =
-            FromGrpc(f->c.Stub().GetResults(Context().get(), req, &results),
-                     f->c.address);
+    if (absl::Status s = FromGrpc(
+            f->c.Stub().GetResults(f->c.Context().get(), req, &results),
+            f->c.address);
         !s.ok()) {
       return s;
     }
@@ -405,7 +427,7 @@ RunFn DefineCancel(CLI::App& app) {
     req.set_sweep(*sweep);
     v1::CancelSweepResponse resp;
     if (absl::Status s = FromGrpc(
-            c->Stub().CancelSweep(Context().get(), req, &resp), c->address);
+            c->Stub().CancelSweep(c->Context().get(), req, &resp), c->address);
         !s.ok()) {
       return s;
     }
@@ -424,7 +446,7 @@ RunFn DefineResume(CLI::App& app) {
     req.set_sweep(*sweep);
     v1::ResumeSweepResponse resp;
     if (absl::Status s = FromGrpc(
-            c->Stub().ResumeSweep(Context().get(), req, &resp), c->address);
+            c->Stub().ResumeSweep(c->Context().get(), req, &resp), c->address);
         !s.ok()) {
       return s;
     }
@@ -445,8 +467,9 @@ RunFn DefineWorkers(CLI::App& app) {
   return [f]() -> absl::Status {
     v1::ListWorkersRequest req;
     v1::ListWorkersResponse resp;
-    if (absl::Status s = FromGrpc(
-            f->c.Stub().ListWorkers(Context().get(), req, &resp), f->c.address);
+    if (absl::Status s =
+            FromGrpc(f->c.Stub().ListWorkers(f->c.Context().get(), req, &resp),
+                     f->c.address);
         !s.ok()) {
       return s;
     }

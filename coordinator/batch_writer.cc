@@ -1,6 +1,10 @@
 #include "coordinator/batch_writer.h"
 
+#include <cstdio>
+#include <string>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace tailsweep::sql {
 
@@ -22,6 +26,11 @@ int64_t BatchWriter::transactions() const {
   return transactions_;
 }
 
+absl::Status BatchWriter::failure() const {
+  absl::MutexLock lock(&mu_);
+  return failure_;
+}
+
 int64_t BatchWriter::waiting() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(queue_.size());
@@ -31,6 +40,13 @@ absl::Status BatchWriter::Run(Mutation mutation) {
   Pending pending;
   pending.mutation = std::move(mutation);
   absl::MutexLock lock(&mu_);
+  if (!failure_.ok()) {
+    return absl::Status(
+        failure_.code(),
+        absl::StrCat("the database failed earlier and takes no more writes "
+                     "until the coordinator restarts (first error: ",
+                     failure_.message(), ")"));
+  }
   queue_.push_back(&pending);
   mu_.Await(absl::Condition(&pending.done));
   return pending.status;
@@ -55,6 +71,17 @@ void BatchWriter::Loop() {
     RunBatch(batch);
     absl::MutexLock lock(&mu_);
     ++transactions_;
+    for (Pending* p : batch) {
+      if (failure_.ok() && IsStorageFailure(p->status)) {
+        // Sticky: after an I/O error or a full disk nothing more is
+        // written, so what is on disk stays what was acknowledged.
+        failure_ = p->status;
+        std::fprintf(stderr,
+                     "tailsweep: storage failure, no more writes until "
+                     "restart: %s\n",
+                     std::string(failure_.message()).c_str());
+      }
+    }
     for (Pending* p : batch) p->done = true;
   }
 }

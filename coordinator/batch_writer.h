@@ -8,6 +8,10 @@
 // its own changes only. Run() returns once the transaction holding the
 // mutation has committed: an OK answer is durable.
 //
+// The first storage failure (sql::IsStorageFailure: I/O error, disk full,
+// corruption) is sticky: it is logged, and every later Run() fails at once
+// with it, so nothing is written after a write the disk refused.
+//
 // Thread-safe. Mutations must not call Run() themselves.
 
 #include <cstdint>
@@ -37,6 +41,9 @@ class BatchWriter {
   // applied).
   absl::Status Run(Mutation mutation);
 
+  // OK until a storage failure; then that failure.
+  absl::Status failure() const;
+
   // Transactions run so far, and mutations waiting for the next one (for
   // tests and benchmarks).
   int64_t transactions() const;
@@ -58,6 +65,7 @@ class BatchWriter {
   std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t transactions_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -10,7 +10,8 @@ namespace tailsweep {
 absl::StatusOr<int64_t> CheckpointStore::Upload(
     const v1::CheckpointHeader& header,
     const std::function<bool(v1::CheckpointChunk*)>& next) {
-  if (absl::Status s = store_->CheckLease(header.job_id(), header.epoch());
+  if (absl::Status s = store_->CheckLease(header.worker_id(), header.job_id(),
+                                          header.epoch());
       !s.ok()) {
     return s;
   }
@@ -36,8 +37,8 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
   row.file = relative;
   row.bytes = header.bytes();
   row.sha256 = header.sha256();
-  absl::StatusOr<CheckpointRow> stored =
-      store_->RecordCheckpoint(header.job_id(), header.epoch(), row);
+  absl::StatusOr<CheckpointRow> stored = store_->RecordCheckpoint(
+      header.worker_id(), header.job_id(), header.epoch(), row);
   std::error_code ec;
   if (!stored.ok()) {
     std::filesystem::remove(path, ec);
@@ -59,9 +60,10 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
 }
 
 absl::Status CheckpointStore::Download(
-    const std::string& job_id, int64_t epoch,
+    const std::string& worker, const std::string& job_id, int64_t epoch,
     const std::function<bool(const v1::CheckpointChunk&)>& send) {
-  if (absl::Status s = store_->CheckLease(job_id, epoch); !s.ok()) return s;
+  if (absl::Status s = store_->CheckLease(worker, job_id, epoch); !s.ok())
+    return s;
   absl::StatusOr<CheckpointRow> row = store_->Checkpoint(job_id);
   if (!row.ok()) return row.status();
   v1::CheckpointHeader header;

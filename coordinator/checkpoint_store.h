@@ -31,10 +31,10 @@ class CheckpointStore {
       const v1::CheckpointHeader& header,
       const std::function<bool(v1::CheckpointChunk*)>& next);
 
-  // Sends the job's newest checkpoint to the holder of lease `epoch`.
-  // NotFound when the job has none.
+  // Sends the job's newest checkpoint to `worker`, the holder of lease
+  // `epoch`. NotFound when the job has none.
   absl::Status Download(
-      const std::string& job_id, int64_t epoch,
+      const std::string& worker, const std::string& job_id, int64_t epoch,
       const std::function<bool(const v1::CheckpointChunk&)>& send);
 
  private:

@@ -5,6 +5,7 @@
 // stopped.
 //
 //   tailsweep-coordinator --db PATH [--listen 127.0.0.1:50551] --data-dir DIR
+//       [--token-file F] [--tls-cert C --tls-key K]
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -16,9 +17,12 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "coordinator/service.h"
+#include "proto/client_channel.h"
 
 namespace tailsweep {
 namespace {
@@ -30,6 +34,8 @@ int Main(int argc, char** argv) {
   CLI::App app{"tailsweep-coordinator: leases sweep jobs to workers over gRPC"};
   std::string db_path, listen = "127.0.0.1:50551", data_dir;
   int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
+  int max_message_bytes = 4 << 20;
+  std::string token_file, tls_cert, tls_key;
   app.add_option("--db", db_path, "SQLite database file (created if missing)")
       ->required();
   app.add_option("--listen", listen, "Address to serve on (default: loopback)")
@@ -45,12 +51,57 @@ int Main(int argc, char** argv) {
                  "Largest checkpoint accepted")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-message-bytes", max_message_bytes,
+                 "Largest request accepted (RESOURCE_EXHAUSTED above)")
+      ->check(CLI::Range(1 << 16, 1 << 30))
+      ->capture_default_str();
+  app.add_option("--token-file", token_file,
+                 "Require 'authorization: Bearer TOKEN' on every call (the "
+                 "token is the file's first line); turns reflection off");
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve TLS");
+  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::fprintf(stderr, "tailsweep-coordinator: %s (see --help)\n", e.what());
     return 2;
+  }
+  if (tls_cert.empty() != tls_key.empty()) {
+    std::fprintf(stderr,
+                 "tailsweep-coordinator: --tls-cert and --tls-key go "
+                 "together\n");
+    return 2;
+  }
+  std::string token;
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> t = ReadTokenFile(token_file);
+    if (!t.ok()) {
+      std::fprintf(stderr, "tailsweep-coordinator: %s\n",
+                   std::string(t.status().message()).c_str());
+      return 2;
+    }
+    token = *t;
+  }
+  std::shared_ptr<grpc::ServerCredentials> credentials =
+      grpc::InsecureServerCredentials();
+  if (!tls_cert.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    for (auto [path, out] : {std::pair{&tls_cert, &pair.cert_chain},
+                             std::pair{&tls_key, &pair.private_key}}) {
+      std::ifstream in(*path);
+      std::stringstream text;
+      text << in.rdbuf();
+      if (!in || text.str().empty()) {
+        std::fprintf(stderr, "tailsweep-coordinator: cannot read %s\n",
+                     path->c_str());
+        return 2;
+      }
+      *out = text.str();
+    }
+    ssl.pem_key_cert_pairs.push_back(pair);
+    credentials = grpc::SslServerCredentials(ssl);
   }
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
@@ -70,14 +121,19 @@ int Main(int argc, char** argv) {
     return 1;
   }
   CheckpointStore checkpoints(store->get(), data_dir);
-  CoordinatorService service(store->get(), &checkpoints, max_checkpoint_bytes);
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  ServiceOptions service_options;
+  service_options.max_checkpoint_bytes = max_checkpoint_bytes;
+  service_options.token = token;
+  CoordinatorService service(store->get(), &checkpoints, service_options);
+  HealthService health(store->get(), token);
+  // Reflection cannot ask for the token: with one, it is off.
+  if (token.empty()) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.AddListeningPort(listen, credentials, &port);
+  builder.SetMaxReceiveMessageSize(max_message_bytes);
   builder.RegisterService(&service);
+  builder.RegisterService(&health);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     std::fprintf(stderr, "tailsweep-coordinator: cannot listen on %s\n",
@@ -87,8 +143,9 @@ int Main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   std::fprintf(stderr,
-               "tailsweep-coordinator: serving on %s (port %d), db %s\n",
-               listen.c_str(), port, db_path.c_str());
+               "tailsweep-coordinator: serving on %s (port %d%s%s), db %s\n",
+               listen.c_str(), port, tls_cert.empty() ? "" : ", TLS",
+               token.empty() ? "" : ", token", db_path.c_str());
   while (!stop_requested) {
     absl::StatusOr<int64_t> expired = (*store)->ExpireLeases();
     if (!expired.ok()) {

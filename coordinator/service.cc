@@ -4,58 +4,38 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/aggregate.h"
+#include "coordinator/validate.h"
 
 namespace tailsweep {
 namespace {
 
-grpc::Status Invalid(absl::string_view message) {
-  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(message));
-}
-
-// A job or sweep id field: non-empty, bounded, printable.
-grpc::Status CheckId(absl::string_view field, const std::string& value) {
-  if (value.empty() || value.size() > 256) {
-    return Invalid(absl::StrCat(field, " must be 1-256 characters"));
-  }
-  for (char c : value) {
-    if (c < 0x21 || c > 0x7e) {
-      return Invalid(
-          absl::StrCat(field, " must be printable ASCII without spaces"));
-    }
-  }
-  return grpc::Status::OK;
-}
-
-grpc::Status CheckEpoch(int64_t epoch) {
-  if (epoch < 1)
-    return Invalid(absl::StrCat("epoch must be >= 1 (got ", epoch, ")"));
-  return grpc::Status::OK;
-}
-
-grpc::Status CheckLeaseMs(int64_t ms) {
-  if (ms < 1000 || ms > 3600000) {
-    return Invalid(
-        absl::StrCat("lease_ms must be in [1000, 3600000] (got ", ms, ")"));
-  }
-  return grpc::Status::OK;
-}
-
-#define TS_GRPC_RETURN_IF_ERROR(expr)                  \
-  do {                                                 \
-    if (grpc::Status s_ = (expr); !s_.ok()) return s_; \
+// The first lines of every handler: the token, then the fields.
+#define TS_GRPC_RETURN_IF_ERROR(expr)                          \
+  do {                                                         \
+    if (absl::Status s_ = (expr); !s_.ok()) return ToGrpc(s_); \
   } while (0)
+#define TS_AUTHORIZE(ctx) \
+  TS_GRPC_RETURN_IF_ERROR(auth_.Check(Authorization(ctx)))
 
 }  // namespace
+
+std::string Authorization(const grpc::ServerContext* ctx) {
+  const auto& md = ctx->client_metadata();
+  const auto it = md.find("authorization");
+  return it == md.end() ? ""
+                        : std::string(it->second.data(), it->second.size());
+}
 
 grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
 }
 
-grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext*,
+grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
                                              const v1::SubmitSweepRequest* req,
                                              v1::SubmitSweepResponse* resp) {
-  if (req->spec_yaml().empty()) return Invalid("spec_yaml is empty");
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const std::string source =
       req->source_name().empty() ? "spec" : req->source_name();
   absl::StatusOr<SweepSpec> spec = ParseSweepSpec(req->spec_yaml(), source);
@@ -70,17 +50,13 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext*,
+grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
                                            const v1::LeaseJobsRequest* req,
                                            v1::LeaseJobsResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("worker_id", req->worker_id()));
-  if (req->max_jobs() < 1 || req->max_jobs() > 64) {
-    return Invalid(absl::StrCat("max_jobs must be in [1, 64] (got ",
-                                req->max_jobs(), ")"));
-  }
-  TS_GRPC_RETURN_IF_ERROR(CheckLeaseMs(req->lease_ms()));
-  absl::StatusOr<std::vector<Lease>> leases =
-      store_->LeaseJobs(req->worker_id(), req->max_jobs(), req->lease_ms());
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
+      req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id());
   if (!leases.ok()) return ToGrpc(leases.status());
   for (const Lease& l : *leases) {
     v1::JobLease* out = resp->add_leases();
@@ -99,13 +75,11 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*,
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("worker_id", req->worker_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
-  TS_GRPC_RETURN_IF_ERROR(CheckLeaseMs(req->lease_ms()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<int64_t> deadline = store_->Heartbeat(
       req->worker_id(), req->job_id(), req->epoch(), req->lease_ms());
   if (!deadline.ok()) return ToGrpc(deadline.status());
@@ -114,59 +88,54 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*,
 }
 
 grpc::Status CoordinatorService::ReportMetrics(
-    grpc::ServerContext*, const v1::ReportMetricsRequest* req,
+    grpc::ServerContext* ctx, const v1::ReportMetricsRequest* req,
     v1::ReportMetricsResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
-  if (req->points_size() > 10000) {
-    return Invalid(absl::StrCat("at most 10000 points per batch (got ",
-                                req->points_size(), ")"));
-  }
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   std::vector<MetricPoint> points;
   points.reserve(req->points_size());
   for (const v1::MetricPoint& p : req->points()) {
-    if (p.name().empty() || p.name().size() > 128) {
-      return Invalid("metric name must be 1-128 characters");
-    }
-    if (p.step() < 0) return Invalid("metric step must be >= 0");
     points.push_back({p.name(), p.step(), p.value()});
   }
-  absl::Status s = store_->AddMetrics(req->job_id(), req->epoch(), points);
+  absl::Status s =
+      store_->AddMetrics(req->worker_id(), req->job_id(), req->epoch(), points);
   if (!s.ok()) return ToGrpc(s);
   resp->set_seq(req->seq());
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext*,
+grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                                              const v1::CompleteJobRequest* req,
                                              v1::CompleteJobResponse*) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
-  if (req->result_json().empty()) return Invalid("result_json is empty");
-  return ToGrpc(
-      store_->Complete(req->job_id(), req->epoch(), req->result_json()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  return ToGrpc(store_->Complete(req->worker_id(), req->job_id(), req->epoch(),
+                                 req->result_json()));
 }
 
-grpc::Status CoordinatorService::FailJob(grpc::ServerContext*,
+grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
                                          const v1::FailJobRequest* req,
                                          v1::FailJobResponse*) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
-  return ToGrpc(store_->Fail(req->job_id(), req->epoch(), req->error()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  return ToGrpc(store_->Fail(req->worker_id(), req->job_id(), req->epoch(),
+                             req->error()));
 }
 
-grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext*,
+grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
                                             const v1::ReleaseJobRequest* req,
                                             v1::ReleaseJobResponse*) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
-  return ToGrpc(store_->Release(req->job_id(), req->epoch(), req->reason()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  return ToGrpc(store_->Release(req->worker_id(), req->job_id(), req->epoch(),
+                                req->reason()));
 }
 
 grpc::Status CoordinatorService::GetSweepStatus(
-    grpc::ServerContext*, const v1::GetSweepStatusRequest* req,
+    grpc::ServerContext* ctx, const v1::GetSweepStatusRequest* req,
     v1::GetSweepStatusResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("sweep", req->sweep()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<SweepCounts> c = store_->Counts(req->sweep());
   if (!c.ok()) return ToGrpc(c.status());
   resp->set_queued(c->queued);
@@ -177,10 +146,11 @@ grpc::Status CoordinatorService::GetSweepStatus(
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
+grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
                                           const v1::ListJobsRequest* req,
                                           v1::ListJobsResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("sweep", req->sweep()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep());
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (const JobRow& j : *jobs) {
@@ -201,29 +171,32 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext*,
+grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
                                              const v1::CancelSweepRequest* req,
                                              v1::CancelSweepResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("sweep", req->sweep()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<int64_t> n = store_->CancelSweep(req->sweep());
   if (!n.ok()) return ToGrpc(n.status());
   resp->set_jobs_cancelled(*n);
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext*,
+grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
                                              const v1::ResumeSweepRequest* req,
                                              v1::ResumeSweepResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("sweep", req->sweep()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<int64_t> n = store_->ResumeSweep(req->sweep());
   if (!n.ok()) return ToGrpc(n.status());
   resp->set_jobs_requeued(*n);
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*,
+grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
                                              const v1::ListWorkersRequest*,
                                              v1::ListWorkersResponse* resp) {
+  TS_AUTHORIZE(ctx);
   absl::StatusOr<std::vector<Store::WorkerRow>> workers = store_->Workers();
   if (!workers.ok()) return ToGrpc(workers.status());
   for (const Store::WorkerRow& w : *workers) {
@@ -235,10 +208,11 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::GetResults(grpc::ServerContext*,
+grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
                                             const v1::GetResultsRequest* req,
                                             v1::GetResultsResponse* resp) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("sweep", req->sweep()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep());
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (const CellSummary& s : Summarize(*jobs, req->over_seeds())) {
@@ -267,32 +241,16 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext*,
 }
 
 grpc::Status CoordinatorService::UploadCheckpoint(
-    grpc::ServerContext*, grpc::ServerReader<v1::CheckpointChunk>* reader,
+    grpc::ServerContext* ctx, grpc::ServerReader<v1::CheckpointChunk>* reader,
     v1::UploadCheckpointResponse* resp) {
+  TS_AUTHORIZE(ctx);
   v1::CheckpointChunk first;
   if (!reader->Read(&first) || !first.has_header()) {
-    return Invalid("the stream's first message must be a header");
+    return ToGrpc(absl::InvalidArgumentError(
+        "the stream's first message must be a header"));
   }
   const v1::CheckpointHeader& h = first.header();
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", h.job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(h.epoch()));
-  if (h.step() < 1) {
-    return Invalid(absl::StrCat("step must be >= 1 (got ", h.step(), ")"));
-  }
-  if (h.bytes() < 1) {
-    return Invalid(absl::StrCat("bytes must be >= 1 (got ", h.bytes(), ")"));
-  }
-  if (h.bytes() > max_checkpoint_bytes_) {
-    return grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrCat("checkpoint of ", h.bytes(),
-                     " bytes is over the limit of ", max_checkpoint_bytes_,
-                     " (--max-checkpoint-bytes)"));
-  }
-  if (h.sha256().size() != 64 ||
-      h.sha256().find_first_not_of("0123456789abcdef") != std::string::npos) {
-    return Invalid("sha256 must be 64 lowercase hex digits");
-  }
+  TS_GRPC_RETURN_IF_ERROR(Validate(h, max_checkpoint_bytes_));
   absl::StatusOr<int64_t> stored = checkpoints_->Upload(
       h, [&](v1::CheckpointChunk* chunk) { return reader->Read(chunk); });
   if (!stored.ok()) return ToGrpc(stored.status());
@@ -301,13 +259,28 @@ grpc::Status CoordinatorService::UploadCheckpoint(
 }
 
 grpc::Status CoordinatorService::DownloadCheckpoint(
-    grpc::ServerContext*, const v1::DownloadCheckpointRequest* req,
+    grpc::ServerContext* ctx, const v1::DownloadCheckpointRequest* req,
     grpc::ServerWriter<v1::CheckpointChunk>* writer) {
-  TS_GRPC_RETURN_IF_ERROR(CheckId("job_id", req->job_id()));
-  TS_GRPC_RETURN_IF_ERROR(CheckEpoch(req->epoch()));
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return ToGrpc(checkpoints_->Download(
-      req->job_id(), req->epoch(),
+      req->worker_id(), req->job_id(), req->epoch(),
       [&](const v1::CheckpointChunk& chunk) { return writer->Write(chunk); }));
+}
+
+grpc::Status HealthService::Check(
+    grpc::ServerContext* ctx, const grpc::health::v1::HealthCheckRequest* req,
+    grpc::health::v1::HealthCheckResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  if (!req->service().empty() &&
+      req->service() != v1::Coordinator::service_full_name()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "unknown service '" + req->service() + "'");
+  }
+  resp->set_status(store_->Healthy().ok()
+                       ? grpc::health::v1::HealthCheckResponse::SERVING
+                       : grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  return grpc::Status::OK;
 }
 
 }  // namespace tailsweep

@@ -1,14 +1,18 @@
 #ifndef TAILSWEEP_COORDINATOR_SERVICE_H_
 #define TAILSWEEP_COORDINATOR_SERVICE_H_
 
-// The gRPC Coordinator service (proto/tailsweep.proto): validates each
-// request's fields, delegates to the Store, and converts statuses at this
-// edge only. No business logic lives here. Thread-safe (the Store is).
+// The gRPC services of the coordinator: Coordinator (proto/tailsweep.proto)
+// and grpc.health.v1.Health. Each call is authenticated (when a token is
+// set), its fields validated (coordinator/validate.h), then delegated to the
+// Store; statuses are converted at this edge only. No business logic lives
+// here. Thread-safe (the Store is).
 
 #include <grpcpp/grpcpp.h>
 
+#include "coordinator/auth.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/store.h"
+#include "proto/health.grpc.pb.h"
 #include "proto/tailsweep.grpc.pb.h"
 
 namespace tailsweep {
@@ -16,15 +20,21 @@ namespace tailsweep {
 // absl and gRPC status codes map one to one.
 grpc::Status ToGrpc(const absl::Status& status);
 
+struct ServiceOptions {
+  // Checkpoints larger than this are refused (RESOURCE_EXHAUSTED).
+  int64_t max_checkpoint_bytes = int64_t{4} << 30;
+  // Empty: no authentication.
+  std::string token;
+};
+
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  // Checkpoints larger than `max_checkpoint_bytes` are refused
-  // (RESOURCE_EXHAUSTED).
   CoordinatorService(Store* store, CheckpointStore* checkpoints,
-                     int64_t max_checkpoint_bytes = int64_t{4} << 30)
+                     ServiceOptions options = {})
       : store_(store),
         checkpoints_(checkpoints),
-        max_checkpoint_bytes_(max_checkpoint_bytes) {}
+        max_checkpoint_bytes_(options.max_checkpoint_bytes),
+        auth_(options.token) {}
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
                            v1::SubmitSweepResponse*) override;
@@ -65,7 +75,26 @@ class CoordinatorService final : public v1::Coordinator::Service {
   Store* store_;
   CheckpointStore* checkpoints_;
   int64_t max_checkpoint_bytes_;
+  TokenAuth auth_;
 };
+
+// grpc.health.v1.Health: SERVING while the store works, NOT_SERVING once
+// it has failed (Store::Healthy). Asks for the token like every call.
+class HealthService final : public grpc::health::v1::Health::Service {
+ public:
+  HealthService(Store* store, const std::string& token)
+      : store_(store), auth_(token) {}
+  grpc::Status Check(grpc::ServerContext*,
+                     const grpc::health::v1::HealthCheckRequest*,
+                     grpc::health::v1::HealthCheckResponse*) override;
+
+ private:
+  Store* store_;
+  TokenAuth auth_;
+};
+
+// The metadata "authorization" of a call, "" when absent.
+std::string Authorization(const grpc::ServerContext* ctx);
 
 }  // namespace tailsweep
 

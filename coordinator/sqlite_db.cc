@@ -1,12 +1,38 @@
 #include "coordinator/sqlite_db.h"
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace tailsweep::sql {
 
+namespace {
+constexpr char kStoragePayload[] = "tailsweep.sqlite/storage-failure";
+}  // namespace
+
+bool IsStorageFailure(const absl::Status& status) {
+  return status.GetPayload(kStoragePayload).has_value();
+}
+
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
   const std::string message =
       absl::StrCat(what, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+  absl::Status status = SqliteStatus(code, message);
+  switch (code & 0xff) {
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOMEM:
+      status.SetPayload(kStoragePayload, absl::Cord(sqlite3_errstr(code)));
+      break;
+    default:
+      break;
+  }
+  return status;
+}
+
+absl::Status SqliteStatus(int code, const std::string& message) {
   switch (code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -23,12 +49,13 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path,
+                                             const std::string& vfs) {
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(
       path.c_str(), &raw,
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-      nullptr);
+      vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     absl::Status s = SqliteError(raw, rc, absl::StrCat("open ", path));
     sqlite3_close(raw);

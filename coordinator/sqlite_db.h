@@ -25,7 +25,10 @@ class Db {
  public:
   // Opens (creating) the file in WAL mode with foreign keys on and a busy
   // timeout. ":memory:" works for tests.
-  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path);
+  // `vfs`: an SQLite VFS registered by that name (tests inject storage
+  // faults this way); empty: the default.
+  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path,
+                                                  const std::string& vfs = "");
   ~Db();
 
   // Runs one or more statements without parameters (schema, pragmas).
@@ -74,7 +77,12 @@ class Statement {
 };
 
 // Maps an SQLite result code to a status carrying `what` and the message.
+// I/O errors, a full disk, corruption, a file that cannot be opened and
+// out-of-memory are also marked as storage failures.
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
+absl::Status SqliteStatus(int code, const std::string& message);
+// True for a status SqliteError marked as a storage failure.
+bool IsStorageFailure(const absl::Status& status);
 
 }  // namespace tailsweep::sql
 

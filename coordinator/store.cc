@@ -8,7 +8,6 @@
 
 namespace tailsweep {
 
-using store_internal::CheckEpoch;
 using store_internal::CheckSweep;
 using store_internal::FromJson;
 using store_internal::ToJson;
@@ -35,6 +34,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   lease_deadline_ms INTEGER,
   not_before_ms     INTEGER NOT NULL DEFAULT 0,  -- retry backoff
   last_error        TEXT,
+  lease_request     TEXT,                 -- request_id of the live lease
   created_ms        INTEGER NOT NULL,
   updated_ms        INTEGER NOT NULL
 );
@@ -102,10 +102,24 @@ absl::string_view JobStateName(JobState state) {
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                                    Clock* clock,
                                                    StoreOptions options) {
-  absl::StatusOr<std::unique_ptr<sql::Db>> db = sql::Db::Open(path);
+  absl::StatusOr<std::unique_ptr<sql::Db>> db =
+      sql::Db::Open(path, options.vfs);
   if (!db.ok()) return db.status();
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
-  absl::StatusOr<std::unique_ptr<sql::Db>> reader = sql::Db::Open(path);
+  // Files written before jobs.lease_request existed get the column.
+  absl::StatusOr<sql::Statement> has = (*db)->Prepare(
+      "SELECT COUNT(*) FROM pragma_table_info('jobs') "
+      "WHERE name = 'lease_request'");
+  if (!has.ok()) return has.status();
+  if (absl::StatusOr<bool> row = has->Step(); !row.ok()) return row.status();
+  const bool migrate = has->Int(0) == 0;
+  has->Reset().IgnoreError();
+  if (migrate) {
+    TS_RETURN_IF_ERROR(
+        (*db)->Exec("ALTER TABLE jobs ADD COLUMN lease_request TEXT"));
+  }
+  absl::StatusOr<std::unique_ptr<sql::Db>> reader =
+      sql::Db::Open(path, options.vfs);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<Store>(
       new Store(std::make_unique<sql::BatchWriter>(std::move(*db)),
@@ -190,12 +204,34 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
   return result;
 }
 
-absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
-                                                    int64_t max_jobs,
-                                                    int64_t lease_ms) {
+absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
+    const std::string& worker, int64_t max_jobs, int64_t lease_ms,
+    const std::string& request_id) {
   const int64_t now = clock_->NowMs();
   std::vector<Lease> leases;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    leases.clear();
+    if (!request_id.empty()) {
+      // A retry of a call whose answer was lost: the same leases again.
+      absl::StatusOr<sql::Statement> again = db.Prepare(
+          "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
+          "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+          "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1), "
+          "  j.lease_deadline_ms "
+          "FROM jobs j WHERE j.state = 'leased' AND j.holder = ? AND "
+          "j.lease_request = ? ORDER BY j.created_ms, j.rowid");
+      if (!again.ok()) return again.status();
+      again->Bind(1, worker).Bind(2, request_id);
+      while (true) {
+        absl::StatusOr<bool> row = again->Step();
+        if (!row.ok()) return row.status();
+        if (!*row) break;
+        leases.push_back({again->Text(0), again->Text(5), again->Text(4),
+                          again->Int(2), again->Int(3), again->Int(6),
+                          FromJson(again->Text(1))});
+      }
+      if (!leases.empty()) return absl::OkStatus();
+    }
     absl::StatusOr<sql::Statement> pick = db.Prepare(
         "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
         "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
@@ -220,7 +256,8 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
     }
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
-        "lease_deadline_ms = ?, updated_ms = ? WHERE job_id = ?");
+        "lease_deadline_ms = ?, updated_ms = ?, lease_request = ? "
+        "WHERE job_id = ?");
     if (!take.ok()) return take.status();
     for (const Lease& l : leases) {
       TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
@@ -228,7 +265,8 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(const std::string& worker,
                              .Bind(3, worker)
                              .Bind(4, l.deadline_ms)
                              .Bind(5, now)
-                             .Bind(6, l.job_id)
+                             .Bind(6, request_id)
+                             .Bind(7, l.job_id)
                              .Run());
       take->Reset().IgnoreError();
       TS_RETURN_IF_ERROR(Event(db, l.job_id, l.epoch, "leased", worker));
@@ -249,7 +287,8 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
                                          int64_t epoch, int64_t lease_ms) {
   const int64_t now = clock_->NowMs();
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ? "
         "WHERE job_id = ? AND holder = ?");
@@ -272,10 +311,12 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
   return now + lease_ms;
 }
 
-absl::Status Store::AddMetrics(const std::string& job_id, int64_t epoch,
+absl::Status Store::AddMetrics(const std::string& worker,
+                               const std::string& job_id, int64_t epoch,
                                const std::vector<MetricPoint>& points) {
   return writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/true));
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/true));
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "INSERT OR IGNORE INTO metrics (job_id, name, step, value) "
         "VALUES (?, ?, ?, ?)");
@@ -292,11 +333,13 @@ absl::Status Store::AddMetrics(const std::string& job_id, int64_t epoch,
   });
 }
 
-absl::Status Store::Complete(const std::string& job_id, int64_t epoch,
+absl::Status Store::Complete(const std::string& worker,
+                             const std::string& job_id, int64_t epoch,
                              const std::string& result_json) {
   const int64_t now = clock_->NowMs();
   return writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/true));
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/true));
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
         "WHERE job_id = ? AND state = 'leased'");
@@ -332,10 +375,11 @@ absl::Status Store::RetryOrFail(sql::Db& db, const std::string& job_id,
       .Run();
 }
 
-absl::Status Store::Fail(const std::string& job_id, int64_t epoch,
-                         const std::string& error) {
+absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
+                         int64_t epoch, const std::string& error) {
   return writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st =
         db.Prepare("SELECT attempt FROM jobs WHERE job_id = ?");
     if (!st.ok()) return st.status();
@@ -347,11 +391,13 @@ absl::Status Store::Fail(const std::string& job_id, int64_t epoch,
   });
 }
 
-absl::Status Store::Release(const std::string& job_id, int64_t epoch,
+absl::Status Store::Release(const std::string& worker,
+                            const std::string& job_id, int64_t epoch,
                             const std::string& reason) {
   const int64_t now = clock_->NowMs();
   return writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'queued', attempt = MAX(attempt - 1, 0), "
         "holder = NULL, lease_deadline_ms = NULL, not_before_ms = 0, "
@@ -429,10 +475,12 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
 }
 
 absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
-    const std::string& job_id, int64_t epoch, const CheckpointRow& row) {
+    const std::string& worker, const std::string& job_id, int64_t epoch,
+    const CheckpointRow& row) {
   CheckpointRow stored = row;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckEpoch(db, job_id, epoch, /*allow_done=*/false));
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "INSERT INTO checkpoints (job_id, step, file, bytes, sha256, epoch, "
         "uploaded_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "

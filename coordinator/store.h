@@ -7,10 +7,11 @@
 //
 // Leases and fencing (system.md): leasing a job gives (job, epoch,
 // deadline); each lease has a new epoch, so every later call carrying an
-// older epoch is refused with FailedPrecondition. A lease not renewed by its
-// deadline goes back to the queue (ExpireLeases); after `max_attempts`
-// attempts the job fails with its last error. Metrics are keyed by
-// (job, name, step): a replayed batch changes nothing.
+// older epoch is refused with FailedPrecondition, and every call from a
+// worker that does not hold the lease with PermissionDenied. A lease not
+// renewed by its deadline goes back to the queue (ExpireLeases); after
+// `max_attempts` attempts the job fails with its last error. Metrics are keyed
+// by (job, name, step): a replayed batch changes nothing.
 //
 // Thread-safe. Every mutation is its own savepoint inside a transaction
 // that one writer thread shares among the mutations that arrive together
@@ -39,6 +40,9 @@ struct StoreOptions {
   // Retry backoff after a failed attempt: base * 2^(attempt-1), capped.
   int64_t backoff_base_ms = 1000;
   int64_t backoff_cap_ms = 60000;
+  // The SQLite VFS to open the file with (tests inject storage faults);
+  // empty: the default.
+  std::string vfs;
 };
 
 enum class JobState { kQueued, kLeased, kDone, kFailed, kCancelled };
@@ -104,10 +108,12 @@ class Store {
                                            const std::vector<JobSpec>& jobs);
 
   // Leases up to `max_jobs` queued jobs (oldest first, past their backoff)
-  // to `worker` until now + lease_ms. Empty when none is ready.
-  absl::StatusOr<std::vector<Lease>> LeaseJobs(const std::string& worker,
-                                               int64_t max_jobs,
-                                               int64_t lease_ms);
+  // to `worker` until now + lease_ms. Empty when none is ready. A repeated
+  // call with the same non-empty `request_id` returns the jobs the first
+  // one leased (those still held) and leases nothing more.
+  absl::StatusOr<std::vector<Lease>> LeaseJobs(
+      const std::string& worker, int64_t max_jobs, int64_t lease_ms,
+      const std::string& request_id = "");
 
   // Renews a lease to now + lease_ms and returns the new deadline.
   // FailedPrecondition when `epoch` is not the job's live lease held by
@@ -118,23 +124,24 @@ class Store {
 
   // Stores metric points; existing (job, name, step) keys are kept as they
   // are. FailedPrecondition for a stale epoch.
-  absl::Status AddMetrics(const std::string& job_id, int64_t epoch,
+  absl::Status AddMetrics(const std::string& worker, const std::string& job_id,
+                          int64_t epoch,
                           const std::vector<MetricPoint>& points);
 
   // Marks the job done with its result (a JSON document). Repeating the
   // same call is OK; a stale epoch is FailedPrecondition.
-  absl::Status Complete(const std::string& job_id, int64_t epoch,
-                        const std::string& result_json);
+  absl::Status Complete(const std::string& worker, const std::string& job_id,
+                        int64_t epoch, const std::string& result_json);
 
   // Records a failed attempt: back to the queue after a capped backoff, or
   // failed for good after max_attempts. Stale epoch: FailedPrecondition.
-  absl::Status Fail(const std::string& job_id, int64_t epoch,
-                    const std::string& error);
+  absl::Status Fail(const std::string& worker, const std::string& job_id,
+                    int64_t epoch, const std::string& error);
 
   // Gives the lease back without counting the attempt (preemption): the job
   // is queued again at once. Stale epoch: FailedPrecondition.
-  absl::Status Release(const std::string& job_id, int64_t epoch,
-                       const std::string& reason);
+  absl::Status Release(const std::string& worker, const std::string& job_id,
+                       int64_t epoch, const std::string& reason);
 
   // Returns expired leases to the queue (or fails them at the attempt
   // limit). Returns how many expired.
@@ -147,11 +154,13 @@ class Store {
   absl::StatusOr<int64_t> ResumeSweep(const std::string& sweep);
 
   // OK when `epoch` is the job's live lease; the statuses of Heartbeat.
-  absl::Status CheckLease(const std::string& job_id, int64_t epoch);
+  absl::Status CheckLease(const std::string& worker, const std::string& job_id,
+                          int64_t epoch);
   // Records a checkpoint uploaded under the live lease `epoch` when it is
   // newer than the stored one; returns the one stored now (the caller
   // deletes the file that is not). Stale epoch: FailedPrecondition.
-  absl::StatusOr<CheckpointRow> RecordCheckpoint(const std::string& job_id,
+  absl::StatusOr<CheckpointRow> RecordCheckpoint(const std::string& worker,
+                                                 const std::string& job_id,
                                                  int64_t epoch,
                                                  const CheckpointRow& row);
   // The job's newest checkpoint; NotFound when it has none.
@@ -169,6 +178,9 @@ class Store {
   absl::StatusOr<int64_t> MetricCount(const std::string& job_id);
   // The result JSON of a done job; NotFound otherwise.
   absl::StatusOr<std::string> Result(const std::string& job_id);
+  // OK until the store has had a storage failure (then every write fails
+  // with it until a restart).
+  absl::Status Healthy() const { return writer_->failure(); }
   // "ok" when PRAGMA integrity_check passes.
   absl::StatusOr<std::string> IntegrityCheck();
 

@@ -30,10 +30,11 @@ absl::StatusOr<JobState> ParseState(const std::string& s) {
   return absl::DataLossError(absl::StrCat("unknown job state '", s, "'"));
 }
 
-absl::Status CheckEpoch(sql::Db& db, const std::string& job_id, int64_t epoch,
+absl::Status CheckLease(sql::Db& db, const std::string& worker,
+                        const std::string& job_id, int64_t epoch,
                         bool allow_done) {
-  absl::StatusOr<sql::Statement> st =
-      db.Prepare("SELECT state, epoch FROM jobs WHERE job_id = ?");
+  absl::StatusOr<sql::Statement> st = db.Prepare(
+      "SELECT state, epoch, COALESCE(holder, '') FROM jobs WHERE job_id = ?");
   if (!st.ok()) return st.status();
   st->Bind(1, job_id);
   absl::StatusOr<bool> row = st->Step();
@@ -44,6 +45,11 @@ absl::Status CheckEpoch(sql::Db& db, const std::string& job_id, int64_t epoch,
     return absl::FailedPreconditionError(
         absl::StrCat("stale epoch ", epoch, " for job ", job_id,
                      " (live epoch ", st->Int(1), "); stop this job"));
+  }
+  if (state == "leased" && st->Text(2) != worker) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("job ", job_id, " is held by worker ", st->Text(2),
+                     ", not ", worker, "; stop this job"));
   }
   if (state == "leased" || (allow_done && state == "done"))
     return absl::OkStatus();

@@ -24,10 +24,12 @@ KeyValues FromJson(const std::string& text);
 // The jobs.state column; DataLoss for a value the schema does not allow.
 absl::StatusOr<JobState> ParseState(const std::string& s);
 
-// OK when `epoch` is the job's live lease (or, with allow_done, the lease
-// that completed it); FailedPrecondition for a stale epoch or a job not
-// leased, Cancelled for a cancelled job, NotFound for an unknown one.
-absl::Status CheckEpoch(sql::Db& db, const std::string& job_id, int64_t epoch,
+// OK when `epoch` is the job's live lease held by `worker` (or, with
+// allow_done, the lease that completed it); FailedPrecondition for a stale
+// epoch or a job not leased, PermissionDenied for another worker's lease,
+// Cancelled for a cancelled job, NotFound for an unknown one.
+absl::Status CheckLease(sql::Db& db, const std::string& worker,
+                        const std::string& job_id, int64_t epoch,
                         bool allow_done);
 // NotFound for an unknown sweep name.
 absl::Status CheckSweep(sql::Db& db, const std::string& sweep);

@@ -9,7 +9,6 @@
 
 namespace tailsweep {
 
-using store_internal::CheckEpoch;
 using store_internal::CheckSweep;
 using store_internal::FromJson;
 using store_internal::ParseState;
@@ -124,9 +123,11 @@ absl::StatusOr<std::string> Store::IntegrityCheck() {
   return st->Text(0);
 }
 
-absl::Status Store::CheckLease(const std::string& job_id, int64_t epoch) {
+absl::Status Store::CheckLease(const std::string& worker,
+                               const std::string& job_id, int64_t epoch) {
   absl::MutexLock lock(&read_mu_);
-  return CheckEpoch(*reader_, job_id, epoch, /*allow_done=*/false);
+  return store_internal::CheckLease(*reader_, worker, job_id, epoch,
+                                    /*allow_done=*/false);
 }
 
 absl::StatusOr<CheckpointRow> Store::Checkpoint(const std::string& job_id) {

@@ -88,6 +88,7 @@ bool Unreachable(const grpc::Status& s) {
 // The answers that mean: this lease is gone, stop the job.
 bool LeaseGone(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+         s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
          s.error_code() == grpc::StatusCode::CANCELLED ||
          s.error_code() == grpc::StatusCode::NOT_FOUND;
 }
@@ -104,6 +105,9 @@ std::unique_ptr<grpc::ClientContext> Worker::Context() const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(options_.rpc_timeout_ms));
+  if (!options_.token.empty()) {
+    ctx->AddMetadata("authorization", "Bearer " + options_.token);
+  }
   return ctx;
 }
 
@@ -186,6 +190,8 @@ void Worker::LeaseFreeSlots() {
   req.set_worker_id(options_.worker_id);
   req.set_max_jobs(static_cast<int>(free.size()));
   req.set_lease_ms(options_.lease_ms);
+  // A retry of this very call (its answer lost) gets the same leases back.
+  req.set_request_id(absl::StrCat(options_.worker_id, "/", ++lease_calls_));
   v1::LeaseJobsResponse resp;
   const grpc::Status status = Call("lease", [&](grpc::ClientContext* ctx) {
     return stub_->LeaseJobs(ctx, req, &resp);
@@ -264,6 +270,7 @@ std::unique_ptr<Worker::Job> Worker::Start(const v1::JobLease& lease,
 void Worker::DownloadCheckpoint(Job& job) {
   const int64_t local = NewestCheckpoint(job.dir).first;
   v1::DownloadCheckpointRequest req;
+  req.set_worker_id(options_.worker_id);
   req.set_job_id(job.lease.job_id());
   req.set_epoch(job.lease.epoch());
   absl::Status received = absl::OkStatus();
@@ -384,6 +391,7 @@ void Worker::RelayMetrics(Job& job) {
   v1::ReportMetricsRequest batch;
   auto seal = [&] {
     if (batch.points_size() == 0) return;
+    batch.set_worker_id(options_.worker_id);
     batch.set_job_id(job.lease.job_id());
     batch.set_epoch(job.lease.epoch());
     batch.set_seq(job.next_seq++);
@@ -447,6 +455,7 @@ void Worker::RelayMetrics(Job& job) {
 
 void Worker::UploadCheckpoint(Job& job, int64_t step, const std::string& path) {
   v1::CheckpointHeader header;
+  header.set_worker_id(options_.worker_id);
   header.set_job_id(job.lease.job_id());
   header.set_epoch(job.lease.epoch());
   header.set_step(step);
@@ -496,6 +505,7 @@ bool Worker::Report(Job& job) {
     }
     if (job.fenced) return true;
     v1::ReleaseJobRequest req;
+    req.set_worker_id(options_.worker_id);
     req.set_job_id(job.lease.job_id());
     req.set_epoch(job.lease.epoch());
     req.set_reason("preempted (SIGTERM)");
@@ -505,6 +515,7 @@ bool Worker::Report(Job& job) {
     });
   } else if (code != 0 || doc.is_discarded()) {
     v1::FailJobRequest req;
+    req.set_worker_id(options_.worker_id);
     req.set_job_id(job.lease.job_id());
     req.set_epoch(job.lease.epoch());
     req.set_error(absl::StrCat("exit code ", code, ": ",
@@ -516,6 +527,7 @@ bool Worker::Report(Job& job) {
     if (status.ok()) ++failed_;
   } else {
     v1::CompleteJobRequest req;
+    req.set_worker_id(options_.worker_id);
     req.set_job_id(job.lease.job_id());
     req.set_epoch(job.lease.epoch());
     req.set_result_json(doc.dump());

@@ -36,6 +36,7 @@ struct WorkerOptions {
   std::string worker_id;      // stable per daemon, e.g. host-pid
   std::string tailsweep_bin;  // the `tailsweep` executable
   std::string work_dir;       // one subdirectory per job
+  std::string token;          // bearer token sent on every call; "": none
   std::vector<std::string> devices = {"cpu"};  // cpu or cuda:N
   int slots_per_device = 1;
   int threads_per_slot = 1;
@@ -116,6 +117,7 @@ class Worker {
   std::vector<std::unique_ptr<Job>> finished_;           // being reported
   int64_t completed_ = 0;
   int64_t failed_ = 0;
+  int64_t lease_calls_ = 0;
   bool idle_ = false;
 };
 

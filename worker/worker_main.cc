@@ -5,6 +5,7 @@
 //
 //   tailsweep-worker --coordinator ADDR [--devices auto|cpu|cuda:0,cuda:1]
 //                    [--slots-per-device K] [--work-dir DIR]
+//                    [--token-file F] [--tls-ca CA.pem]
 
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "proto/client_channel.h"
 #include "worker/worker.h"
 
 namespace tailsweep {
@@ -72,7 +74,8 @@ void OnSignal(int) { stop_requested = true; }
 
 int Main(int argc, char** argv) {
   CLI::App app{"tailsweep-worker: runs sweep jobs leased from the coordinator"};
-  std::string coordinator = "127.0.0.1:50551", devices = "auto", work_dir;
+  std::string coordinator = "127.0.0.1:50551", devices = "auto", work_dir,
+              token_file, tls_ca;
   WorkerOptions options;
   if (const char* env = std::getenv("TAILSWEEP_COORDINATOR")) coordinator = env;
   app.add_option("--coordinator", coordinator,
@@ -93,6 +96,11 @@ int Main(int argc, char** argv) {
                  "Torch threads per job (default: cores / slots)");
   app.add_option("--tailsweep-bin", options.tailsweep_bin,
                  "The tailsweep executable (default: next to this one)");
+  app.add_option("--token-file", token_file,
+                 "Bearer token for a coordinator started with --token-file")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", tls_ca, "PEM CA file: connect with TLS")
+      ->check(CLI::ExistingFile);
   app.add_flag("--exit-when-idle", options.exit_when_idle,
                "Exit once no job runs and none is ready");
   try {
@@ -126,14 +134,15 @@ int Main(int argc, char** argv) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   options.worker_id = std::string(host) + "-" + std::to_string(getpid());
-  // Reconnect within seconds of a coordinator restart (gRPC's own default
-  // backoff grows to two minutes); the worker backs off with jitter above.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 4000);
-  auto stub = v1::Coordinator::NewStub(grpc::CreateCustomChannel(
-      coordinator, grpc::InsecureChannelCredentials(), args));
+  absl::StatusOr<Client> client =
+      Connect({coordinator, token_file, tls_ca, /*fast_reconnect=*/true});
+  if (!client.ok()) {
+    std::fprintf(stderr, "tailsweep-worker: %s\n",
+                 std::string(client.status().message()).c_str());
+    return 2;
+  }
+  options.token = client->token;
+  auto stub = v1::Coordinator::NewStub(client->channel);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   std::fprintf(

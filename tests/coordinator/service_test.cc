@@ -31,8 +31,11 @@ class ServiceTest : public ::testing::Test {
     store_ = std::move(*store);
     checkpoints_ =
         std::make_unique<CheckpointStore>(store_.get(), dir_ + "/data");
+    ServiceOptions options;
+    options.max_checkpoint_bytes = 1 << 20;
+    options.token = token_;
     service_ = std::make_unique<CoordinatorService>(
-        store_.get(), checkpoints_.get(), /*max_checkpoint_bytes=*/1 << 20);
+        store_.get(), checkpoints_.get(), options);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
@@ -67,6 +70,7 @@ class ServiceTest : public ::testing::Test {
     return resp;
   }
 
+  std::string token_;  // set before SetUp to require it
   std::string dir_;
   ManualClock clock_;
   std::unique_ptr<Store> store_;
@@ -99,6 +103,7 @@ TEST_F(ServiceTest, SubmitLeaseReportCompleteAndList) {
   metrics.set_job_id(lease.job_id());
   metrics.set_epoch(lease.epoch());
   metrics.set_seq(7);
+  metrics.set_worker_id("w1");
   auto* p = metrics.add_points();
   p->set_name("loss");
   p->set_step(10);
@@ -119,6 +124,7 @@ TEST_F(ServiceTest, SubmitLeaseReportCompleteAndList) {
   done.set_job_id(lease.job_id());
   done.set_epoch(lease.epoch());
   done.set_result_json(R"({"ratio_median": 0.9})");
+  done.set_worker_id("w1");
   v1::CompleteJobResponse done_resp;
   ASSERT_TRUE(stub_->CompleteJob(Context().get(), done, &done_resp).ok());
 
@@ -240,6 +246,7 @@ class CheckpointServiceTest : public ServiceTest {
     header.set_job_id(lease_.job_id());
     header.set_epoch(epoch);
     header.set_step(step);
+    header.set_worker_id("w1");
     header.set_name(std::filesystem::path(path).filename().string());
     absl::Status sent =
         transfer::SendFile(path, header, [&](const v1::CheckpointChunk& chunk) {
@@ -252,6 +259,7 @@ class CheckpointServiceTest : public ServiceTest {
   }
   grpc::Status Download(int64_t epoch, const std::string& path) {
     v1::DownloadCheckpointRequest req;
+    req.set_worker_id("w1");
     req.set_job_id(lease_.job_id());
     req.set_epoch(epoch);
     auto ctx = Context();

@@ -101,8 +101,13 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
   TS_ASSERT_OK_AND_ASSIGN(int64_t deadline,
                           store_->Heartbeat("wa", a[0].job_id, 1, 1000));
   EXPECT_EQ(deadline, clock_.NowMs() + 1000);
+  // Another worker acting on a lease it does not hold.
   TS_EXPECT_CODE(store_->Heartbeat("wb", a[0].job_id, 1, 1000),
-                 absl::StatusCode::kFailedPrecondition);
+                 absl::StatusCode::kPermissionDenied);
+  TS_EXPECT_CODE(store_->AddMetrics("wb", a[0].job_id, 1, {{"loss", 1, 0.5}}),
+                 absl::StatusCode::kPermissionDenied);
+  TS_EXPECT_CODE(store_->Complete("wb", a[0].job_id, 1, "{}"),
+                 absl::StatusCode::kPermissionDenied);
   clock_.Advance(500);  // a[1] expired, a[0] renewed
   TS_ASSERT_OK_AND_ASSIGN(int64_t expired, store_->ExpireLeases());
   EXPECT_EQ(expired, 3);  // a[1] and both of wb's
@@ -116,11 +121,12 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
   EXPECT_EQ(c[0].attempt, 2);
   // The old holder's writes are refused by epoch.
   const Lease& relet = c[0];
-  TS_EXPECT_CODE(store_->AddMetrics(relet.job_id, 1, {{"loss", 1, 0.5}}),
+  TS_EXPECT_CODE(store_->AddMetrics("wa", relet.job_id, 1, {{"loss", 1, 0.5}}),
                  absl::StatusCode::kFailedPrecondition);
-  TS_EXPECT_CODE(store_->Complete(relet.job_id, 1, "{}"),
+  TS_EXPECT_CODE(store_->Complete("wa", relet.job_id, 1, "{}"),
                  absl::StatusCode::kFailedPrecondition);
-  TS_ASSERT_OK(store_->Complete(relet.job_id, 2, R"({"ratio_median": 1})"));
+  TS_ASSERT_OK(
+      store_->Complete("wc", relet.job_id, 2, R"({"ratio_median": 1})"));
 }
 
 TEST_F(StoreTest, MetricsAndCompletionAreIdempotent) {
@@ -129,16 +135,16 @@ TEST_F(StoreTest, MetricsAndCompletionAreIdempotent) {
                           store_->LeaseJobs("w", 1, 1000));
   const std::vector<MetricPoint> batch = {
       {"loss", 10, 0.5}, {"lr", 10, 1e-3}, {"loss", 20, 0.4}};
-  TS_ASSERT_OK(store_->AddMetrics(l[0].job_id, l[0].epoch, batch));
-  TS_ASSERT_OK(store_->AddMetrics(l[0].job_id, l[0].epoch, batch));
+  TS_ASSERT_OK(store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));
+  TS_ASSERT_OK(store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));
   TS_ASSERT_OK_AND_ASSIGN(int64_t n, store_->MetricCount(l[0].job_id));
   EXPECT_EQ(n, 3);
-  TS_ASSERT_OK(store_->Complete(l[0].job_id, l[0].epoch, R"({"a": 1})"));
-  TS_ASSERT_OK(store_->Complete(l[0].job_id, l[0].epoch, R"({"a": 2})"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, R"({"a": 1})"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, R"({"a": 2})"));
   TS_ASSERT_OK_AND_ASSIGN(std::string result, store_->Result(l[0].job_id));
   EXPECT_EQ(result, R"({"a": 1})");  // the replay changed nothing
   TS_ASSERT_OK(
-      store_->AddMetrics(l[0].job_id, l[0].epoch, batch));  // late resend
+      store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));  // late resend
   TS_EXPECT_CODE(store_->Result(jobs_[3].id), absl::StatusCode::kNotFound);
 }
 
@@ -147,7 +153,7 @@ TEST_F(StoreTest, FailuresBackOffThenFailWithTheLastError) {
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 1, 1000));
   const std::string job = l[0].job_id;
-  TS_ASSERT_OK(store_->Fail(job, 1, "crash one"));
+  TS_ASSERT_OK(store_->Fail("w", job, 1, "crash one"));
   // Backing off: the other jobs are leased first, this one is not ready yet.
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> next,
                           store_->LeaseJobs("w", 4, 1000));
@@ -158,7 +164,7 @@ TEST_F(StoreTest, FailuresBackOffThenFailWithTheLastError) {
                           store_->LeaseJobs("w", 4, 1000));
   ASSERT_EQ(retry.size(), 1u);
   EXPECT_EQ(retry[0].attempt, 2);
-  TS_ASSERT_OK(store_->Fail(job, 2, "crash two"));
+  TS_ASSERT_OK(store_->Fail("w", job, 2, "crash two"));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> rows, store_->Jobs("s"));
   auto it = std::find_if(rows.begin(), rows.end(),
                          [&](const JobRow& r) { return r.job_id == job; });
@@ -171,7 +177,7 @@ TEST_F(StoreTest, CancelStopsHoldersAndResumeRerunsOnlyFailedAndCancelled) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 2, 1000));
-  TS_ASSERT_OK(store_->Complete(l[0].job_id, l[0].epoch, "{}"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, "{}"));
   TS_ASSERT_OK_AND_ASSIGN(int64_t cancelled, store_->CancelSweep("s"));
   EXPECT_EQ(cancelled, 3);
   TS_EXPECT_CODE(store_->Heartbeat("w", l[1].job_id, l[1].epoch, 1000),
@@ -188,7 +194,7 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 1, 1000));
-  TS_ASSERT_OK(store_->Complete(l[0].job_id, l[0].epoch, R"({"x": 1})"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, R"({"x": 1})"));
   Reopen();
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
   EXPECT_EQ(counts.done, 1);

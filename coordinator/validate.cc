@@ -1,0 +1,153 @@
+#include "coordinator/validate.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep {
+namespace {
+
+#define TS_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
+    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+absl::Status Invalid(absl::string_view message) {
+  return absl::InvalidArgumentError(message);
+}
+
+// An id field (worker, job, sweep): 1-256 printable ASCII characters, no
+// spaces.
+absl::Status CheckId(absl::string_view field, const std::string& value) {
+  if (value.empty() || value.size() > kMaxIdBytes) {
+    return Invalid(absl::StrCat(field, " must be 1-", kMaxIdBytes,
+                                " characters (got ", value.size(), ")"));
+  }
+  for (char c : value) {
+    if (c < 0x21 || c > 0x7e) {
+      return Invalid(
+          absl::StrCat(field, " must be printable ASCII without spaces"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEpoch(int64_t epoch) {
+  if (epoch < 1) {
+    return Invalid(absl::StrCat("epoch must be >= 1 (got ", epoch, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLeaseMs(int64_t ms) {
+  if (ms < kMinLeaseMs || ms > kMaxLeaseMs) {
+    return Invalid(absl::StrCat("lease_ms must be in [", kMinLeaseMs, ", ",
+                                kMaxLeaseMs, "] (got ", ms, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSize(absl::string_view field, const std::string& value,
+                       int64_t max) {
+  if (static_cast<int64_t>(value.size()) > max) {
+    return Invalid(absl::StrCat(field, " must be at most ", max, " bytes (got ",
+                                value.size(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+// worker_id, job_id and epoch: the fields of every call about a lease.
+template <typename Request>
+absl::Status CheckLeaseCall(const Request& req) {
+  TS_RETURN_IF_ERROR(CheckId("worker_id", req.worker_id()));
+  TS_RETURN_IF_ERROR(CheckId("job_id", req.job_id()));
+  return CheckEpoch(req.epoch());
+}
+
+}  // namespace
+
+absl::Status ValidateSweepName(const std::string& sweep) {
+  return CheckId("sweep", sweep);
+}
+
+absl::Status Validate(const v1::SubmitSweepRequest& req) {
+  if (req.spec_yaml().empty()) return Invalid("spec_yaml is empty");
+  return CheckSize("source_name", req.source_name(), 4096);
+}
+
+absl::Status Validate(const v1::LeaseJobsRequest& req) {
+  TS_RETURN_IF_ERROR(CheckId("worker_id", req.worker_id()));
+  if (req.max_jobs() < 1 || req.max_jobs() > kMaxLeasesPerCall) {
+    return Invalid(absl::StrCat("max_jobs must be in [1, ", kMaxLeasesPerCall,
+                                "] (got ", req.max_jobs(), ")"));
+  }
+  return CheckLeaseMs(req.lease_ms());
+}
+
+absl::Status Validate(const v1::HeartbeatRequest& req) {
+  TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  return CheckLeaseMs(req.lease_ms());
+}
+
+absl::Status Validate(const v1::ReportMetricsRequest& req) {
+  TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  if (req.points_size() > kMaxPointsPerBatch) {
+    return Invalid(absl::StrCat("at most ", kMaxPointsPerBatch,
+                                " points per batch (got ", req.points_size(),
+                                ")"));
+  }
+  for (const v1::MetricPoint& p : req.points()) {
+    if (p.name().empty() ||
+        static_cast<int>(p.name().size()) > kMaxMetricNameBytes) {
+      return Invalid(absl::StrCat("metric name must be 1-", kMaxMetricNameBytes,
+                                  " characters"));
+    }
+    if (p.step() < 0) {
+      return Invalid(absl::StrCat("metric step must be >= 0 (got ", p.step(),
+                                  " for ", p.name(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validate(const v1::CompleteJobRequest& req) {
+  TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  if (req.result_json().empty()) return Invalid("result_json is empty");
+  return CheckSize("result_json", req.result_json(), kMaxResultBytes);
+}
+
+absl::Status Validate(const v1::FailJobRequest& req) {
+  TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  return CheckSize("error", req.error(), kMaxErrorBytes);
+}
+
+absl::Status Validate(const v1::ReleaseJobRequest& req) {
+  TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  return CheckSize("reason", req.reason(), kMaxErrorBytes);
+}
+
+absl::Status Validate(const v1::DownloadCheckpointRequest& req) {
+  return CheckLeaseCall(req);
+}
+
+absl::Status Validate(const v1::CheckpointHeader& h, int64_t max_bytes) {
+  TS_RETURN_IF_ERROR(CheckLeaseCall(h));
+  if (h.step() < 1) {
+    return Invalid(absl::StrCat("step must be >= 1 (got ", h.step(), ")"));
+  }
+  if (h.bytes() < 1) {
+    return Invalid(absl::StrCat("bytes must be >= 1 (got ", h.bytes(), ")"));
+  }
+  if (h.bytes() > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "checkpoint of ", h.bytes(), " bytes is over the limit of ", max_bytes,
+        " (--max-checkpoint-bytes)"));
+  }
+  if (h.sha256().size() != 64 ||
+      h.sha256().find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Invalid("sha256 must be 64 lowercase hex digits");
+  }
+  return CheckSize("name", h.name(), 64);
+}
+
+}  // namespace tailsweep

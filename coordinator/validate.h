@@ -1,0 +1,40 @@
+#ifndef TAILSWEEP_COORDINATOR_VALIDATE_H_
+#define TAILSWEEP_COORDINATOR_VALIDATE_H_
+
+// Field checks for the requests of the Coordinator API, before anything is
+// touched: InvalidArgument naming the field, the value and what is allowed;
+// ResourceExhausted for a checkpoint over the size limit. Pure functions of
+// the request (fuzzed by fuzz/request_validators_fuzzer.cc).
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "proto/tailsweep.pb.h"
+
+namespace tailsweep {
+
+// Limits of the API (proto/tailsweep.proto).
+inline constexpr int kMaxIdBytes = 256;
+inline constexpr int kMaxPointsPerBatch = 10000;
+inline constexpr int kMaxMetricNameBytes = 128;
+inline constexpr int64_t kMinLeaseMs = 1000, kMaxLeaseMs = 3600000;
+inline constexpr int kMaxLeasesPerCall = 64;
+inline constexpr int64_t kMaxResultBytes = 1 << 20;
+inline constexpr int64_t kMaxErrorBytes = 64 << 10;
+
+absl::Status Validate(const v1::SubmitSweepRequest& req);
+absl::Status Validate(const v1::LeaseJobsRequest& req);
+absl::Status Validate(const v1::HeartbeatRequest& req);
+absl::Status Validate(const v1::ReportMetricsRequest& req);
+absl::Status Validate(const v1::CompleteJobRequest& req);
+absl::Status Validate(const v1::FailJobRequest& req);
+absl::Status Validate(const v1::ReleaseJobRequest& req);
+absl::Status Validate(const v1::DownloadCheckpointRequest& req);
+// The first message of an upload; `max_bytes` is --max-checkpoint-bytes.
+absl::Status Validate(const v1::CheckpointHeader& header, int64_t max_bytes);
+// GetSweepStatus, ListJobs, GetResults, CancelSweep, ResumeSweep.
+absl::Status ValidateSweepName(const std::string& sweep);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_VALIDATE_H_

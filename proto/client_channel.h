@@ -1,0 +1,44 @@
+#ifndef TAILSWEEP_PROTO_CLIENT_CHANNEL_H_
+#define TAILSWEEP_PROTO_CLIENT_CHANNEL_H_
+
+// How the coordinator's clients (the worker, the CLI) connect: plaintext or
+// TLS against a CA file, and a bearer token from a file sent on every call.
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tailsweep {
+
+struct ChannelOptions {
+  std::string address;     // host:port
+  std::string token_file;  // empty: no token
+  std::string tls_ca;      // PEM CA certificates; empty: plaintext
+  // Reconnect within seconds after an outage (gRPC's own backoff otherwise
+  // grows to two minutes). For daemons that must notice a restart.
+  bool fast_reconnect = false;
+};
+
+struct Client {
+  std::shared_ptr<grpc::Channel> channel;
+  std::string token;  // empty: none
+
+  // A context for one call: its deadline and the token.
+  std::unique_ptr<grpc::ClientContext> Context(
+      std::chrono::milliseconds timeout) const;
+};
+
+// InvalidArgument when a file cannot be read or the token file is empty.
+absl::StatusOr<Client> Connect(const ChannelOptions& options);
+
+// The token in `path`: its first line, surrounding whitespace removed.
+// InvalidArgument when the file is missing, unreadable or empty.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_PROTO_CLIENT_CHANNEL_H_
