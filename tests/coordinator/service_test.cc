@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "proto/checkpoint_transfer.h"
+#include "tests/testing/raw_call.h"
 #include "tests/testing/run_command.h"
 
 namespace tailsweep {
@@ -40,12 +42,14 @@ class ServiceTest : public ::testing::Test {
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &port);
+    health_ = std::make_unique<HealthService>(store_.get(), token_);
     builder.RegisterService(service_.get());
+    builder.RegisterService(health_.get());
     server_ = builder.BuildAndStart();
     ASSERT_GT(port, 0);
+    address_ = "127.0.0.1:" + std::to_string(port);
     stub_ = v1::Coordinator::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                            grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   }
   void TearDown() override {
     server_->Shutdown();
@@ -76,6 +80,8 @@ class ServiceTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
   std::unique_ptr<CheckpointStore> checkpoints_;
   std::unique_ptr<CoordinatorService> service_;
+  std::unique_ptr<HealthService> health_;
+  std::string address_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };
@@ -336,6 +342,68 @@ TEST_F(CheckpointServiceTest, OnlyTheLiveLeaseMayDownload) {
       .write("y", 1);
   EXPECT_EQ(Download(lease_.epoch(), dir_ + "/x.pt").error_code(),
             grpc::StatusCode::DATA_LOSS);
+}
+
+}  // namespace
+}  // namespace tailsweep
+
+namespace tailsweep {
+namespace {
+
+class TokenServiceTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    token_ = "s3cret-token";
+    ServiceTest::SetUp();
+  }
+};
+
+TEST_F(TokenServiceTest, EveryMethodOfEveryServiceAsksForTheToken) {
+  int methods = 0;
+  for (const char* name :
+       {"tailsweep.v1.Coordinator", "grpc.health.v1.Health"}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int i = 0; i < service->method_count(); ++i) {
+      const google::protobuf::MethodDescriptor* m = service->method(i);
+      if (m->name() == "Watch") continue;  // not served
+      ++methods;
+      const std::string path =
+          absl::StrCat("/", service->full_name(), "/", m->name());
+      const bool streaming = m->client_streaming() || m->server_streaming();
+      std::string answer;
+      for (const char* wrong :
+           {"", "Bearer wrong", "Bearer s3cret-tokenX", "s3cret-token"}) {
+        EXPECT_EQ(
+            testing::RawCall(address_, path, "", &answer, streaming, wrong)
+                .error_code(),
+            grpc::StatusCode::UNAUTHENTICATED)
+            << path << " with '" << wrong << "'";
+      }
+      EXPECT_NE(testing::RawCall(address_, path, "", &answer, streaming,
+                                 "Bearer s3cret-token")
+                    .error_code(),
+                grpc::StatusCode::UNAUTHENTICATED)
+          << path;
+    }
+  }
+  EXPECT_EQ(methods, 16);  // 15 Coordinator calls and Health.Check
+}
+
+TEST_F(ServiceTest, OversizedMessagesAreResourceExhausted) {
+  grpc::Status status;
+  Submit(std::string(5 << 20, '#'), &status);  // gRPC's 4 MiB default
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(ServiceTest, HealthIsServingWhileTheStoreWorks) {
+  std::string answer;
+  ASSERT_TRUE(testing::RawCall(address_, "/grpc.health.v1.Health/Check", "",
+                               &answer, false)
+                  .ok());
+  EXPECT_EQ(answer, std::string("\x08\x01", 2));
 }
 
 }  // namespace

@@ -211,3 +211,40 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
 
 }  // namespace
 }  // namespace tailsweep
+
+namespace tailsweep {
+namespace {
+
+TEST_F(StoreTest, ValuesNeverBecomeSql) {
+  SweepSpec evil = spec_;
+  evil.name = "x'); DROP TABLE jobs; --";
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(evil));
+  TS_ASSERT_OK(store_->SubmitSweep(evil, jobs));
+  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts(evil.name));
+  EXPECT_EQ(counts.queued, 4);
+  TS_ASSERT_OK_AND_ASSIGN(auto leases,
+                          store_->LeaseJobs("w' OR '1'='1", 1, 1000));
+  ASSERT_EQ(leases.size(), 1u);
+  TS_EXPECT_CODE(store_->Heartbeat("w", leases[0].job_id, 1, 1000),
+                 absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(store_->IntegrityCheck().value(), "ok");
+}
+
+TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
+  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
+  TS_ASSERT_OK_AND_ASSIGN(auto first, store_->LeaseJobs("w", 2, 1000, "w/1"));
+  TS_ASSERT_OK_AND_ASSIGN(auto again, store_->LeaseJobs("w", 2, 1000, "w/1"));
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(again.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(again[i].job_id, first[i].job_id);
+    EXPECT_EQ(again[i].epoch, first[i].epoch);
+  }
+  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
+  EXPECT_EQ(counts.leased, 2);
+  TS_ASSERT_OK_AND_ASSIGN(auto next, store_->LeaseJobs("w", 2, 1000, "w/2"));
+  EXPECT_EQ(next.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tailsweep

@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "tests/testing/raw_call.h"
 #include "tests/testing/run_command.h"
 #include "worker/child_process.h"
 
@@ -390,67 +391,26 @@ TEST_F(SweepE2E, SubmitRefusesBadSpecsWithExitTwoAndNoCoordinatorNeeded) {
 namespace tailsweep {
 namespace {
 
-// One call through gRPC's generic stub: the standard services need no
-// generated client code. Returns the answer's bytes.
-grpc::Status RawCall(const std::string& address, const std::string& method,
-                     const std::string& request, std::string* response,
-                     bool streaming) {
-  auto channel =
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  grpc::GenericStub stub(channel);
-  grpc::CompletionQueue cq;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  grpc::Slice slice(request);
-  grpc::ByteBuffer req(&slice, 1), resp;
-  grpc::Status status;
-  void* tag;
-  bool ok;
-  if (!streaming) {
-    auto call = stub.PrepareUnaryCall(&ctx, method, req, &cq);
-    call->StartCall();
-    call->Finish(&resp, &status, reinterpret_cast<void*>(1));
-    cq.Next(&tag, &ok);
-  } else {
-    auto call = stub.PrepareCall(&ctx, method, &cq);
-    call->StartCall(reinterpret_cast<void*>(1));
-    cq.Next(&tag, &ok);
-    call->Write(req, reinterpret_cast<void*>(2));
-    cq.Next(&tag, &ok);
-    call->WritesDone(reinterpret_cast<void*>(3));
-    cq.Next(&tag, &ok);
-    call->Read(&resp, reinterpret_cast<void*>(4));
-    cq.Next(&tag, &ok);
-    call->Finish(&status, reinterpret_cast<void*>(5));
-    cq.Next(&tag, &ok);
-  }
-  std::vector<grpc::Slice> slices;
-  resp.Dump(&slices).IgnoreError();
-  response->clear();
-  for (const grpc::Slice& s : slices) {
-    response->append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return status;
-}
-
 TEST_F(SweepE2E, CoordinatorServesHealthAndReflectionAndStopsCleanly) {
   ChildProcess& coordinator = StartCoordinator();
   std::string answer;
   grpc::Status status;
   for (int i = 0; i < 50; ++i) {  // until it listens
     // HealthCheckRequest{service: ""} is empty; SERVING is field 1 = 1.
-    status = RawCall(address_, "/grpc.health.v1.Health/Check", "", &answer,
-                     /*streaming=*/false);
+    status =
+        testing::RawCall(address_, "/grpc.health.v1.Health/Check", "", &answer,
+                         /*streaming=*/false);
     if (status.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(answer, std::string("\x08\x01", 2));
   // ServerReflectionRequest{list_services: ""} (field 7, empty string).
-  status = RawCall(address_,
-                   "/grpc.reflection.v1alpha.ServerReflection/"
-                   "ServerReflectionInfo",
-                   std::string("\x3a\x00", 2), &answer, /*streaming=*/true);
+  status =
+      testing::RawCall(address_,
+                       "/grpc.reflection.v1alpha.ServerReflection/"
+                       "ServerReflectionInfo",
+                       std::string("\x3a\x00", 2), &answer, /*streaming=*/true);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_NE(answer.find("tailsweep.v1.Coordinator"), std::string::npos);
   EXPECT_NE(answer.find("grpc.health.v1.Health"), std::string::npos);

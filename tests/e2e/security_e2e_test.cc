@@ -1,0 +1,181 @@
+// Security end to end: TLS, bearer tokens, message size limits and the
+// loopback default, against the real coordinator, worker and CLI.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tests/testing/run_command.h"
+#include "worker/child_process.h"
+
+namespace tailsweep {
+namespace {
+
+using testing::RunCommand;
+
+const std::string kBin = TAILSWEEP_BIN_DIR;
+
+class SecurityE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("tailsweep_security_");
+    address_ = absl::StrCat("127.0.0.1:", 20000 + (getpid() * 11) % 30000);
+    std::ofstream(dir_ + "/token") << "correct-horse-battery\n";
+    std::ofstream(dir_ + "/wrong") << "incorrect\n";
+  }
+  void TearDown() override {
+    for (auto& p : processes_) {
+      p.Signal(SIGKILL);
+      while (!p.Poll()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    std::filesystem::remove_all(dir_);
+  }
+  ChildProcess& Start(const std::vector<std::string>& argv,
+                      const std::string& log) {
+    auto p = ChildProcess::Start(argv, {"OPENBLAS_NUM_THREADS=1"},
+                                 dir_ + "/" + log + ".out",
+                                 dir_ + "/" + log + ".err");
+    EXPECT_TRUE(p.ok()) << p.status();
+    processes_.push_back(std::move(*p));
+    return processes_.back();
+  }
+  testing::CommandResult Cli(const std::string& args) {
+    return RunCommand(kBin + "/tailsweep " + args + " --coordinator " +
+                      address_);
+  }
+  // Retries `args` while the coordinator starts.
+  testing::CommandResult CliWhenUp(const std::string& args) {
+    testing::CommandResult r;
+    for (int i = 0; i < 50; ++i) {
+      r = Cli(args);
+      if (r.err.find("unreachable") == std::string::npos) return r;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return r;
+  }
+
+  std::string dir_, address_;
+  std::deque<ChildProcess> processes_;
+};
+
+TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
+  const testing::CommandResult cert = RunCommand(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+      "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+      dir_ + "/key.pem -out " + dir_ + "/cert.pem");
+  ASSERT_EQ(cert.exit_code, 0) << cert.err;
+  Start({kBin + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
+         dir_ + "/data", "--listen", address_, "--tls-cert", dir_ + "/cert.pem",
+         "--tls-key", dir_ + "/key.pem", "--token-file", dir_ + "/token",
+         "--max-message-bytes", "65536"},
+        "coordinator");
+  const std::string tls = " --tls-ca " + dir_ + "/cert.pem";
+  const std::string good = tls + " --token-file " + dir_ + "/token";
+  // Authenticated: the answer is about the (missing) sweep.
+  testing::CommandResult r = CliWhenUp("status nosuch" + good);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no sweep 'nosuch'"), std::string::npos) << r.err;
+  // No token, a wrong token: UNAUTHENTICATED, and nothing more said.
+  r = Cli("status nosuch" + tls);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("needs a token"), std::string::npos) << r.err;
+  r = Cli("status nosuch" + tls + " --token-file " + dir_ + "/wrong");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("wrong token"), std::string::npos) << r.err;
+  // Plaintext against the TLS port never gets through.
+  r = Cli("status nosuch --token-file " + dir_ + "/token");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err.find("no sweep"), std::string::npos) << r.err;
+  // A request over --max-message-bytes: RESOURCE_EXHAUSTED.
+  const std::string spec = R"(name: sec
+grid:
+  kernel: [log]
+fixed:
+  n_points: 64
+  d_model: 16
+  heads: 2
+  layers: 1
+  steps: 20
+  warmup: 3
+  log_every: 5
+  checkpoint_every: 10
+  eval_instances: 4
+  reference_trials: 4
+)";
+  std::ofstream(dir_ + "/big.yaml")
+      << spec << "# " << std::string(100000, 'x') << "\n";
+  r = Cli("submit " + dir_ + "/big.yaml" + good);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("larger than max"), std::string::npos) << r.err;
+  // The real thing, through TLS with the token.
+  std::ofstream(dir_ + "/spec.yaml") << spec;
+  r = Cli("submit " + dir_ + "/spec.yaml" + good);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Start({kBin + "/tailsweep-worker", "--coordinator", address_,
+         "--threads-per-slot", "1", "--work-dir", dir_ + "/work",
+         "--exit-when-idle", "--tls-ca", dir_ + "/cert.pem", "--token-file",
+         dir_ + "/token"},
+        "worker");
+  bool done = false;
+  for (int i = 0; i < 600 && !done; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    done = Cli("status sec --format json" + good).out.find("\"done\": 1") !=
+           std::string::npos;
+  }
+  EXPECT_TRUE(done) << testing::ReadFile(dir_ + "/worker.err");
+}
+
+// Is something listening on 127.0.0.1:port (IPv4, or IPv4-mapped IPv6 as
+// gRPC binds it), and on any other address?
+void Listeners(int port, bool* loopback, bool* other) {
+  *loopback = *other = false;
+  const std::string suffix = absl::StrFormat(":%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      if (state != "0A" || local.size() < suffix.size() ||
+          local.substr(local.size() - suffix.size()) != suffix) {
+        continue;
+      }
+      const std::string host = local.substr(0, local.size() - suffix.size());
+      const bool is_loopback = host == "0100007F" ||
+                               host == "0000000000000000FFFF00000100007F" ||
+                               host == "00000000000000000000000001000000";
+      (is_loopback ? *loopback : *other) = true;
+    }
+  }
+}
+
+TEST_F(SecurityE2E, TheDefaultListenAddressIsLoopback) {
+  bool loopback, other;
+  Listeners(50551, &loopback, &other);
+  if (loopback || other) GTEST_SKIP() << "port 50551 is in use here";
+  Start({kBin + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
+         dir_ + "/data"},
+        "coordinator");
+  for (int i = 0; i < 50 && !loopback; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Listeners(50551, &loopback, &other);
+  }
+  EXPECT_TRUE(loopback) << testing::ReadFile(dir_ + "/coordinator.err");
+  EXPECT_FALSE(other);
+}
+
+}  // namespace
+}  // namespace tailsweep
