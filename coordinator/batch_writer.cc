@@ -77,8 +77,9 @@ void BatchWriter::Loop() {
         // written, so what is on disk stays what was acknowledged.
         failure_ = p->status;
         std::fprintf(stderr,
-                     "tailsweep: storage failure, no more writes until "
-                     "restart: %s\n",
+                     "tailsweep: storage failure: %s; no more writes: check "
+                     "the disk (space, permissions, health), then restart "
+                     "the coordinator\n",
                      std::string(failure_.message()).c_str());
       }
     }

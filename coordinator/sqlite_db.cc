@@ -77,13 +77,10 @@ Db::~Db() {
 }
 
 absl::Status Db::Exec(absl::string_view sql) {
-  char* error = nullptr;
   const int rc =
-      sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, &error);
+      sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, nullptr);
   if (rc == SQLITE_OK) return absl::OkStatus();
-  std::string message = error ? error : "";
-  sqlite3_free(error);
-  return SqliteError(db_, rc, message);
+  return SqliteError(db_, rc, sql.substr(0, sql.find_first_of("(\n")));
 }
 
 absl::StatusOr<Statement> Db::Prepare(absl::string_view sql) {
