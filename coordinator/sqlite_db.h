@@ -64,6 +64,7 @@ class Statement {
   absl::Status Run();
   absl::Status Reset();
 
+  int columns() const { return sqlite3_column_count(stmt_); }
   int64_t Int(int column) const;
   double Real(int column) const;
   std::string Text(int column) const;

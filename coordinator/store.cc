@@ -75,6 +75,12 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   epoch        INTEGER NOT NULL,          -- the lease that uploaded it
   uploaded_ms  INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS lease_requests (  -- LeaseJobs calls, for retries
+  worker_id   TEXT NOT NULL,
+  request_id  TEXT NOT NULL,
+  at_ms       INTEGER NOT NULL,
+  PRIMARY KEY (worker_id, request_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS workers (
   worker_id     TEXT PRIMARY KEY,
   last_seen_ms  INTEGER NOT NULL
@@ -230,7 +236,14 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
                           again->Int(2), again->Int(3), again->Int(6),
                           FromJson(again->Text(1))});
       }
-      if (!leases.empty()) return absl::OkStatus();
+      // Seen before: the leases above (those still held), nothing new.
+      absl::StatusOr<sql::Statement> seen = db.Prepare(
+          "INSERT OR IGNORE INTO lease_requests (worker_id, request_id, "
+          "at_ms) VALUES (?, ?, ?)");
+      if (!seen.ok()) return seen.status();
+      TS_RETURN_IF_ERROR(
+          seen->Bind(1, worker).Bind(2, request_id).Bind(3, now).Run());
+      if (db.Changes() == 0) return absl::OkStatus();
     }
     absl::StatusOr<sql::Statement> pick = db.Prepare(
         "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
@@ -431,7 +444,11 @@ absl::StatusOr<int64_t> Store::ExpireLeases() {
       TS_RETURN_IF_ERROR(Event(db, job, epoch, "expired", error));
     }
     expired = static_cast<int64_t>(rows.size());
-    return absl::OkStatus();
+    // Retries come within seconds; a day of lease calls is plenty.
+    absl::StatusOr<sql::Statement> prune =
+        db.Prepare("DELETE FROM lease_requests WHERE at_ms < ?");
+    if (!prune.ok()) return prune.status();
+    return prune->Bind(1, now - 24 * 3600 * 1000).Run();
   });
   if (!status.ok()) return status;
   return expired;

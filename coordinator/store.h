@@ -110,7 +110,8 @@ class Store {
   // Leases up to `max_jobs` queued jobs (oldest first, past their backoff)
   // to `worker` until now + lease_ms. Empty when none is ready. A repeated
   // call with the same non-empty `request_id` returns the jobs the first
-  // one leased (those still held) and leases nothing more.
+  // one leased (those still held, maybe none) and leases nothing more;
+  // request ids are kept for a day.
   absl::StatusOr<std::vector<Lease>> LeaseJobs(
       const std::string& worker, int64_t max_jobs, int64_t lease_ms,
       const std::string& request_id = "");

@@ -55,6 +55,15 @@ absl::StatusOr<std::string> Scalar(absl::string_view source,
   return node.as<std::string>();
 }
 
+// A mapping's key: a plain scalar (YAML also allows "? [a, b]: ..." keys).
+absl::StatusOr<std::string> Key(absl::string_view source,
+                                const YAML::Node& node) {
+  if (!node.IsScalar()) {
+    return ErrorAt(source, node, "keys must be plain words");
+  }
+  return node.as<std::string>();
+}
+
 absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
                        SweepSpec& spec) {
   if (!grid.IsMap() || grid.size() == 0) {
@@ -62,7 +71,9 @@ absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
                    "'grid' must map each key to a non-empty list of values");
   }
   for (const auto& item : grid) {
-    const std::string key = item.first.as<std::string>();
+    absl::StatusOr<std::string> key_or = Key(source, item.first);
+    if (!key_or.ok()) return key_or.status();
+    const std::string key = *key_or;
     const YAML::Node& values = item.second;
     if (!KnownKey(spec.kind, key)) {
       // The schema's own message lists the allowed keys.
@@ -109,7 +120,9 @@ absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
     }
     KeyValues partial;
     for (const auto& item : entry) {
-      const std::string key = item.first.as<std::string>();
+      absl::StatusOr<std::string> key_or = Key(source, item.first);
+      if (!key_or.ok()) return key_or.status();
+      const std::string key = *key_or;
       auto axis = std::find_if(spec.grid.begin(), spec.grid.end(),
                                [&](const auto& g) { return g.first == key; });
       if (axis == spec.grid.end()) {
@@ -143,7 +156,9 @@ absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
     return ErrorAt(source, fixed, "'fixed' must map keys to single values");
   }
   for (const auto& item : fixed) {
-    const std::string key = item.first.as<std::string>();
+    absl::StatusOr<std::string> key_or = Key(source, item.first);
+    if (!key_or.ok()) return key_or.status();
+    const std::string key = *key_or;
     for (const auto& g : spec.grid) {
       if (g.first == key) {
         return ErrorAt(
@@ -173,8 +188,8 @@ bool ValidName(const std::string& name) {
 
 }  // namespace
 
-absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
-                                         absl::string_view source) {
+static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
+                                           absl::string_view source) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -192,7 +207,9 @@ absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
   static const std::set<std::string> kTopKeys = {"name", "kind", "grid",
                                                  "exclude", "fixed"};
   for (const auto& item : root) {
-    const std::string key = item.first.as<std::string>();
+    absl::StatusOr<std::string> key_or = Key(source, item.first);
+    if (!key_or.ok()) return key_or.status();
+    const std::string key = *key_or;
     if (kTopKeys.count(key) == 0) {
       return ErrorAt(
           source, item.first,
@@ -298,6 +315,15 @@ absl::StatusOr<KeyValues> Resolve(const SweepSpec& spec,
 }  // namespace
 
 absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
+  int64_t cells = 1;
+  for (const auto& [key, values] : spec.grid) {
+    cells *= static_cast<int64_t>(values.size());
+    if (cells > kMaxSweepCells) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sweep '", spec.name, "': the grid has more than ", kMaxSweepCells,
+          " cells (at axis '", key, "'); split it into several sweeps"));
+    }
+  }
   std::vector<JobSpec> jobs;
   std::vector<size_t> index(spec.grid.size(), 0);
   while (true) {
@@ -326,6 +352,18 @@ absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
     if (k == 0) break;
   }
   return jobs;
+}
+
+absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
+                                         absl::string_view source) {
+  try {
+    return ParseSpec(text, source);
+  } catch (const YAML::Exception& e) {
+    // A shape yaml-cpp cannot convert that the checks above did not
+    // foresee: still a clear error at its position, never a crash.
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
 }
 
 }  // namespace tailsweep

@@ -13,6 +13,7 @@
 // file:line:column, the key and what is allowed, and nothing is returned.
 // Torch-free.
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +49,8 @@ absl::StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
 
 // The jobs of a spec, in grid order (last key fastest). InvalidArgument for a
 // cell the schema refuses (e.g. an unidentifiable task that is not excluded),
-// naming the cell.
+// naming the cell, and for a grid of more than kMaxSweepCells cells.
+inline constexpr int64_t kMaxSweepCells = 100000;
 absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec);
 
 // Hex SHA-256 of "key=value\n" lines: the job identity.

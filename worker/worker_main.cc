@@ -92,6 +92,10 @@ int Main(int argc, char** argv) {
   app.add_option("--lease-ms", options.lease_ms, "Lease length to ask for")
       ->check(CLI::Range(int64_t{1000}, int64_t{3600000}))
       ->capture_default_str();
+  app.add_option("--rpc-timeout-ms", options.rpc_timeout_ms,
+                 "Deadline of each call to the coordinator")
+      ->check(CLI::Range(int64_t{100}, int64_t{600000}))
+      ->capture_default_str();
   app.add_option("--threads-per-slot", options.threads_per_slot,
                  "Torch threads per job (default: cores / slots)");
   app.add_option("--tailsweep-bin", options.tailsweep_bin,

@@ -244,6 +244,14 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
   EXPECT_EQ(counts.leased, 2);
   TS_ASSERT_OK_AND_ASSIGN(auto next, store_->LeaseJobs("w", 2, 1000, "w/2"));
   EXPECT_EQ(next.size(), 2u);
+  // A retry that arrives after its leases ended leases nothing new.
+  TS_ASSERT_OK(store_->Complete("w", first[0].job_id, 1, "{}"));
+  TS_ASSERT_OK(store_->Complete("w", first[1].job_id, 1, "{}"));
+  TS_ASSERT_OK_AND_ASSIGN(auto late, store_->LeaseJobs("w", 2, 1000, "w/1"));
+  EXPECT_TRUE(late.empty());
+  TS_ASSERT_OK_AND_ASSIGN(SweepCounts after, store_->Counts("s"));
+  EXPECT_EQ(after.queued, 0);
+  EXPECT_EQ(after.leased, 2);
 }
 
 }  // namespace

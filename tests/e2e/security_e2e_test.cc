@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
 #include "worker/child_process.h"
 
@@ -22,37 +23,11 @@ namespace {
 
 using testing::RunCommand;
 
-const std::string kBin = TAILSWEEP_BIN_DIR;
-
-class SecurityE2E : public ::testing::Test {
+class SecurityE2E : public ::testing::Test, public testing::Cluster {
  protected:
-  void SetUp() override {
-    dir_ = testing::MakeTempDir("tailsweep_security_");
-    address_ = absl::StrCat("127.0.0.1:", 20000 + (getpid() * 11) % 30000);
+  SecurityE2E() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_security_") {
     std::ofstream(dir_ + "/token") << "correct-horse-battery\n";
     std::ofstream(dir_ + "/wrong") << "incorrect\n";
-  }
-  void TearDown() override {
-    for (auto& p : processes_) {
-      p.Signal(SIGKILL);
-      while (!p.Poll()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    }
-    std::filesystem::remove_all(dir_);
-  }
-  ChildProcess& Start(const std::vector<std::string>& argv,
-                      const std::string& log) {
-    auto p = ChildProcess::Start(argv, {"OPENBLAS_NUM_THREADS=1"},
-                                 dir_ + "/" + log + ".out",
-                                 dir_ + "/" + log + ".err");
-    EXPECT_TRUE(p.ok()) << p.status();
-    processes_.push_back(std::move(*p));
-    return processes_.back();
-  }
-  testing::CommandResult Cli(const std::string& args) {
-    return RunCommand(kBin + "/tailsweep " + args + " --coordinator " +
-                      address_);
   }
   // Retries `args` while the coordinator starts.
   testing::CommandResult CliWhenUp(const std::string& args) {
@@ -64,9 +39,6 @@ class SecurityE2E : public ::testing::Test {
     }
     return r;
   }
-
-  std::string dir_, address_;
-  std::deque<ChildProcess> processes_;
 };
 
 TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
@@ -75,7 +47,7 @@ TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
       "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
       dir_ + "/key.pem -out " + dir_ + "/cert.pem");
   ASSERT_EQ(cert.exit_code, 0) << cert.err;
-  Start({kBin + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
+  Start({bin_ + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
          dir_ + "/data", "--listen", address_, "--tls-cert", dir_ + "/cert.pem",
          "--tls-key", dir_ + "/key.pem", "--token-file", dir_ + "/token",
          "--max-message-bytes", "65536"},
@@ -122,7 +94,7 @@ fixed:
   std::ofstream(dir_ + "/spec.yaml") << spec;
   r = Cli("submit " + dir_ + "/spec.yaml" + good);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  Start({kBin + "/tailsweep-worker", "--coordinator", address_,
+  Start({bin_ + "/tailsweep-worker", "--coordinator", address_,
          "--threads-per-slot", "1", "--work-dir", dir_ + "/work",
          "--exit-when-idle", "--tls-ca", dir_ + "/cert.pem", "--token-file",
          dir_ + "/token"},
@@ -166,7 +138,7 @@ TEST_F(SecurityE2E, TheDefaultListenAddressIsLoopback) {
   bool loopback, other;
   Listeners(50551, &loopback, &other);
   if (loopback || other) GTEST_SKIP() << "port 50551 is in use here";
-  Start({kBin + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
+  Start({bin_ + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
          dir_ + "/data"},
         "coordinator");
   for (int i = 0; i < 50 && !loopback; ++i) {

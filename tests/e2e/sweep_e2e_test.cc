@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "tests/testing/cluster.h"
 #include "tests/testing/raw_call.h"
 #include "tests/testing/run_command.h"
 #include "worker/child_process.h"
@@ -25,8 +26,6 @@ namespace tailsweep {
 namespace {
 
 using testing::RunCommand;
-
-const std::string kBin = TAILSWEEP_BIN_DIR;
 
 // Four cells (kernel x norm), or two with norms "[post]".
 std::string TinySpec(const std::string& name, int steps,
@@ -51,89 +50,10 @@ fixed:
 )");
 }
 
-class SweepE2E : public ::testing::Test {
+// Real processes in a temporary directory (tests/testing/cluster.h).
+class SweepE2E : public ::testing::Test, public testing::Cluster {
  protected:
-  void SetUp() override {
-    dir_ = testing::MakeTempDir("tailsweep_e2e_");
-    port_ = 20000 + (getpid() * 7 + counter_++ * 131) % 30000;
-    address_ = absl::StrCat("127.0.0.1:", port_);
-  }
-  void TearDown() override {
-    for (auto& p : processes_) {
-      p.Signal(SIGKILL);
-      while (!p.Poll())
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::filesystem::remove_all(dir_);
-  }
-
-  ChildProcess& Start(const std::vector<std::string>& argv,
-                      const std::string& log) {
-    auto p = ChildProcess::Start(argv, {"OPENBLAS_NUM_THREADS=1"},
-                                 dir_ + "/" + log + ".out",
-                                 dir_ + "/" + log + ".err");
-    EXPECT_TRUE(p.ok()) << p.status();
-    processes_.push_back(std::move(*p));
-    return processes_.back();
-  }
-  ChildProcess& StartCoordinator() {
-    return Start({kBin + "/tailsweep-coordinator", "--db", dir_ + "/db",
-                  "--data-dir", dir_ + "/data", "--listen", address_},
-                 "coordinator");
-  }
-  // Each worker has its own work directory, as on separate machines: a
-  // job resumes elsewhere only through the coordinator's checkpoints.
-  ChildProcess& StartWorker(const std::string& name) {
-    return Start({kBin + "/tailsweep-worker", "--coordinator", address_,
-                  "--slots-per-device", "2", "--threads-per-slot", "1",
-                  "--work-dir", WorkDir(name), "--lease-ms", "4000"},
-                 name);
-  }
-  std::string WorkDir(const std::string& worker) {
-    return dir_ + "/work-" + worker;
-  }
-  // Live processes whose command line mentions `text`.
-  int64_t ProcessesMentioning(const std::string& text) {
-    // "[/]tmp/..." matches the path but not this pgrep's own shell.
-    const testing::CommandResult r = RunCommand(
-        "pgrep -f -c -- '[" + text.substr(0, 1) + "]" + text.substr(1) + "'");
-    int64_t n = 0;
-    return absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &n) ? n : -1;
-  }
-  testing::CommandResult Cli(const std::string& args) {
-    return RunCommand(kBin + "/tailsweep " + args + " --coordinator " +
-                      address_);
-  }
-  void Submit(const std::string& spec) {
-    std::ofstream(dir_ + "/spec.yaml") << spec;
-    for (int i = 0; i < 100; ++i) {
-      if (Cli("submit " + dir_ + "/spec.yaml").exit_code == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    FAIL() << "could not submit";
-  }
-  int64_t Query(const std::string& sql) {
-    const testing::CommandResult r =
-        RunCommand("sqlite3 " + dir_ + "/db \"" + sql + "\"");
-    int64_t v = -1;
-    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v)) return -1;
-    return v;
-  }
-  // Waits until `sql` returns `want`, up to `seconds`.
-  bool WaitFor(const std::string& sql, int64_t want, int seconds) {
-    const auto end =
-        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (Query(sql) == want) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
-  }
-
-  static inline int counter_ = 0;
-  std::string dir_, address_;
-  int port_ = 0;
-  std::deque<ChildProcess> processes_;  // references stay valid
+  SweepE2E() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_e2e_") {}
 };
 
 TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
@@ -247,7 +167,7 @@ TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
         " --set " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
   const testing::CommandResult clean =
-      RunCommand(kBin + "/tailsweep --threads 1 lab train" + sets +
+      RunCommand(bin_ + "/tailsweep --threads 1 lab train" + sets +
                  " --out-dir " + dir_ + "/clean");
   ASSERT_EQ(clean.exit_code, 0) << clean.err;
   const nlohmann::json clean_result =

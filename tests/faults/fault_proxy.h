@@ -1,0 +1,38 @@
+#ifndef TAILSWEEP_TESTS_FAULTS_FAULT_PROXY_H_
+#define TAILSWEEP_TESTS_FAULTS_FAULT_PROXY_H_
+
+// A TCP proxy between a worker and the coordinator that can cut the
+// network: in kStall nothing passes either way (packets vanish, connections
+// stay open, as in a partition), in kDrop every connection is reset and new
+// ones are refused; kPass forwards. Runs its own thread.
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+namespace tailsweep::testing {
+
+class FaultProxy {
+ public:
+  enum class Mode { kPass, kStall, kDrop };
+
+  // Listens on 127.0.0.1:listen_port and forwards to 127.0.0.1:target_port.
+  FaultProxy(int listen_port, int target_port);
+  ~FaultProxy();
+
+  void Set(Mode mode) { mode_ = mode; }
+  bool listening() const { return listen_fd_ >= 0; }
+
+ private:
+  void Loop();
+
+  int listen_fd_ = -1;
+  int target_port_;
+  std::atomic<Mode> mode_{Mode::kPass};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace tailsweep::testing
+
+#endif  // TAILSWEEP_TESTS_FAULTS_FAULT_PROXY_H_

@@ -1,0 +1,267 @@
+// The fault-injection suite: real coordinator, workers and jobs on loopback,
+// and the faults sweep tools meet in production: kill -9 of a worker or of
+// the coordinator at random moments, a network partition shorter and longer
+// than the lease, a job that always crashes. Each test states what must
+// hold. Rounds: short by default (CTest); `fault_test --long` runs 20.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/faults/fault_proxy.h"
+#include "tests/testing/cluster.h"
+
+namespace tailsweep {
+namespace {
+
+using testing::RunCommand;
+
+int rounds = 3;  // --long: 20
+
+// `cells` cells (kernels), `steps` steps, a loss point every 5 steps, a
+// checkpoint every 10.
+std::string Spec(const std::string& name, int steps, int cells = 2,
+                 int log_every = 5) {
+  const char* kernels[] = {"softmax", "log", "linear", "quadratic"};
+  std::string grid;
+  for (int i = 0; i < cells; ++i) {
+    absl::StrAppend(&grid, i ? ", " : "", kernels[i]);
+  }
+  return absl::StrCat("name: ", name, "\ngrid:\n  kernel: [", grid, R"(]
+fixed:
+  n_points: 64
+  d_model: 16
+  heads: 2
+  layers: 1
+  warmup: 3
+  checkpoint_every: 10
+  eval_instances: 4
+  reference_trials: 4
+  steps: )",
+                      steps, "\n  log_every: ", log_every, "\n");
+}
+
+class FaultSuite : public ::testing::Test, public testing::Cluster {
+ protected:
+  FaultSuite() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_faults_") {}
+
+  // The job's loss points: none lost (count) and none twice (the key).
+  void ExpectEveryPointOnce(int64_t jobs, int64_t per_job) {
+    EXPECT_EQ(Query("SELECT COUNT(DISTINCT job_id) FROM metrics WHERE name = "
+                    "'loss'"),
+              jobs);
+    for (const char* agg : {"MIN", "MAX"}) {
+      EXPECT_EQ(Query(absl::StrCat("SELECT ", agg,
+                                   "(c) FROM (SELECT COUNT(*) c FROM metrics "
+                                   "WHERE name = 'loss' GROUP BY job_id)")),
+                per_job)
+          << agg;
+    }
+  }
+  // Every done job's result equals a clean, uninterrupted run of its
+  // config, bit for bit (the result's numbers print exactly).
+  void ExpectResultsEqualCleanRuns() {
+    const testing::CommandResult r =
+        RunCommand("sqlite3 " + dir_ + "/db \"SELECT result FROM results\"");
+    std::istringstream lines(r.out);
+    std::string line;
+    int compared = 0;
+    while (std::getline(lines, line)) {
+      const nlohmann::json result = nlohmann::json::parse(line);
+      std::string sets;
+      for (const auto& [k, v] : result["config"].items()) {
+        sets += " --set " + k + "=" +
+                (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      const std::string out = absl::StrCat(dir_, "/clean-", compared);
+      const testing::CommandResult clean =
+          RunCommand(bin_ + "/tailsweep --threads 1 lab train" + sets +
+                     " --out-dir " + out);
+      ASSERT_EQ(clean.exit_code, 0) << clean.err;
+      const nlohmann::json want =
+          nlohmann::json::parse(testing::ReadFile(out + "/result.json"));
+      for (const char* key : {"final_loss", "ratio_median", "ratio_mean",
+                              "ratio_ci_low", "collapse_step"}) {
+        EXPECT_EQ(result[key], want[key]) << key;
+      }
+      ++compared;
+    }
+    EXPECT_GT(compared, 0);
+  }
+  std::mt19937_64 rng_{20261201};
+};
+
+TEST_F(FaultSuite, WorkerKilledAtRandomStepsResumesFromCheckpoints) {
+  StartCoordinator();
+  Submit(Spec("kill_worker", 400));
+  for (int round = 0; round < rounds; ++round) {
+    ChildProcess& worker = StartWorker(absl::StrCat("w", round));
+    // Let it run 0.5-3 s past its start, then kill -9 (its jobs die too).
+    const int64_t points = Query("SELECT COUNT(*) FROM metrics");
+    ASSERT_TRUE(WaitFor(
+        absl::StrCat("SELECT COUNT(*) > ", points, " FROM metrics"), 1, 120));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500 + rng_() % 2500));
+    if (Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'") == 2) break;
+    worker.Signal(SIGKILL);
+  }
+  StartWorker("last");
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 600));
+  EXPECT_GE(Query("SELECT MAX(attempt) FROM jobs"), 2);
+  // Resumed from a checkpoint, not from scratch.
+  EXPECT_GE(Query("SELECT COUNT(*) FROM results WHERE "
+                  "json_extract(result, '$.resumed_from_step') >= 10"),
+            1);
+  ExpectEveryPointOnce(2, 400 / 5);
+  ExpectResultsEqualCleanRuns();
+}
+
+TEST_F(FaultSuite, CoordinatorKilledAtRandomMomentsLosesNothing) {
+  ChildProcess* coordinator = &StartCoordinator();
+  StartWorker("w");
+  // A point every step: many small transactions, so kills land inside them.
+  Submit(Spec("kill_coordinator", 300, 4, 1));
+  int64_t done_before = 0;
+  for (int round = 0; round < rounds; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng_() % 2000));
+    coordinator->Signal(SIGKILL);
+    while (!coordinator->Poll()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const testing::CommandResult check =
+        RunCommand("sqlite3 " + dir_ + "/db \"PRAGMA integrity_check\"");
+    EXPECT_EQ(check.out, "ok\n") << "round " << round;
+    // No acknowledged completion is ever lost.
+    const int64_t done =
+        Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'");
+    EXPECT_GE(done, done_before);
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), done);
+    done_before = done;
+    coordinator = &StartCoordinator();
+  }
+  // The same worker carries on without help.
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 600));
+  ExpectEveryPointOnce(4, 300);
+  EXPECT_EQ(
+      testing::RunCommand("sqlite3 " + dir_ + "/db \"PRAGMA integrity_check\"")
+          .out,
+      "ok\n");
+}
+
+class PartitionTest : public FaultSuite {
+ protected:
+  void SetUp() override {
+    proxy_port_ = port_ + 1;
+    proxy_ = std::make_unique<testing::FaultProxy>(proxy_port_, port_);
+    ASSERT_TRUE(proxy_->listening());
+  }
+  std::string ProxyAddress() const {
+    return absl::StrCat("127.0.0.1:", proxy_port_);
+  }
+  int proxy_port_ = 0;
+  std::unique_ptr<testing::FaultProxy> proxy_;
+};
+
+TEST_F(PartitionTest, ShorterThanTheLeaseLosesAndReassignsNothing) {
+  StartCoordinator();
+  StartWorker("far", {"--lease-ms", "8000", "--rpc-timeout-ms", "1000"},
+              ProxyAddress());
+  Submit(Spec("short_partition", 300));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) > 10 FROM metrics", 1, 120));
+  proxy_->Set(testing::FaultProxy::Mode::kStall);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  proxy_->Set(testing::FaultProxy::Mode::kPass);
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 600));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0);
+  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events WHERE "
+                  "kind = 'leased' GROUP BY job_id)"),
+            1);
+  ExpectEveryPointOnce(2, 300 / 5);
+}
+
+TEST_F(PartitionTest, LongerThanTheLeaseReassignsEachJobExactlyOnce) {
+  StartCoordinator();
+  StartWorker("far", {"--rpc-timeout-ms", "1000"}, ProxyAddress());
+  Submit(Spec("long_partition", 400));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 120));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) > 10 FROM metrics", 1, 120));
+  StartWorker("near");  // idle until the far worker's leases expire
+  proxy_->Set(testing::FaultProxy::Mode::kStall);
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'expired'", 2, 60));
+  ASSERT_TRUE(WaitFor(
+      "SELECT COUNT(*) FROM jobs WHERE state = 'leased' AND epoch = 2", 2, 60));
+  proxy_->Set(testing::FaultProxy::Mode::kPass);  // the far worker is back
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 600));
+  // Reassigned exactly once: two leases per job, the second one finished.
+  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM events WHERE "
+                  "kind = 'leased' GROUP BY job_id)"),
+            2);
+  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events WHERE "
+                  "kind = 'leased' GROUP BY job_id)"),
+            2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'done' AND "
+                  "epoch = 2"),
+            2);
+  ExpectEveryPointOnce(2, 400 / 5);
+  // The far worker stopped its fenced attempts once it heard back.
+  EXPECT_EQ(ProcessesMentioning(WorkDir("far") + "/"), 0);
+}
+
+TEST_F(FaultSuite, AJobThatAlwaysCrashesFailsAfterTheLimitAndStallsNothing) {
+  // A tailsweep that crashes for the softmax cell and works for the others.
+  const std::string wrapper = dir_ + "/crashy-tailsweep";
+  std::ofstream(wrapper) << "#!/bin/sh\ncase \"$*\" in *kernel=softmax*) "
+                            "echo 'segfault in softmax (injected)' >&2; exit "
+                            "139;; esac\nexec "
+                         << bin_ << "/tailsweep \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  StartCoordinator({"--max-attempts", "3"});
+  StartWorker("w", {"--tailsweep-bin", wrapper});
+  Submit(Spec("crashy", 40, 3));
+  ASSERT_TRUE(WaitFor(
+      "SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')", 3, 300));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), 2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'failed' AND "
+                  "attempt = 3 AND last_error LIKE '%segfault in softmax%'"),
+            1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'failed'"), 3);
+  // Capped exponential backoff: 1 s after the first failure, 2 s after the
+  // second, before the job is leased again.
+  const testing::CommandResult times = RunCommand(
+      "sqlite3 " + dir_ +
+      "/db \"SELECT kind, at_ms FROM events WHERE job_id = (SELECT job_id "
+      "FROM jobs WHERE state = 'failed') ORDER BY event_id\"");
+  std::istringstream lines(times.out);
+  std::string line;
+  std::vector<std::pair<std::string, int64_t>> events;
+  while (std::getline(lines, line)) {
+    const size_t bar = line.find('|');
+    events.emplace_back(line.substr(0, bar), std::stoll(line.substr(bar + 1)));
+  }
+  ASSERT_EQ(events.size(), 6u) << times.out;  // leased, failed x 3
+  EXPECT_GE(events[2].second - events[1].second, 1000);
+  EXPECT_GE(events[4].second - events[3].second, 2000);
+}
+
+}  // namespace
+}  // namespace tailsweep
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--long") == 0) tailsweep::rounds = 20;
+  }
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,137 @@
+#ifndef TAILSWEEP_TESTS_TESTING_CLUSTER_H_
+#define TAILSWEEP_TESTS_TESTING_CLUSTER_H_
+
+// A coordinator, workers and the CLI as real processes on loopback, in a
+// temporary directory: what the end-to-end and fault tests drive. Every
+// process started is SIGKILLed and the directory removed at the end.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "tests/testing/run_command.h"
+#include "worker/child_process.h"
+
+namespace tailsweep::testing {
+
+class Cluster {
+ public:
+  Cluster(std::string bin_dir, const std::string& prefix)
+      : bin_(std::move(bin_dir)), dir_(MakeTempDir(prefix)) {
+    port_ = 20000 + (getpid() * 7 + counter_++ * 131) % 30000;
+    address_ = absl::StrCat("127.0.0.1:", port_);
+  }
+  ~Cluster() {
+    for (auto& p : processes_) {
+      p.Signal(SIGKILL);
+      while (!p.Poll()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  // References stay valid (a deque).
+  ChildProcess& Start(const std::vector<std::string>& argv,
+                      const std::string& log) {
+    auto p = ChildProcess::Start(argv, {"OPENBLAS_NUM_THREADS=1"},
+                                 dir_ + "/" + log + ".out",
+                                 dir_ + "/" + log + ".err");
+    EXPECT_TRUE(p.ok()) << p.status();
+    processes_.push_back(std::move(*p));
+    return processes_.back();
+  }
+  ChildProcess& StartCoordinator(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {bin_ + "/tailsweep-coordinator",
+                                     "--db",
+                                     dir_ + "/db",
+                                     "--data-dir",
+                                     dir_ + "/data",
+                                     "--listen",
+                                     address_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Start(argv, "coordinator");
+  }
+  // Each worker has its own work directory, as on separate machines: a
+  // job resumes elsewhere only through the coordinator's checkpoints.
+  // `address`: where it connects (default: the coordinator).
+  ChildProcess& StartWorker(const std::string& name,
+                            const std::vector<std::string>& extra = {},
+                            const std::string& address = "") {
+    std::vector<std::string> argv = {bin_ + "/tailsweep-worker",
+                                     "--coordinator",
+                                     address.empty() ? address_ : address,
+                                     "--slots-per-device",
+                                     "2",
+                                     "--threads-per-slot",
+                                     "1",
+                                     "--work-dir",
+                                     WorkDir(name),
+                                     "--lease-ms",
+                                     "4000"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Start(argv, name);
+  }
+  std::string WorkDir(const std::string& worker) const {
+    return dir_ + "/work-" + worker;
+  }
+  // Live processes whose command line mentions `text`.
+  int64_t ProcessesMentioning(const std::string& text) {
+    // "[/]tmp/..." matches the path but not this pgrep's own shell.
+    const CommandResult r = RunCommand("pgrep -f -c -- '[" + text.substr(0, 1) +
+                                       "]" + text.substr(1) + "'");
+    int64_t n = 0;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &n) ? n : -1;
+  }
+  CommandResult Cli(const std::string& args) {
+    return RunCommand(bin_ + "/tailsweep " + args + " --coordinator " +
+                      address_);
+  }
+  void Submit(const std::string& spec) {
+    std::ofstream(dir_ + "/spec.yaml") << spec;
+    for (int i = 0; i < 100; ++i) {
+      if (Cli("submit " + dir_ + "/spec.yaml").exit_code == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "could not submit";
+  }
+  // One number from the database (-1 when the answer is not one).
+  int64_t Query(const std::string& sql) {
+    const CommandResult r =
+        RunCommand("sqlite3 " + dir_ + "/db \"" + sql + "\"");
+    int64_t v = -1;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v)) return -1;
+    return v;
+  }
+  // Waits until `sql` returns `want`, up to `seconds`.
+  bool WaitFor(const std::string& sql, int64_t want, int seconds) {
+    const auto end =
+        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (Query(sql) == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+ protected:
+  static inline int counter_ = 0;
+  std::string bin_, dir_, address_;
+  int port_ = 0;
+  std::deque<ChildProcess> processes_;
+};
+
+}  // namespace tailsweep::testing
+
+#endif  // TAILSWEEP_TESTS_TESTING_CLUSTER_H_
