@@ -1,6 +1,8 @@
 #include "worker/worker.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -36,6 +38,31 @@ std::string Tail(const std::string& text, size_t n) {
 }
 
 std::string Short(const std::string& job_id) { return job_id.substr(0, 12); }
+
+// The bytes of `path` from *offset on ("" when it does not exist). When the
+// file was replaced (a resumed job rewrites its metrics.jsonl through a
+// rename) or shrank, *offset goes back to 0: the whole file is read again
+// (its points are keyed, resending is harmless), never from a position in
+// the middle of another file's line.
+std::string ReadFrom(const std::string& path, int64_t* offset, ino_t* inode) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return "";
+  struct stat st;
+  std::string text;
+  if (::fstat(fd, &st) == 0) {
+    if (st.st_ino != *inode || st.st_size < *offset) {
+      *offset = 0;
+      *inode = st.st_ino;
+    }
+    if (st.st_size > *offset) {
+      text.resize(static_cast<size_t>(st.st_size - *offset));
+      const ssize_t n = ::pread(fd, text.data(), text.size(), *offset);
+      text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    }
+  }
+  ::close(fd);
+  return text;
+}
 
 // The newest checkpoint in DIR/checkpoints: its step (0: none) and path.
 std::pair<int64_t, std::string> NewestCheckpoint(const std::string& dir) {
@@ -80,9 +107,21 @@ std::vector<std::string> Command(const WorkerOptions& o, const v1::JobLease& l,
   return argv;
 }
 
+// The answers worth retrying: the coordinator is unreachable, restarting
+// or was killed mid-call (gRPC then says UNAVAILABLE, but also INTERNAL or
+// UNKNOWN for a stream reset), or its storage is failing. The call may or
+// may not have been applied; every call is safe to repeat.
 bool Unreachable(const grpc::Status& s) {
-  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::INTERNAL:
+    case grpc::StatusCode::UNKNOWN:
+    case grpc::StatusCode::ABORTED:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The answers that mean: this lease is gone, stop the job.
@@ -98,7 +137,10 @@ bool LeaseGone(const grpc::Status& s) {
 Worker::Worker(v1::Coordinator::StubInterface* stub, WorkerOptions options)
     : stub_(stub),
       options_(std::move(options)),
-      backoff_(options_.backoff_base_ms, options_.backoff_cap_ms,
+      // Capped at a quarter lease: a short outage must not cost the leases.
+      backoff_(options_.backoff_base_ms,
+               std::min(options_.backoff_cap_ms,
+                        std::max<int64_t>(options_.lease_ms / 4, 1)),
                std::hash<std::string>{}(options_.worker_id)) {}
 
 std::unique_ptr<grpc::ClientContext> Worker::Context() const {
@@ -385,9 +427,6 @@ void Worker::Heartbeat(Job& job) {
 void Worker::RelayMetrics(Job& job) {
   // New complete lines of metrics.jsonl become numbered batches, as many as
   // the in-memory bound allows; the rest waits in the file.
-  std::ifstream in(job.dir + "/metrics.jsonl", std::ios::binary);
-  job.metrics_at_end = !in;  // no file: nothing logged
-  if (in) in.seekg(job.metrics_offset);
   v1::ReportMetricsRequest batch;
   auto seal = [&] {
     if (batch.points_size() == 0) return;
@@ -398,19 +437,21 @@ void Worker::RelayMetrics(Job& job) {
     job.unacked.push_back(std::move(batch));
     batch = v1::ReportMetricsRequest();
   };
-  std::string line;
-  while (in &&
-         static_cast<int>(job.unacked.size()) < options_.max_unacked_batches) {
-    if (!std::getline(in, line) || in.eof()) {
-      job.metrics_at_end = true;  // the end, or a partial last line
-      break;
-    }
-    const nlohmann::json doc = nlohmann::json::parse(line, nullptr, false);
+  const std::string text = ReadFrom(job.dir + "/metrics.jsonl",
+                                    &job.metrics_offset, &job.metrics_inode);
+  job.metrics_at_end = true;
+  size_t pos = 0;
+  while (static_cast<int>(job.unacked.size()) < options_.max_unacked_batches) {
+    const size_t end = text.find('\n', pos);
+    if (end == std::string::npos) break;  // the end, or a partial last line
+    const nlohmann::json doc =
+        nlohmann::json::parse(text.substr(pos, end - pos), nullptr, false);
     if (doc.is_object() && doc.contains("step")) {
       if (batch.points_size() + 5 > options_.max_batch_points) {
         seal();
         if (static_cast<int>(job.unacked.size()) >=
             options_.max_unacked_batches) {
+          job.metrics_at_end = false;
           break;  // this line goes in a later batch
         }
       }
@@ -424,8 +465,12 @@ void Worker::RelayMetrics(Job& job) {
         p->set_value(doc[name].get<double>());
       }
     }
-    job.metrics_offset = static_cast<int64_t>(in.tellg());
+    pos = end + 1;
   }
+  if (text.find('\n', pos) != std::string::npos) {
+    job.metrics_at_end = false;  // stopped at the in-memory bound
+  }
+  job.metrics_offset += static_cast<int64_t>(pos);
   seal();
   // Send in order; keep what is not acknowledged for the next round.
   while (!job.unacked.empty() && !job.fenced) {

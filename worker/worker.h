@@ -19,6 +19,8 @@
 //
 // Single-threaded; every RPC has a deadline. Not thread-safe.
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -75,6 +77,7 @@ class Worker {
     std::optional<int> exit_code;  // set once the child has exited
     int64_t next_heartbeat_ms = 0;
     int64_t metrics_offset = 0;   // bytes of metrics.jsonl read
+    ino_t metrics_inode = 0;      // of the metrics.jsonl they were read from
     bool metrics_at_end = false;  // the last read reached the file's end
     int64_t next_seq = 1;
     std::vector<v1::ReportMetricsRequest> unacked;  // oldest first

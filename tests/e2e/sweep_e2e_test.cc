@@ -68,14 +68,8 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
   EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events "
                   "WHERE kind = 'leased' GROUP BY job_id)"),
             1);
-  // steps / log_every points per metric name, for every job.
-  EXPECT_EQ(
-      Query("SELECT COUNT(DISTINCT c) FROM (SELECT COUNT(*) c FROM metrics "
-            "WHERE name = 'loss' GROUP BY job_id)"),
-      1);
-  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM metrics "
-                  "WHERE name = 'loss' GROUP BY job_id)"),
-            4);
+  // steps / log_every loss points for every job.
+  ExpectEveryPointOnce(4, 20 / 5);
   const testing::CommandResult results = Cli("results e2e --format json");
   ASSERT_EQ(results.exit_code, 0) << results.err;
   const nlohmann::json rows = nlohmann::json::parse(results.out);
@@ -103,12 +97,7 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSmokeSweep) {
                   "WHERE kind = 'leased' GROUP BY job_id)"),
             1);
   // smoke.yaml: 100 steps, log_every 10.
-  for (const char* agg : {"MIN", "MAX"}) {
-    EXPECT_EQ(Query(absl::StrCat("SELECT ", agg,
-                                 "(c) FROM (SELECT COUNT(*) c FROM metrics "
-                                 "WHERE name = 'loss' GROUP BY job_id)")),
-              10);
-  }
+  ExpectEveryPointOnce(48, 100 / 10);
   const testing::CommandResult results = Cli("results smoke --format json");
   ASSERT_EQ(results.exit_code, 0) << results.err;
   const nlohmann::json rows = nlohmann::json::parse(results.out);
@@ -140,12 +129,7 @@ TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
   EXPECT_GE(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 2);
   // No point lost or duplicated: 400 / 5 loss points for every job.
-  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
-                  "name = 'loss' GROUP BY job_id)"),
-            80);
-  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
-                  "name = 'loss' GROUP BY job_id)"),
-            80);
+  ExpectEveryPointOnce(4, 400 / 5);
   // A resumed job's final metrics equal an uninterrupted run of it.
   const testing::CommandResult jobs = Cli("jobs kill --format json");
   const nlohmann::json list = nlohmann::json::parse(jobs.out);
@@ -238,12 +222,7 @@ TEST_F(SweepE2E, SigtermCheckpointsReleasesAsPreemptedAndAnotherWorkerResumes) {
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
   EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 1);
-  EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
-                  "name = 'loss' GROUP BY job_id)"),
-            80);
-  EXPECT_EQ(Query("SELECT MIN(c) FROM (SELECT COUNT(*) c FROM metrics WHERE "
-                  "name = 'loss' GROUP BY job_id)"),
-            80);
+  ExpectEveryPointOnce(4, 400 / 5);
   // The two preempted jobs went on from the checkpoints their SIGTERM
   // wrote, uploaded before the leases were given back.
   int resumed = 0;

@@ -8,7 +8,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -39,7 +42,12 @@ class Cluster {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     }
-    std::filesystem::remove_all(dir_);
+    // TAILSWEEP_KEEP_TEST_DIRS=1 keeps the directory (logs, database).
+    if (std::getenv("TAILSWEEP_KEEP_TEST_DIRS") == nullptr) {
+      std::filesystem::remove_all(dir_);
+    } else {
+      std::fprintf(stderr, "kept %s\n", dir_.c_str());
+    }
   }
 
   // References stay valid (a deque).
@@ -77,9 +85,10 @@ class Cluster {
                                      "--threads-per-slot",
                                      "1",
                                      "--work-dir",
-                                     WorkDir(name),
-                                     "--lease-ms",
-                                     "4000"};
+                                     WorkDir(name)};
+    if (std::find(extra.begin(), extra.end(), "--lease-ms") == extra.end()) {
+      argv.insert(argv.end(), {"--lease-ms", "4000"});
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     return Start(argv, name);
   }
@@ -123,6 +132,21 @@ class Cluster {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     return false;
+  }
+
+  // `jobs` jobs have `per_job` loss points each: none lost, and none twice
+  // (the key would refuse a second).
+  void ExpectEveryPointOnce(int64_t jobs, int64_t per_job) {
+    EXPECT_EQ(Query("SELECT COUNT(DISTINCT job_id) FROM metrics WHERE name = "
+                    "'loss'"),
+              jobs);
+    for (const char* agg : {"MIN", "MAX"}) {
+      EXPECT_EQ(Query(absl::StrCat("SELECT ", agg,
+                                   "(c) FROM (SELECT COUNT(*) c FROM metrics "
+                                   "WHERE name = 'loss' GROUP BY job_id)")),
+                per_job)
+          << agg;
+    }
   }
 
  protected:
