@@ -93,6 +93,7 @@ absl::StatusOr<Statement> Db::Prepare(absl::string_view sql) {
       db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK)
     return SqliteError(db_, rc, absl::StrCat("prepare ", sql));
+  cache_.emplace(key, stmt);  // finalized with the connection
   return Statement(db_, stmt);
 }
 

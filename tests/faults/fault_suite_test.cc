@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -251,6 +252,79 @@ TEST_F(FaultSuite, AJobThatAlwaysCrashesFailsAfterTheLimitAndStallsNothing) {
   ASSERT_EQ(events.size(), 6u) << times.out;  // leased, failed x 3
   EXPECT_GE(events[2].second - events[1].second, 1000);
   EXPECT_GE(events[4].second - events[3].second, 2000);
+}
+
+TEST_F(FaultSuite,
+       SigtermCheckpointsReleasesAsPreemptedAndAnotherWorkerResumes) {
+  StartCoordinator();
+  ChildProcess& first = StartWorker("first");
+  Submit(Spec("preempt", 400, 4));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM metrics WHERE name = 'loss' AND "
+              "step = 20",
+              2, 120));
+  const auto sent = std::chrono::steady_clock::now();
+  first.Signal(SIGTERM);  // what Slurm sends
+  while (!first.Poll())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Within the worker's grace period (30 s; Slurm's KillWait is 30 s too).
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(30));
+  EXPECT_EQ(*first.Poll(), 0);
+  // Released at once, not expired, and the attempt is not counted.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'preempted'"), 2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'queued'"), 4);
+  EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 0);
+  StartWorker("second");
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
+  EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 1);
+  ExpectEveryPointOnce(4, 400 / 5);
+  // The two preempted jobs went on from the checkpoints their SIGTERM
+  // wrote, uploaded before the leases were given back.
+  int resumed = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(WorkDir("second"))) {
+    const std::string path = entry.path().string() + "/result.json";
+    if (!std::filesystem::exists(path)) continue;
+    const nlohmann::json r = nlohmann::json::parse(testing::ReadFile(path));
+    if (r["resumed_from_step"].get<int64_t>() >= 20) ++resumed;
+  }
+  EXPECT_EQ(resumed, 2);
+}
+
+TEST_F(FaultSuite, WorkerFrozenPastItsLeaseIsFencedAndStopsItsJobs) {
+  StartCoordinator();
+  ChildProcess& frozen = StartWorker("frozen");
+  Submit(Spec("freeze", 5000, 2));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) > 0 FROM metrics", 1, 60));
+  kill(frozen.pid(), SIGSTOP);  // its jobs run on; it cannot renew
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'expired'", 2, 30));
+  StartWorker("taker");
+  ASSERT_TRUE(WaitFor(
+      "SELECT COUNT(*) FROM jobs WHERE state = 'leased' AND epoch = 2", 2, 60));
+  EXPECT_EQ(ProcessesMentioning(WorkDir("frozen") + "/"), 2);
+  kill(frozen.pid(), SIGCONT);
+  // Its next call carries epoch 1 and is refused: it kills its two jobs
+  // within a heartbeat (lease / 3 = 1.3 s) plus a poll.
+  bool stopped = false;
+  for (int i = 0; i < 40 && !stopped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stopped = ProcessesMentioning(WorkDir("frozen") + "/") == 0;
+  }
+  EXPECT_TRUE(stopped) << testing::ReadFile(dir_ + "/frozen.err");
+  EXPECT_NE(testing::ReadFile(dir_ + "/frozen.err").find("stale epoch 1"),
+            std::string::npos);
+  // The taker holds both jobs: one live holder each.
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT holder) FROM jobs WHERE state = "
+                  "'leased' AND epoch = 2"),
+            1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE epoch = 1 AND state = "
+                  "'leased'"),
+            0);
 }
 
 }  // namespace
