@@ -15,31 +15,32 @@ BatchWriter::BatchWriter(std::unique_ptr<Db> db, int max_batch)
 
 BatchWriter::~BatchWriter() {
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  wake_.notify_all();
   thread_.join();
 }
 
 int64_t BatchWriter::transactions() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   return transactions_;
 }
 
 absl::Status BatchWriter::failure() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   return failure_;
 }
 
 int64_t BatchWriter::waiting() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   return static_cast<int64_t>(queue_.size());
 }
 
 absl::Status BatchWriter::Run(Mutation mutation) {
   Pending pending;
   pending.mutation = std::move(mutation);
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (!failure_.ok()) {
     return absl::Status(
         failure_.code(),
@@ -48,7 +49,8 @@ absl::Status BatchWriter::Run(Mutation mutation) {
                      failure_.message(), ")"));
   }
   queue_.push_back(&pending);
-  mu_.Await(absl::Condition(&pending.done));
+  wake_.notify_all();
+  done_.wait(lock, [&] { return pending.done; });
   return pending.status;
 }
 
@@ -56,12 +58,8 @@ void BatchWriter::Loop() {
   while (true) {
     std::deque<Pending*> batch;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](BatchWriter* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) {
-            return w->stopping_ || !w->queue_.empty();
-          },
-          this));
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and nothing left to run
       while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
         batch.push_back(queue_.front());
@@ -69,7 +67,7 @@ void BatchWriter::Loop() {
       }
     }
     RunBatch(batch);
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     ++transactions_;
     for (Pending* p : batch) {
       if (failure_.ok() && IsStorageFailure(p->status)) {
@@ -84,6 +82,7 @@ void BatchWriter::Loop() {
       }
     }
     for (Pending* p : batch) p->done = true;
+    done_.notify_all();
   }
 }
 

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -205,8 +206,8 @@ class Store {
   // Every mutation runs on the writer's thread, batched with others.
   std::unique_ptr<sql::BatchWriter> writer_;
   // Reads: their own connection, one at a time.
-  absl::Mutex read_mu_;
-  std::unique_ptr<sql::Db> reader_ ABSL_GUARDED_BY(read_mu_);
+  std::mutex read_mu_;
+  std::unique_ptr<sql::Db> reader_;  // guarded by read_mu_
   Clock* clock_;
   StoreOptions options_;
 };

@@ -40,7 +40,7 @@ absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
 }
 
 absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
       "SELECT j.job_id, sj.cell, j.state, j.epoch, j.attempt, "
@@ -73,7 +73,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
 }
 
 absl::StatusOr<std::vector<Store::WorkerRow>> Store::Workers() {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
       "SELECT w.worker_id, w.last_seen_ms, (SELECT COUNT(*) FROM jobs j WHERE "
       "j.holder = w.worker_id AND j.state = 'leased') FROM workers w "
@@ -90,7 +90,7 @@ absl::StatusOr<std::vector<Store::WorkerRow>> Store::Workers() {
 }
 
 absl::StatusOr<int64_t> Store::MetricCount(const std::string& job_id) {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st =
       reader_->Prepare("SELECT COUNT(*) FROM metrics WHERE job_id = ?");
   if (!st.ok()) return st.status();
@@ -101,7 +101,7 @@ absl::StatusOr<int64_t> Store::MetricCount(const std::string& job_id) {
 }
 
 absl::StatusOr<std::string> Store::Result(const std::string& job_id) {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st =
       reader_->Prepare("SELECT result FROM results WHERE job_id = ?");
   if (!st.ok()) return st.status();
@@ -114,7 +114,7 @@ absl::StatusOr<std::string> Store::Result(const std::string& job_id) {
 }
 
 absl::StatusOr<std::string> Store::IntegrityCheck() {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st =
       reader_->Prepare("PRAGMA integrity_check");
   if (!st.ok()) return st.status();
@@ -125,13 +125,13 @@ absl::StatusOr<std::string> Store::IntegrityCheck() {
 
 absl::Status Store::CheckLease(const std::string& worker,
                                const std::string& job_id, int64_t epoch) {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   return store_internal::CheckLease(*reader_, worker, job_id, epoch,
                                     /*allow_done=*/false);
 }
 
 absl::StatusOr<CheckpointRow> Store::Checkpoint(const std::string& job_id) {
-  absl::MutexLock lock(&read_mu_);
+  std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
       "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?");
   if (!st.ok()) return st.status();
