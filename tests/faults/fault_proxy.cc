@@ -82,6 +82,8 @@ void FaultProxy::Loop() {
         fds.push_back({p.server, POLLIN, 0});
       }
     }
+    // Only the pipes in `fds` were polled; one accepted below waits a round.
+    const size_t polled = (fds.size() - 1) / 2;
     if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
     if (fds[0].revents & POLLIN) {
       const int client = ::accept(listen_fd_, nullptr, nullptr);
@@ -100,7 +102,7 @@ void FaultProxy::Loop() {
       }
     }
     if (mode != Mode::kPass) continue;  // stalled: nothing moves
-    for (size_t i = 0; i < pipes.size(); ++i) {
+    for (size_t i = 0; i < polled; ++i) {
       const pollfd& c = fds[1 + 2 * i];
       const pollfd& s = fds[2 + 2 * i];
       bool ok = true;
