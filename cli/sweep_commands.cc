@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -417,43 +418,47 @@ RunFn DefineResults(CLI::App& app) {
   };
 }
 
-RunFn DefineCancel(CLI::App& app) {
+// A command that acts on one sweep by name (cancel, resume): `call` makes
+// the RPC, `say` prints its answer.
+template <typename Request, typename Response>
+RunFn DefineSweepAction(
+    CLI::App& app,
+    grpc::Status (v1::Coordinator::Stub::*call)(grpc::ClientContext*,
+                                                const Request&, Response*),
+    std::function<void(const std::string&, const Response&)> say) {
   auto c = std::make_shared<Connection>();
   auto sweep = std::make_shared<std::string>();
   AddConnection(app, c.get());
   app.add_option("SWEEP", *sweep, "Sweep name")->required();
-  return [c, sweep]() -> absl::Status {
-    v1::CancelSweepRequest req;
+  return [c, sweep, call, say]() -> absl::Status {
+    Request req;
     req.set_sweep(*sweep);
-    v1::CancelSweepResponse resp;
+    Response resp;
     if (absl::Status s = FromGrpc(
-            c->Stub().CancelSweep(c->Context().get(), req, &resp), c->address);
+            (c->Stub().*call)(c->Context().get(), req, &resp), c->address);
         !s.ok()) {
       return s;
     }
-    std::cout << *sweep << ": " << resp.jobs_cancelled() << " jobs cancelled\n";
+    say(*sweep, resp);
     return absl::OkStatus();
   };
 }
 
+RunFn DefineCancel(CLI::App& app) {
+  return DefineSweepAction<v1::CancelSweepRequest, v1::CancelSweepResponse>(
+      app, &v1::Coordinator::Stub::CancelSweep,
+      [](const std::string& sweep, const v1::CancelSweepResponse& r) {
+        std::cout << sweep << ": " << r.jobs_cancelled() << " jobs cancelled\n";
+      });
+}
+
 RunFn DefineResume(CLI::App& app) {
-  auto c = std::make_shared<Connection>();
-  auto sweep = std::make_shared<std::string>();
-  AddConnection(app, c.get());
-  app.add_option("SWEEP", *sweep, "Sweep name")->required();
-  return [c, sweep]() -> absl::Status {
-    v1::ResumeSweepRequest req;
-    req.set_sweep(*sweep);
-    v1::ResumeSweepResponse resp;
-    if (absl::Status s = FromGrpc(
-            c->Stub().ResumeSweep(c->Context().get(), req, &resp), c->address);
-        !s.ok()) {
-      return s;
-    }
-    std::cout << *sweep << ": " << resp.jobs_requeued()
-              << " failed or cancelled jobs requeued\n";
-    return absl::OkStatus();
-  };
+  return DefineSweepAction<v1::ResumeSweepRequest, v1::ResumeSweepResponse>(
+      app, &v1::Coordinator::Stub::ResumeSweep,
+      [](const std::string& sweep, const v1::ResumeSweepResponse& r) {
+        std::cout << sweep << ": " << r.jobs_requeued()
+                  << " failed or cancelled jobs requeued\n";
+      });
 }
 
 RunFn DefineWorkers(CLI::App& app) {

@@ -12,8 +12,12 @@ std::unique_ptr<grpc::ClientContext> Client::Context(
     std::chrono::milliseconds timeout) const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() + timeout);
-  if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+  AddToken(ctx.get(), token);
   return ctx;
+}
+
+void AddToken(grpc::ClientContext* ctx, const std::string& token) {
+  if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
 }
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {

@@ -32,6 +32,9 @@ struct Client {
       std::chrono::milliseconds timeout) const;
 };
 
+// Adds "authorization: Bearer TOKEN" to a call (nothing for an empty token).
+void AddToken(grpc::ClientContext* ctx, const std::string& token);
+
 // InvalidArgument when a file cannot be read or the token file is empty.
 absl::StatusOr<Client> Connect(const ChannelOptions& options);
 

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "proto/checkpoint_transfer.h"
+#include "proto/client_channel.h"
 
 namespace tailsweep {
 namespace {
@@ -147,9 +148,7 @@ std::unique_ptr<grpc::ClientContext> Worker::Context() const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(options_.rpc_timeout_ms));
-  if (!options_.token.empty()) {
-    ctx->AddMetadata("authorization", "Bearer " + options_.token);
-  }
+  AddToken(ctx.get(), options_.token);
   return ctx;
 }
 
