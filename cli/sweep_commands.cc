@@ -24,7 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
 #include "cli/output.h"
-#include "coordinator/sweep_spec.h"
+#include "core/schema/sweep_spec.h"
 #include "core/number_text.h"
 #include "proto/client_channel.h"
 #include "proto/tailsweep.grpc.pb.h"

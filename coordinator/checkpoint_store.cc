@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/checkpoint_name.h"
 #include "proto/checkpoint_transfer.h"
 
 namespace tailsweep {
@@ -15,7 +16,7 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
       !s.ok()) {
     return s;
   }
-  if (absl::StatusOr<int64_t> step = transfer::CheckpointStep(header.name());
+  if (absl::StatusOr<int64_t> step = CheckpointStepOf(header.name());
       !step.ok()) {
     return step.status();
   } else if (*step != header.step()) {

@@ -31,7 +31,7 @@
 #include "coordinator/batch_writer.h"
 #include "coordinator/clock.h"
 #include "coordinator/sqlite_db.h"
-#include "coordinator/sweep_spec.h"
+#include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
 

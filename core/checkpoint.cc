@@ -1,9 +1,7 @@
 #include "core/checkpoint.h"
 
-#include <fcntl.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "core/schema/checkpoint_name.h"
+#include "core/schema/file_util.h"
 
 namespace tailsweep {
 namespace {
@@ -39,15 +39,6 @@ absl::StatusOr<JobConfig> ParseConfigText(const std::string& text,
   return config;
 }
 
-absl::Status SyncPath(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path));
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return absl::InternalError(absl::StrCat("fsync failed: ", path));
-  return absl::OkStatus();
-}
-
 torch::Tensor Scalar(int64_t v) { return torch::tensor({v}, torch::kLong); }
 
 absl::StatusOr<torch::serialize::InputArchive> OpenArchive(
@@ -68,8 +59,7 @@ absl::StatusOr<torch::serialize::InputArchive> OpenArchive(
 }  // namespace
 
 std::string CheckpointPath(const std::string& dir, int64_t step) {
-  return (std::filesystem::path(dir) / absl::StrFormat("step-%08d.pt", step))
-      .string();
+  return (std::filesystem::path(dir) / CheckpointFileName(step)).string();
 }
 
 absl::Status SaveCheckpoint(const std::string& path, PointTransformer& model,
@@ -88,14 +78,9 @@ absl::Status SaveCheckpoint(const std::string& path, PointTransformer& model,
   archive.write("data_rng_state", state.data_rng_state);
   archive.write("collapse_onset", Scalar(state.collapse_onset));
   archive.write("diverged_step", Scalar(state.diverged_step));
-  const std::string temp = path + ".tmp";
+  const std::string temp = TempPathFor(path);
   archive.save_to(temp);
-  if (absl::Status s = SyncPath(temp, O_RDONLY); !s.ok()) return s;
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", temp, " to ", path));
-  }
-  return SyncPath(target.parent_path().string(), O_RDONLY | O_DIRECTORY);
+  return CommitFile(temp, path);
 }
 
 absl::StatusOr<JobConfig> ReadCheckpointConfig(const std::string& path) {
@@ -140,26 +125,6 @@ absl::StatusOr<TrainingState> LoadCheckpoint(
         ": checkpoint does not match the model: ", e.what_without_backtrace()));
   }
   return state;
-}
-
-absl::StatusOr<std::string> NewestCheckpoint(const std::string& dir) {
-  std::string best;
-  int64_t best_step = -1;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    int64_t step;
-    if (name.size() == 16 && absl::StartsWith(name, "step-") &&
-        absl::EndsWith(name, ".pt") &&
-        absl::SimpleAtoi(name.substr(5, 8), &step) && step > best_step) {
-      best_step = step;
-      best = entry.path().string();
-    }
-  }
-  if (best.empty()) {
-    return absl::NotFoundError(absl::StrCat("no checkpoint in ", dir));
-  }
-  return best;
 }
 
 }  // namespace tailsweep

@@ -27,6 +27,8 @@ struct TrainingState {
   int64_t diverged_step = -1;  // -1: not diverged
 };
 
+// DIR/step-NNNNNNNN.pt (core/schema/checkpoint_name.h); the newest one in
+// a directory: NewestCheckpointIn there.
 std::string CheckpointPath(const std::string& dir, int64_t step);
 
 // Internal on I/O failure; nothing is left at `path` but a complete file.
@@ -43,9 +45,6 @@ absl::StatusOr<JobConfig> ReadCheckpointConfig(const std::string& path);
 absl::StatusOr<TrainingState> LoadCheckpoint(
     const std::string& path, PointTransformer& model,
     torch::optim::Optimizer* optimizer);
-
-// The checkpoint with the highest step in `dir`; NotFound when none.
-absl::StatusOr<std::string> NewestCheckpoint(const std::string& dir);
 
 }  // namespace tailsweep
 

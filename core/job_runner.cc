@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/checkpoint.h"
+#include "core/schema/checkpoint_name.h"
 
 namespace tailsweep {
 namespace {
@@ -30,15 +31,15 @@ absl::StatusOr<JobResult> RunJob(const JobConfig& config,
     if (!trainer.ok()) return trainer.status();
     JobResult result;
     if (options.resume) {
-      absl::StatusOr<std::string> newest =
-          NewestCheckpoint(options.trainer.checkpoint_dir);
+      absl::StatusOr<CheckpointFile> newest =
+          NewestCheckpointIn(options.trainer.checkpoint_dir);
       if (!newest.ok()) {
         return absl::FailedPreconditionError(
             absl::StrCat(newest.status().message(),
                          "; nothing to resume (run without "
                          "resume to start fresh)"));
       }
-      if (absl::Status s = (*trainer)->ResumeFrom(*newest); !s.ok()) return s;
+      if (absl::Status s = (*trainer)->ResumeFrom(newest->path); !s.ok()) return s;
       result.start_step = (*trainer)->step();
     }
     if (options.on_start) options.on_start(result.start_step);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "coordinator/sweep_spec.h"
+#include "core/schema/sweep_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

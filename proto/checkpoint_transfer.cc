@@ -1,101 +1,27 @@
 #include "proto/checkpoint_transfer.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <random>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/schema/file_util.h"
 
 namespace tailsweep::transfer {
 namespace {
-
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr);
-  }
-  void Update(absl::string_view data) {
-    EVP_DigestUpdate(ctx_.get(), data.data(), data.size());
-  }
-  std::string Hex() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    EVP_DigestFinal_ex(ctx_.get(), digest, &size);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < size; ++i) {
-      out.push_back(kHex[digest[i] >> 4]);
-      out.push_back(kHex[digest[i] & 15]);
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
-};
 
 absl::Status IoError(absl::string_view what, const std::string& path) {
   return absl::InternalError(
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
-absl::Status SyncFd(int fd, const std::string& path) {
-  if (::fsync(fd) != 0) return IoError("fsync", path);
-  return absl::OkStatus();
-}
-
-absl::Status SyncDir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return IoError("open", dir);
-  absl::Status s = SyncFd(fd, dir);
-  ::close(fd);
-  return s;
-}
-
 }  // namespace
-
-absl::StatusOr<FileDigest> DigestFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return errno == ENOENT ? absl::NotFoundError(absl::StrCat("no file ", path))
-                           : IoError("open", path);
-  }
-  Sha256 sha;
-  FileDigest out;
-  std::string buffer(kChunkBytes, '\0');
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
-    sha.Update(absl::string_view(buffer.data(), n));
-    out.bytes += static_cast<int64_t>(n);
-  }
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return IoError("read", path);
-  out.sha256 = sha.Hex();
-  return out;
-}
-
-absl::StatusOr<int64_t> CheckpointStep(absl::string_view name) {
-  int64_t step = 0;
-  if (absl::StartsWith(name, "step-") && absl::EndsWith(name, ".pt") &&
-      name.size() > 8) {
-    const absl::string_view digits = name.substr(5, name.size() - 8);
-    if (digits.find_first_not_of("0123456789") == absl::string_view::npos &&
-        absl::SimpleAtoi(digits, &step)) {
-      return step;
-    }
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "checkpoint name '", name, "': expected step-N.pt (digits only)"));
-}
 
 absl::Status SendFile(
     const std::string& path, v1::CheckpointHeader header,
@@ -141,7 +67,7 @@ absl::Status ReceiveFile(const v1::CheckpointHeader& header,
   const std::filesystem::path target(path);
   std::error_code ec;
   std::filesystem::create_directories(target.parent_path(), ec);
-  const std::string temp = absl::StrCat(path, ".part-", std::random_device{}());
+  const std::string temp = TempPathFor(path);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return IoError("create", temp);
   Sha256 sha;
@@ -180,16 +106,12 @@ absl::Status ReceiveFile(const v1::CheckpointHeader& header,
           "SHA-256 mismatch: got ", hex, ", header says ", header.sha256()));
     }
   }
-  if (status.ok()) status = SyncFd(fd, temp);
   ::close(fd);
-  if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
-    status = IoError("rename to", path);
-  }
   if (!status.ok()) {
     std::filesystem::remove(temp, ec);
     return status;
   }
-  return SyncDir(target.parent_path().string());
+  return CommitFile(temp, path);
 }
 
 }  // namespace tailsweep::transfer

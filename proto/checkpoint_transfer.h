@@ -4,8 +4,9 @@
 // Both ends of the checkpoint streams (UploadCheckpoint,
 // DownloadCheckpoint): a file sent as a header and data chunks, and
 // received into a temporary file that becomes the target only when its
-// size and SHA-256 match the header (then fsync, rename, fsync of the
-// directory: a crash leaves the old file or the new one, never a part).
+// size and SHA-256 match the header (then core/schema/file_util.h's
+// CommitFile: a crash leaves the old file or the new one, never a part).
+// Checkpoint names follow core/schema/checkpoint_name.h.
 
 #include <cstdint>
 #include <functional>
@@ -20,18 +21,6 @@ namespace tailsweep::transfer {
 // Bytes per data chunk (the API allows up to 1 MiB).
 inline constexpr int64_t kChunkBytes = 256 * 1024;
 inline constexpr int64_t kMaxChunkBytes = 1024 * 1024;
-
-// Hex SHA-256 of a whole file, and its size. NotFound / Internal.
-struct FileDigest {
-  int64_t bytes = 0;
-  std::string sha256;
-};
-absl::StatusOr<FileDigest> DigestFile(const std::string& path);
-
-// The step of a plain checkpoint file name (step-N.pt, digits only, no
-// directory part); InvalidArgument otherwise. Guards every path built from
-// the wire.
-absl::StatusOr<int64_t> CheckpointStep(absl::string_view name);
 
 // Sends `header`, then the file's bytes. The header's bytes and sha256 are
 // filled from the file; when the header carries them already (a recorded

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/schema/checkpoint_name.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/client_channel.h"
 
@@ -72,7 +73,7 @@ std::pair<int64_t, std::string> NewestCheckpoint(const std::string& dir) {
   for (const auto& entry :
        std::filesystem::directory_iterator(dir + "/checkpoints", ec)) {
     absl::StatusOr<int64_t> step =
-        transfer::CheckpointStep(entry.path().filename().string());
+        CheckpointStepOf(entry.path().filename().string());
     if (step.ok() && *step > newest.first) {
       newest = {*step, entry.path().string()};
     }
@@ -323,7 +324,7 @@ void Worker::DownloadCheckpoint(Job& job) {
         if (reader->Read(&first) && first.has_header()) {
           step = first.header().step();
           absl::StatusOr<int64_t> named =
-              transfer::CheckpointStep(first.header().name());
+              CheckpointStepOf(first.header().name());
           if (!named.ok()) {
             received = named.status();
           } else if (step > local) {

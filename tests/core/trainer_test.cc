@@ -8,6 +8,7 @@
 
 #include "core/checkpoint.h"
 #include "core/job_runner.h"
+#include "core/schema/checkpoint_name.h"
 #include "tests/testing/memory_sink.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
@@ -142,14 +143,14 @@ TEST_F(TrainerFiles, ResumedRunMatchesTheUninterruptedOneBitForBit) {
   };
   TS_ASSERT_OK_AND_ASSIGN(auto b, Trainer::Create(c, torch::kCPU, env));
   EXPECT_THROW(b->Run().IgnoreError(), std::runtime_error);
-  TS_ASSERT_OK_AND_ASSIGN(std::string newest, NewestCheckpoint(dir_));
-  EXPECT_EQ(newest, CheckpointPath(dir_, 10));
+  TS_ASSERT_OK_AND_ASSIGN(CheckpointFile newest, NewestCheckpointIn(dir_));
+  EXPECT_EQ(newest.path, CheckpointPath(dir_, 10));
 
   MemorySink resumed;
   env.sink = &resumed;
   env.on_loss = nullptr;
   TS_ASSERT_OK_AND_ASSIGN(auto r, Trainer::Create(c, torch::kCPU, env));
-  TS_ASSERT_OK(r->ResumeFrom(newest));
+  TS_ASSERT_OK(r->ResumeFrom(newest.path));
   EXPECT_EQ(r->step(), 10);
   TS_ASSERT_OK(r->Run());
   ASSERT_EQ(resumed.metrics.size(), 20u);
@@ -165,7 +166,7 @@ TEST_F(TrainerFiles, ResumedRunMatchesTheUninterruptedOneBitForBit) {
   JobConfig other = c;
   other.lr = 1e-2;
   TS_ASSERT_OK_AND_ASSIGN(auto o, Trainer::Create(other, torch::kCPU, env));
-  TS_EXPECT_CODE(o->ResumeFrom(newest), absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(o->ResumeFrom(newest.path), absl::StatusCode::kInvalidArgument);
   TS_EXPECT_CODE(o->ResumeFrom(dir_ + "/missing.pt"),
                  absl::StatusCode::kNotFound);
 }

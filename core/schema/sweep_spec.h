@@ -1,5 +1,5 @@
-#ifndef TAILSWEEP_COORDINATOR_SWEEP_SPEC_H_
-#define TAILSWEEP_COORDINATOR_SWEEP_SPEC_H_
+#ifndef TAILSWEEP_CORE_SCHEMA_SWEEP_SPEC_H_
+#define TAILSWEEP_CORE_SCHEMA_SWEEP_SPEC_H_
 
 // Sweep specs (YAML) and their expansion into jobs (system.md, "Sweep
 // spec"). A spec has
@@ -58,4 +58,4 @@ std::string ContentHash(const KeyValues& params);
 
 }  // namespace tailsweep
 
-#endif  // TAILSWEEP_COORDINATOR_SWEEP_SPEC_H_
+#endif  // TAILSWEEP_CORE_SCHEMA_SWEEP_SPEC_H_

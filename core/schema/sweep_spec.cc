@@ -1,6 +1,5 @@
-#include "coordinator/sweep_spec.h"
+#include "core/schema/sweep_spec.h"
 
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/schema/file_util.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/job_config.h"
@@ -268,13 +268,7 @@ std::string ContentHash(const KeyValues& params) {
   std::string text;
   for (const auto& [key, value] : params)
     absl::StrAppend(&text, key, "=", value, "\n");
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i)
-    absl::StrAppendFormat(&hex, "%02x", digest[i]);
-  return hex;
+  return Sha256Hex(text);
 }
 
 namespace {

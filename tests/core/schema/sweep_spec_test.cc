@@ -1,4 +1,4 @@
-#include "coordinator/sweep_spec.h"
+#include "core/schema/sweep_spec.h"
 
 #include <gtest/gtest.h>
 

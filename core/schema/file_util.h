@@ -1,0 +1,64 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_FILE_UTIL_H_
+#define TAILSWEEP_CORE_SCHEMA_FILE_UTIL_H_
+
+// The one way files are read whole, written durably and hashed, used for
+// checkpoints, result.json, metrics files and transfers alike. Torch-free;
+// POSIX. Thread-compatible.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tailsweep {
+
+// The whole file. NotFound when it does not exist, Internal on I/O errors.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// The last `max_bytes` bytes of a file ("" when it does not exist).
+std::string ReadFileTail(const std::string& path, int64_t max_bytes);
+
+// Writes `contents` to a temporary file beside `path`, fsyncs it, renames it
+// over `path` and fsyncs the directory: after an OK, `path` holds
+// `contents` even across a power cut; on any failure (Internal, naming the
+// step and the path) `path` is unchanged.
+absl::Status WriteFileAtomic(const std::string& path,
+                             absl::string_view contents);
+
+// The second half of WriteFileAtomic for a file written by someone else
+// (torch::save, a stream): fsyncs `temp`, renames it to `path`, fsyncs the
+// directory. Internal on failure (then `temp` is removed).
+absl::Status CommitFile(const std::string& temp, const std::string& path);
+
+// A temporary name beside `path`, unique within this process.
+std::string TempPathFor(const std::string& path);
+
+// Lower-case hex SHA-256 (FIPS 180-4) of bytes, and of a whole file with
+// its size (NotFound / Internal as ReadFile).
+std::string Sha256Hex(absl::string_view data);
+struct FileDigest {
+  int64_t bytes = 0;
+  std::string sha256;
+};
+absl::StatusOr<FileDigest> DigestFile(const std::string& path);
+
+// Incremental SHA-256, for data that arrives in parts.
+class Sha256 {
+ public:
+  Sha256();
+  void Update(absl::string_view data);
+  // The digest of everything given; the object must not be used after.
+  std::string Hex();
+
+ private:
+  void Block(const unsigned char* p);
+  uint32_t h_[8];
+  unsigned char buffer_[64];
+  size_t buffered_ = 0;
+  uint64_t length_ = 0;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_FILE_UTIL_H_

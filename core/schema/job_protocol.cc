@@ -1,0 +1,108 @@
+#include "core/schema/job_protocol.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/job_config.h"
+#include "core/schema/checkpoint_name.h"
+#include "core/schema/file_util.h"
+#include "core/schema/job_result.h"
+#include "core/tails_job.h"
+
+namespace tailsweep {
+namespace {
+
+std::string PathIn(const std::string& dir, const char* name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace
+
+absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
+  ChildCommand out;
+  out.argv = {job.tailsweep_bin, "--threads", absl::StrCat(job.threads), "lab"};
+  out.env = {absl::StrCat("OMP_NUM_THREADS=", job.threads)};
+  if (job.kind == "tails") {
+    TailsJobConfig c;
+    for (const auto& [key, value] : job.params) {
+      if (absl::Status s = SetTailsJobKey(c, key, value); !s.ok()) return s;
+    }
+    const std::vector<std::pair<std::string, std::string>> kv =
+        TailsJobToKeyValues(c);
+    auto value = [&](absl::string_view key) {
+      for (const auto& [k, v] : kv) {
+        if (k == key) return v;
+      }
+      return std::string();
+    };
+    out.argv.insert(out.argv.end(),
+                    {"tails", "--seams", value("seam"), "--budgets", value("n"),
+                     "--index-grid", value("indices"), "--trials",
+                     value("trials"), "--seed", value("seed"),
+                     "--reference-index", value("reference_index"),
+                     "--out-dir", job.dir});
+    return out;
+  }
+  if (job.kind != "train") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job kind '", job.kind, "'; allowed: train, tails"));
+  }
+  JobConfig config;
+  out.argv.push_back("train");
+  for (const auto& [key, value] : job.params) {
+    if (absl::Status s = SetJobKey(config, key, value); !s.ok()) return s;
+    out.argv.push_back("--set");
+    out.argv.push_back(absl::StrCat(key, "=", value));
+  }
+  const bool cuda = absl::StartsWith(job.device, "cuda");
+  if (absl::StartsWith(job.device, "cuda:")) {
+    out.env.push_back(
+        absl::StrCat("CUDA_VISIBLE_DEVICES=", job.device.substr(5)));
+  }
+  out.argv.insert(out.argv.end(),
+                  {"--out-dir", job.dir, "--device", cuda ? "cuda" : "cpu"});
+  if (NewestCheckpointIn(PathIn(job.dir, kCheckpointDirName)).ok()) {
+    out.argv.push_back("--resume");
+  }
+  return out;
+}
+
+FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
+                            int exit_code) {
+  FinishedJob out;
+  if (exit_code != kExitOk) {
+    out.error = exit_code > 128
+                    ? absl::StrCat("killed by signal ", exit_code - 128)
+                    : absl::StrCat("exit code ", exit_code,
+                                   exit_code == kExitBadInput
+                                       ? " (input refused)"
+                                       : "");
+    return out;
+  }
+  absl::StatusOr<std::string> text = ReadFile(PathIn(dir, kResultFileName));
+  if (!text.ok()) {
+    out.error = absl::StrCat("exit code 0 but no result: ",
+                             text.status().message());
+    return out;
+  }
+  if (kind == "tails") {
+    absl::StatusOr<std::vector<TailsRow>> rows = ParseTailsResult(*text);
+    if (!rows.ok()) {
+      out.error = std::string(rows.status().message());
+      return out;
+    }
+    out.outcome = JobOutcome::kDone;
+  } else {
+    absl::StatusOr<TrainResult> result = ParseTrainResult(*text);
+    if (!result.ok()) {
+      out.error = std::string(result.status().message());
+      return out;
+    }
+    out.outcome = result->stopped ? JobOutcome::kStopped : JobOutcome::kDone;
+  }
+  out.result_json = *std::move(text);
+  return out;
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,78 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_JOB_PROTOCOL_H_
+#define TAILSWEEP_CORE_SCHEMA_JOB_PROTOCOL_H_
+
+// The child-job protocol: how a worker runs one leased job as a child
+// process `tailsweep lab train|tails`, and what the child leaves behind.
+//
+// - Command line and environment: ChildCommandFor. A train job gets every
+//   job key as --set KEY=VALUE, --out-dir, --device (cpu or cuda; a slot's
+//   GPU cuda:N is made the only visible one through CUDA_VISIBLE_DEVICES)
+//   and --resume when DIR/checkpoints holds a checkpoint; a tails job gets
+//   its keys as lab tails' flags. Both get --threads and OMP_NUM_THREADS.
+// - Files in the job directory DIR: metrics.jsonl (train: one line per
+//   logged step, metrics_line.h; appended and flushed line by line, so the
+//   last line may be half written while the job runs; rewritten through a
+//   rename on resume), checkpoints/step-N.pt (checkpoint_name.h, written
+//   atomically), result.json (job_result.h, written atomically once the
+//   job ends), stdout.txt and stderr.txt (the child's output; progress on
+//   stderr).
+// - Exit: status 0 with result.json means done, or, for a train result
+//   with "stopped": true, stopped: the job was asked to stop (SIGTERM),
+//   checkpointed and must be resumed from that checkpoint; it is not a
+//   failure. Status 2: the job's input was refused (it will fail again).
+//   Any other status or a signal, or 0 without a readable result: failed.
+// Torch-free.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tailsweep {
+
+inline constexpr char kMetricsFileName[] = "metrics.jsonl";
+inline constexpr char kResultFileName[] = "result.json";
+inline constexpr char kCheckpointDirName[] = "checkpoints";
+inline constexpr char kStdoutFileName[] = "stdout.txt";
+inline constexpr char kStderrFileName[] = "stderr.txt";
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitBadInput = 2;
+
+struct ChildJob {
+  std::string tailsweep_bin;  // the `tailsweep` executable
+  std::string kind;           // train | tails
+  std::vector<std::pair<std::string, std::string>> params;  // job keys
+  std::string device = "cpu";  // cpu or cuda:N
+  int threads = 1;             // torch threads
+  std::string dir;             // the job directory
+};
+
+struct ChildCommand {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // NAME=VALUE, added to the worker's own
+};
+
+// InvalidArgument for an unknown kind, a key the kind's schema does not
+// have, or a bad value (job_config.h, tails_job.h).
+absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job);
+
+enum class JobOutcome { kDone, kStopped, kFailed };
+
+struct FinishedJob {
+  JobOutcome outcome = JobOutcome::kFailed;
+  std::string result_json;  // kDone: the result, as the child wrote it
+  std::string error;        // kFailed: what went wrong (exit status, ...)
+};
+
+// Reads the outcome of a job whose child exited with `exit_code` (128 + S
+// when killed by signal S) from its directory.
+FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
+                            int exit_code);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_JOB_PROTOCOL_H_

@@ -1,0 +1,72 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_JOB_RESULT_H_
+#define TAILSWEEP_CORE_SCHEMA_JOB_RESULT_H_
+
+// What a finished job hands back: its result.json, as a struct with its JSON,
+// for both kinds. Written by `tailsweep lab train|tails`, relayed by the
+// worker (CompleteJob), validated by the coordinator on arrival and read by
+// its aggregation. Non-finite numbers as json_number.h says; a value that
+// does not exist (no collapse) is null. Torch-free.
+//
+// train: {"steps_done", "resumed_from_step", "final_loss", "diverged",
+//   "diverged_step", "collapsed", "collapse_step", "stopped", "config": {key:
+//   typed value}, and unless stopped the evaluation: "ratio_mean",
+//   "ratio_median", "ratio_ci_low", "ratio_ci_high", "spread_ratio", "delta",
+//   "eval_instances", "hill_stat" (mirrored Pareto only)}
+// tails: an array of rows {"seam", "n", "index", "ed_mean", "ed_sd",
+//   "w2_mean", "w2_sd", "ed_noise", "w2_noise"}, as `lab tails --format json`
+//   prints it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/schema/metrics_line.h"
+#include "core/tail_testbed.h"
+
+namespace tailsweep {
+
+struct EvalSummary {
+  double ratio_mean = 0, ratio_median = 0;
+  double ratio_ci_low = 0, ratio_ci_high = 0;  // 95% bootstrap over instances
+  double spread_ratio = 0;
+  double delta = 0;  // the sampling reference
+  int64_t eval_instances = 0;
+  std::optional<double> hill_stat;
+};
+
+struct TrainResult {
+  int64_t steps_done = 0;
+  int64_t resumed_from_step = 0;
+  double final_loss = 0;
+  bool diverged = false;
+  int64_t diverged_step = -1;  // -1: none
+  bool collapsed = false;
+  int64_t collapse_step = -1;  // -1: none
+  // A stop was requested (SIGTERM): the job checkpointed before its last
+  // step and must be resumed; it has no evaluation.
+  bool stopped = false;
+  // The job's config as text key/values (job_config.h), canonical order.
+  std::vector<std::pair<std::string, std::string>> config;
+  std::optional<EvalSummary> evaluation;
+};
+
+std::string TrainResultJson(const TrainResult& result);
+// InvalidArgument naming the first field that is missing or of the wrong
+// type.
+absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view json);
+
+std::string TailsResultJson(const std::vector<TailsRow>& rows);
+absl::StatusOr<std::vector<TailsRow>> ParseTailsResult(absl::string_view json);
+
+// The result's points for the store (metrics_line.h): eval/<field> at
+// steps_done (when evaluated), collapse_onset and diverged_onset at their
+// steps (value: the step).
+std::vector<NamedPoint> ResultPoints(const TrainResult& result);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_JOB_RESULT_H_

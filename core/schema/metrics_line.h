@@ -1,0 +1,62 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_METRICS_LINE_H_
+#define TAILSWEEP_CORE_SCHEMA_METRICS_LINE_H_
+
+// A job's metrics, from the trainer to the store, in one contract:
+// - metrics.jsonl holds one JSON object per logged step (MetricsLine), keys
+//   step, loss, lr, grad_norm, spread_ratio, step_seconds, and per layer in
+//   order attention_entropy and attention_max_weight (arrays); non-finite
+//   numbers as json_number.h says ("nan", "inf", "-inf");
+// - the store keeps named points (StepPoints): loss, lr, grad_norm,
+//   spread_ratio, step_seconds, attention_entropy/L, attention_max_weight/L
+//   (L = layer from 0), each at the line's step;
+// - the result adds (ResultPoints, job_result.h) eval/<field> at the final
+//   step and collapse_onset / diverged_onset at their steps.
+// Units: loss is energy distance; lr per step; step_seconds wall seconds;
+// entropy in nats; spread and eval ratios are dimensionless. Torch-free.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/training_signals.h"
+
+namespace tailsweep {
+
+inline constexpr char kLossMetric[] = "loss";
+inline constexpr char kLrMetric[] = "lr";
+inline constexpr char kGradNormMetric[] = "grad_norm";
+inline constexpr char kSpreadRatioMetric[] = "spread_ratio";
+inline constexpr char kStepSecondsMetric[] = "step_seconds";
+inline constexpr char kAttentionEntropyMetric[] = "attention_entropy";
+inline constexpr char kAttentionMaxWeightMetric[] = "attention_max_weight";
+inline constexpr char kEvalMetricPrefix[] = "eval/";
+inline constexpr char kCollapseOnsetMetric[] = "collapse_onset";
+inline constexpr char kDivergedOnsetMetric[] = "diverged_onset";
+
+// One stored metric point.
+struct NamedPoint {
+  std::string name;
+  int64_t step = 0;
+  double value = 0;
+  bool operator==(const NamedPoint& o) const;  // NaN equals NaN here
+};
+
+// The line for one step, without a newline.
+std::string MetricsLine(const StepMetrics& metrics);
+
+// InvalidArgument for a line that is not a complete metrics object (a
+// half-written last line, another file's bytes): callers skip such a line
+// only at the end of a file that is still being written.
+absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line);
+
+// The points of one step, in the order the header lists them.
+std::vector<NamedPoint> StepPoints(const StepMetrics& metrics);
+
+// "attention_entropy/3" and the like.
+std::string LayerMetricName(absl::string_view base, size_t layer);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_METRICS_LINE_H_

@@ -1,0 +1,92 @@
+#include "core/schema/job_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/schema/file_util.h"
+#include "core/schema/job_result.h"
+#include "tests/testing/status_matchers.h"
+
+namespace tailsweep {
+namespace {
+
+class JobProtocolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/job_protocol_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ + "/checkpoints");
+  }
+  std::string dir_;
+};
+
+TEST_F(JobProtocolTest, TrainCommandOnAGpuSlot) {
+  ChildJob job{"/bin/tailsweep", "train", {{"kernel", "log"}, {"steps", "20"}},
+               "cuda:3", 4, dir_};
+  TS_ASSERT_OK_AND_ASSIGN(ChildCommand c, ChildCommandFor(job));
+  const std::vector<std::string> argv = {
+      "/bin/tailsweep", "--threads", "4",       "lab",      "train",
+      "--set",          "kernel=log", "--set",  "steps=20", "--out-dir",
+      dir_,             "--device",   "cuda"};
+  EXPECT_EQ(c.argv, argv);
+  const std::vector<std::string> env = {"OMP_NUM_THREADS=4",
+                                        "CUDA_VISIBLE_DEVICES=3"};
+  EXPECT_EQ(c.env, env);
+}
+
+TEST_F(JobProtocolTest, TrainResumesWhenACheckpointIsThere) {
+  TS_ASSERT_OK(WriteFileAtomic(dir_ + "/checkpoints/step-00000010.pt", "x"));
+  TS_ASSERT_OK_AND_ASSIGN(
+      ChildCommand c, ChildCommandFor({"t", "train", {}, "cpu", 1, dir_}));
+  EXPECT_EQ(c.argv.back(), "--resume");
+}
+
+TEST_F(JobProtocolTest, TailsKeysBecomeLabTailsFlags) {
+  ChildJob job{"t", "tails", {{"seam", "0.95"}, {"n", "512"}, {"seed", "7"}},
+               "cpu", 2, dir_};
+  TS_ASSERT_OK_AND_ASSIGN(ChildCommand c, ChildCommandFor(job));
+  const std::vector<std::string> argv = {
+      "t",           "--threads", "2",         "lab",
+      "tails",       "--seams",   "0.95",      "--budgets",
+      "512",         "--index-grid", "1.1:2.5:0.1", "--trials",
+      "20",          "--seed",    "7",         "--reference-index",
+      "1.5",         "--out-dir", dir_};
+  EXPECT_EQ(c.argv, argv);
+}
+
+TEST_F(JobProtocolTest, BadJobsAreRefused) {
+  TS_EXPECT_CODE(ChildCommandFor({"t", "eval", {}, "cpu", 1, dir_}),
+                 absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(ChildCommandFor({"t", "train", {{"colour", "red"}}, "cpu", 1,
+                                  dir_}),
+                 absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(ChildCommandFor({"t", "tails", {{"n", "-3"}}, "cpu", 1, dir_}),
+                 absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobProtocolTest, OutcomesFromExitCodeAndResult) {
+  EXPECT_EQ(ReadFinishedJob("train", dir_, 137).error, "killed by signal 9");
+  EXPECT_EQ(ReadFinishedJob("train", dir_, 2).error,
+            "exit code 2 (input refused)");
+  const FinishedJob missing = ReadFinishedJob("train", dir_, 0);
+  EXPECT_EQ(missing.outcome, JobOutcome::kFailed);
+
+  TrainResult r;
+  r.steps_done = 5;
+  r.stopped = true;
+  TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", TrainResultJson(r)));
+  EXPECT_EQ(ReadFinishedJob("train", dir_, 0).outcome, JobOutcome::kStopped);
+  r.stopped = false;
+  TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", TrainResultJson(r)));
+  const FinishedJob done = ReadFinishedJob("train", dir_, 0);
+  EXPECT_EQ(done.outcome, JobOutcome::kDone);
+  EXPECT_EQ(done.result_json, TrainResultJson(r));
+
+  TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", "{\"torn\": "));
+  EXPECT_EQ(ReadFinishedJob("train", dir_, 0).outcome, JobOutcome::kFailed);
+}
+
+}  // namespace
+}  // namespace tailsweep
