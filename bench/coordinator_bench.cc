@@ -23,6 +23,12 @@
 namespace tailsweep {
 namespace {
 
+// A minimal valid train result (core/schema/job_result.h).
+constexpr char kResult[] =
+    R"({"steps_done": 1, "resumed_from_step": 0, "final_loss": 0.5,
+        "diverged": false, "diverged_step": null, "collapsed": false,
+        "collapse_step": null, "stopped": false, "config": {}})";
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
       .count();
@@ -116,7 +122,7 @@ int Main(int argc, char** argv) {
         done.set_worker_id(absl::StrCat("bench-", c));
         done.set_job_id(leased.leases(0).job_id());
         done.set_epoch(leased.leases(0).epoch());
-        done.set_result_json("{}");
+        done.set_result_json(kResult);
         v1::CompleteJobResponse ok;
         if (!own->CompleteJob(Context().get(), done, &ok).ok()) failed = true;
       }

@@ -1,5 +1,6 @@
 // `tailsweep lab tails`: the tail-sensitivity testbed (science.md 7).
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -8,8 +9,12 @@
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/render.h"
 #include "core/number_text.h"
 #include "core/point_csv.h"
+#include "core/schema/file_util.h"
+#include "core/schema/job_protocol.h"
+#include "core/schema/job_result.h"
 #include "core/tail_testbed.h"
 #include "core/tails_job.h"
 
@@ -56,6 +61,7 @@ Command TailsCommand() {
           uint64_t seed = 0;
           double reference = 1.5;
           Format format = Format::kText;
+          std::string out_dir;
         };
         auto f = std::make_shared<Flags>();
         app.add_option("--index-grid", f->grid,
@@ -73,6 +79,9 @@ Command TailsCommand() {
                        "Reference tail index a*")
             ->capture_default_str();
         AddFormatOption(app, &f->format);
+        app.add_option("--out-dir", f->out_dir,
+                       "Also write the rows as DIR/result.json (the job "
+                       "protocol's result file; DIR must exist)");
         return [f]() -> absl::Status {
           TailsConfig config;
           absl::StatusOr<std::vector<double>> grid =
@@ -96,33 +105,22 @@ Command TailsCommand() {
           };
           absl::StatusOr<std::vector<TailsRow>> rows = RunTailTestbed(config);
           if (!rows.ok()) return rows.status();
-          if (f->format == Format::kJson) {
-            nlohmann::json doc = nlohmann::json::array();
-            for (const TailsRow& r : *rows) {
-              doc.push_back({{"seam", r.seam},
-                             {"n", r.n},
-                             {"index", r.index},
-                             {"ed_mean", r.ed_mean},
-                             {"ed_sd", r.ed_sd},
-                             {"w2_mean", r.w2_mean},
-                             {"w2_sd", r.w2_sd},
-                             {"ed_noise", r.ed_noise},
-                             {"w2_noise", r.w2_noise}});
+          const std::string json = TailsResultJson(*rows);
+          if (!f->out_dir.empty()) {
+            // The job protocol's result file (core/schema/job_protocol.h).
+            if (absl::Status s = WriteFileAtomic(
+                    (std::filesystem::path(f->out_dir) / kResultFileName)
+                        .string(),
+                    json + "\n");
+                !s.ok()) {
+              return s;
             }
-            PrintJson(doc);
-            return absl::OkStatus();
           }
-          std::vector<std::vector<std::string>> table;
-          for (const TailsRow& r : *rows) {
-            table.push_back({FormatDouble(r.seam), absl::StrCat(r.n),
-                             FormatDouble(r.index), FormatDouble(r.ed_mean),
-                             FormatDouble(r.ed_sd), FormatDouble(r.w2_mean),
-                             FormatDouble(r.w2_sd), FormatDouble(r.ed_noise),
-                             FormatDouble(r.w2_noise)});
+          if (f->format == Format::kJson) {
+            std::cout << json << "\n";
+          } else {
+            std::cout << RenderText(TailsTable(*rows));
           }
-          PrintTable({"seam", "n", "index", "ed_mean", "ed_sd", "w2_mean",
-                      "w2_sd", "ed_noise", "w2_noise"},
-                     table);
           return absl::OkStatus();
         };
       }};

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "absl/strings/match.h"
@@ -21,6 +22,9 @@
 #include "core/job_config.h"
 #include "core/job_runner.h"
 #include "core/number_text.h"
+#include "core/schema/file_util.h"
+#include "core/schema/job_protocol.h"
+#include "core/schema/job_result.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -30,41 +34,18 @@ using nlohmann::json;
 volatile std::sig_atomic_t stop_signal = 0;
 void OnStopSignal(int) { stop_signal = 1; }
 
-// NaN and infinities have no JSON form: they become null.
-json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-// The job config with typed values: integers, numbers, booleans, names.
-json ConfigJson(const JobConfig& config) {
-  json doc = json::object();
-  for (const auto& [key, value] : JobConfigToKeyValues(config)) {
-    uint64_t whole;
-    double real;
-    if (absl::SimpleAtoi(value, &whole)) {
-      doc[key] = whole;
-    } else if (absl::SimpleAtod(value, &real)) {
-      doc[key] = real;
-    } else if (value == "true" || value == "false") {
-      doc[key] = value == "true";
-    } else {
-      doc[key] = value;
-    }
-  }
-  return doc;
+EvalSummary Summary(const EvalResult& e) {
+  EvalSummary s;
+  s.ratio_mean = e.ratio_mean;
+  s.ratio_median = e.ratio_median;
+  s.ratio_ci_low = e.ratio_ci_low;
+  s.ratio_ci_high = e.ratio_ci_high;
+  s.spread_ratio = e.spread_ratio;
+  s.delta = e.delta;
+  s.eval_instances = static_cast<int64_t>(e.ratios.size());
+  s.hill_stat = e.hill_stat;
+  return s;
 }
-
-json EvaluationJson(const EvalResult& e) {
-  json doc = {{"ratio_mean", Number(e.ratio_mean)},
-              {"ratio_median", Number(e.ratio_median)},
-              {"ratio_ci_low", Number(e.ratio_ci_low)},
-              {"ratio_ci_high", Number(e.ratio_ci_high)},
-              {"spread_ratio", Number(e.spread_ratio)},
-              {"delta", Number(e.delta)},
-              {"eval_instances", e.ratios.size()}};
-  if (e.hill_stat) doc["hill_stat"] = Number(*e.hill_stat);
-  return doc;
-}
-
-json StepOrNull(int64_t step) { return step >= 0 ? json(step) : json(nullptr); }
 
 absl::StatusOr<torch::Device> ParseDevice(const std::string& name) {
   if (name == "cpu") return torch::Device(torch::kCPU);
@@ -113,21 +94,6 @@ absl::Status ApplyYaml(const std::string& path, JobConfig& config) {
                                item.second.as<std::string>());
     if (!s.ok())
       return absl::InvalidArgumentError(absl::StrCat(where, s.message()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WriteJson(const std::string& path, const json& doc) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << doc.dump(2) << "\n";
-    if (!out.flush())
-      return absl::InternalError(absl::StrCat(temp, ": write failed"));
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot rename ", temp, " to ", path));
   }
   return absl::OkStatus();
 }
@@ -189,12 +155,12 @@ RunFn DefineTrain(CLI::App& app) {
     if (!device.ok()) return device.status();
     const std::filesystem::path dir(f->out_dir);
     std::error_code ec;
-    std::filesystem::create_directories(dir / "checkpoints", ec);
+    std::filesystem::create_directories(dir / kCheckpointDirName, ec);
     if (ec) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--out-dir ", f->out_dir, ": cannot create (", ec.message(), ")"));
     }
-    MetricsFile file((dir / "metrics.jsonl").string());
+    MetricsFile file((dir / kMetricsFileName).string());
     ProgressSink sink(&file, config.steps);
     std::signal(SIGTERM, OnStopSignal);
     std::signal(SIGINT, OnStopSignal);
@@ -202,7 +168,7 @@ RunFn DefineTrain(CLI::App& app) {
     options.device = *device;
     options.resume = f->resume;
     options.trainer.sink = &sink;
-    options.trainer.checkpoint_dir = (dir / "checkpoints").string();
+    options.trainer.checkpoint_dir = (dir / kCheckpointDirName).string();
     options.trainer.stop_requested = [] { return stop_signal != 0; };
     absl::Status open_status;
     options.on_start = [&](int64_t step) { open_status = file.Open(step); };
@@ -210,17 +176,19 @@ RunFn DefineTrain(CLI::App& app) {
     if (!open_status.ok()) return open_status;
     if (!result.ok()) return result.status();
     const TrainOutcome& t = result->training;
-    json doc = {{"steps_done", t.steps_done},
-                {"resumed_from_step", result->start_step},
-                {"final_loss", Number(t.final_loss)},
-                {"diverged", t.diverged},
-                {"diverged_step", StepOrNull(t.diverged_step)},
-                {"collapsed", t.collapsed},
-                {"collapse_step", StepOrNull(t.collapse_step)},
-                {"stopped", t.stopped},
-                {"config", ConfigJson(config)}};
-    if (result->evaluation) doc.update(EvaluationJson(*result->evaluation));
-    if (absl::Status s = WriteJson((dir / "result.json").string(), doc);
+    TrainResult r;
+    r.steps_done = t.steps_done;
+    r.resumed_from_step = result->start_step;
+    r.final_loss = t.final_loss;
+    r.diverged = t.diverged;
+    r.diverged_step = t.diverged_step;
+    r.collapsed = t.collapsed;
+    r.collapse_step = t.collapse_step;
+    r.stopped = t.stopped;
+    r.config = JobConfigToKeyValues(config);
+    if (result->evaluation) r.evaluation = Summary(*result->evaluation);
+    if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),
+                                         TrainResultJson(r) + "\n");
         !s.ok()) {
       return s;
     }
@@ -257,13 +225,17 @@ RunFn DefineEval(CLI::App& app) {
     absl::StatusOr<CheckpointEval> eval =
         EvaluateCheckpoint(f->checkpoint, f->eval_instances, *device);
     if (!eval.ok()) return eval.status();
-    json doc = EvaluationJson(eval->evaluation);
-    doc["step"] = eval->state.step;
-    doc["collapsed"] = eval->state.collapse_onset >= 0;
-    doc["collapse_step"] = StepOrNull(eval->state.collapse_onset);
-    doc["diverged"] = eval->state.diverged_step >= 0;
-    doc["config"] = ConfigJson(eval->state.config);
-    PrintJson(doc);
+    // A result as the job would have written it at this checkpoint.
+    TrainResult r;
+    r.steps_done = eval->state.step;
+    r.final_loss = std::numeric_limits<double>::quiet_NaN();  // not known
+    r.collapsed = eval->state.collapse_onset >= 0;
+    r.collapse_step = eval->state.collapse_onset;
+    r.diverged = eval->state.diverged_step >= 0;
+    r.diverged_step = eval->state.diverged_step;
+    r.config = JobConfigToKeyValues(eval->state.config);
+    r.evaluation = Summary(eval->evaluation);
+    std::cout << TrainResultJson(r) << "\n";
     return absl::OkStatus();
   };
 }

@@ -1,20 +1,17 @@
 #ifndef TAILSWEEP_CLI_METRICS_FILE_H_
 #define TAILSWEEP_CLI_METRICS_FILE_H_
 
-// A MetricsSink writing one JSON object per logged step to a JSONL file,
-// flushed line by line. Resuming from a checkpoint at step S first drops the
+// A MetricsSink writing one line per logged step to a JSONL file
+// (core/schema/metrics_line.h), flushed line by line. Resuming from a checkpoint at step S first drops the
 // lines past S (they will be logged again, identically), so the file never
 // holds a step twice.
 
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/training_signals.h"
 
 namespace tailsweep::cli {
-
-nlohmann::json MetricsJson(const StepMetrics& m);
 
 class MetricsFile : public MetricsSink {
  public:

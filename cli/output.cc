@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "cli/render.h"
 
 namespace tailsweep::cli {
 
@@ -14,24 +15,7 @@ void PrintJson(const nlohmann::json& doc) { std::cout << doc.dump(2) << "\n"; }
 
 void PrintTable(const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
-    }
-  }
-  auto print_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size())
-        line += std::string(width[c] - row[c].size() + 2, ' ');
-    }
-    std::cout << line << "\n";
-  };
-  print_row(header);
-  for (const auto& row : rows) print_row(row);
+  std::cout << RenderText({header, rows});
 }
 
 Progress::Progress(std::string label, int64_t total)

@@ -13,11 +13,18 @@
 // - collapsed / diverged: how many seeds did; collapse_step: median onset
 //   of the seeds that collapsed.
 // Values that do not exist (no done job, no Hill statistic) are NaN.
+//
+// This module owns results: the service only copies its answers into
+// messages and the CLI only renders them. Results are read through
+// core/schema/job_result.h; a stored result that does not parse counts as
+// done without values.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "coordinator/store.h"
+#include "core/tail_testbed.h"
 
 namespace tailsweep {
 
@@ -34,6 +41,33 @@ struct CellSummary {
 // Rows in the order of the jobs' first appearance (grid order).
 std::vector<CellSummary> Summarize(const std::vector<JobRow>& jobs,
                                    bool over_seeds);
+
+// The paper's shape: one row per cell without `group_by`, one column per
+// value of it (first-seen order); cells index into `summaries` (-1: none).
+// A key that is not in the cells gives one column, "-".
+struct PivotTable {
+  std::string group_by;
+  std::vector<std::string> columns;
+  struct Row {
+    std::string label;  // "key=value key=value"; "-" when nothing is left
+    std::vector<int> cells;
+  };
+  std::vector<Row> rows;
+};
+PivotTable Pivot(const std::vector<CellSummary>& summaries,
+                 const std::string& group_by);
+
+// Tails sweeps (science.md 7): one row per (job cell, index) from the done
+// jobs' results, in grid order and then the job's own row order (seam,
+// budget, index). Over seeds, the jobs whose cells differ only in `seed`
+// are one row per index, each number the median over those seeds.
+struct TailsSummary {
+  KeyValues cell;  // without seed when over seeds
+  TailsRow row;
+  int64_t seeds = 0;  // done jobs the row is made of
+};
+std::vector<TailsSummary> SummarizeTails(const std::vector<JobRow>& jobs,
+                                         bool over_seeds);
 
 }  // namespace tailsweep
 

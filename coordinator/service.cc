@@ -7,18 +7,6 @@
 #include "coordinator/validate.h"
 
 namespace tailsweep {
-namespace {
-
-// The first lines of every handler: the token, then the fields.
-#define TS_GRPC_RETURN_IF_ERROR(expr)                          \
-  do {                                                         \
-    if (absl::Status s_ = (expr); !s_.ok()) return ToGrpc(s_); \
-  } while (0)
-#define TS_AUTHORIZE(ctx) \
-  TS_GRPC_RETURN_IF_ERROR(auth_.Check(Authorization(ctx)))
-
-}  // namespace
-
 std::string Authorization(const grpc::ServerContext* ctx) {
   const auto& md = ctx->client_metadata();
   const auto it = md.find("authorization");
@@ -110,7 +98,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return ToGrpc(store_->Complete(req->worker_id(), req->job_id(), req->epoch(),
-                                 req->result_json()));
+                                 req->result_json(), req->stderr_tail()));
 }
 
 grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
@@ -119,7 +107,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return ToGrpc(store_->Fail(req->worker_id(), req->job_id(), req->epoch(),
-                             req->error()));
+                             req->error(), req->stderr_tail()));
 }
 
 grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
@@ -129,46 +117,6 @@ grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return ToGrpc(store_->Release(req->worker_id(), req->job_id(), req->epoch(),
                                 req->reason()));
-}
-
-grpc::Status CoordinatorService::GetSweepStatus(
-    grpc::ServerContext* ctx, const v1::GetSweepStatusRequest* req,
-    v1::GetSweepStatusResponse* resp) {
-  TS_AUTHORIZE(ctx);
-  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
-  absl::StatusOr<SweepCounts> c = store_->Counts(req->sweep());
-  if (!c.ok()) return ToGrpc(c.status());
-  resp->set_queued(c->queued);
-  resp->set_leased(c->leased);
-  resp->set_done(c->done);
-  resp->set_failed(c->failed);
-  resp->set_cancelled(c->cancelled);
-  return grpc::Status::OK;
-}
-
-grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
-                                          const v1::ListJobsRequest* req,
-                                          v1::ListJobsResponse* resp) {
-  TS_AUTHORIZE(ctx);
-  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
-  absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep());
-  if (!jobs.ok()) return ToGrpc(jobs.status());
-  for (const JobRow& j : *jobs) {
-    v1::JobInfo* out = resp->add_jobs();
-    out->set_job_id(j.job_id);
-    for (const auto& [k, v] : j.cell) {
-      v1::KeyValue* kv = out->add_cell();
-      kv->set_key(k);
-      kv->set_value(v);
-    }
-    out->set_state(std::string(JobStateName(j.state)));
-    out->set_epoch(j.epoch);
-    out->set_attempt(j.attempt);
-    out->set_holder(j.holder);
-    out->set_last_error(j.last_error);
-    out->set_result_json(j.result_json);
-  }
-  return grpc::Status::OK;
 }
 
 grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
@@ -190,53 +138,6 @@ grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
   absl::StatusOr<int64_t> n = store_->ResumeSweep(req->sweep());
   if (!n.ok()) return ToGrpc(n.status());
   resp->set_jobs_requeued(*n);
-  return grpc::Status::OK;
-}
-
-grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
-                                             const v1::ListWorkersRequest*,
-                                             v1::ListWorkersResponse* resp) {
-  TS_AUTHORIZE(ctx);
-  absl::StatusOr<std::vector<Store::WorkerRow>> workers = store_->Workers();
-  if (!workers.ok()) return ToGrpc(workers.status());
-  for (const Store::WorkerRow& w : *workers) {
-    v1::WorkerInfo* out = resp->add_workers();
-    out->set_worker_id(w.worker_id);
-    out->set_last_seen_ms(w.last_seen_ms);
-    out->set_jobs_held(w.jobs_held);
-  }
-  return grpc::Status::OK;
-}
-
-grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
-                                            const v1::GetResultsRequest* req,
-                                            v1::GetResultsResponse* resp) {
-  TS_AUTHORIZE(ctx);
-  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
-  absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep());
-  if (!jobs.ok()) return ToGrpc(jobs.status());
-  for (const CellSummary& s : Summarize(*jobs, req->over_seeds())) {
-    v1::CellResult* row = resp->add_rows();
-    for (const auto& [k, v] : s.cell) {
-      v1::KeyValue* kv = row->add_cell();
-      kv->set_key(k);
-      kv->set_value(v);
-    }
-    row->set_jobs(s.jobs);
-    row->set_done(s.done);
-    row->set_ratio_median(s.ratio_median);
-    row->set_ratio_mean(s.ratio_mean);
-    row->set_ratio_ci_low(s.ratio_ci_low);
-    row->set_ratio_ci_high(s.ratio_ci_high);
-    row->set_seed_min(s.seed_min);
-    row->set_seed_max(s.seed_max);
-    row->set_collapsed(s.collapsed);
-    row->set_diverged(s.diverged);
-    row->set_collapse_step(s.collapse_step);
-    row->set_hill_stat(s.hill_stat);
-    row->set_bold(s.bold);
-    row->set_failed(s.failed);
-  }
   return grpc::Status::OK;
 }
 

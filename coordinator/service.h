@@ -2,7 +2,8 @@
 #define TAILSWEEP_COORDINATOR_SERVICE_H_
 
 // The gRPC services of the coordinator: Coordinator (proto/tailsweep.proto)
-// and grpc.health.v1.Health. Each call is authenticated (when a token is
+// and grpc.health.v1.Health. Handlers that change state live in
+// service.cc, those that only read in service_reads.cc. Each call is authenticated (when a token is
 // set), its fields validated (coordinator/validate.h), then delegated to the
 // Store; statuses are converted at this edge only. No business logic lives
 // here. Thread-safe (the Store is).
@@ -19,6 +20,14 @@ namespace tailsweep {
 
 // absl and gRPC status codes map one to one.
 grpc::Status ToGrpc(const absl::Status& status);
+
+// The first lines of every handler: the token, then the fields.
+#define TS_GRPC_RETURN_IF_ERROR(expr)                          \
+  do {                                                         \
+    if (absl::Status s_ = (expr); !s_.ok()) return ToGrpc(s_); \
+  } while (0)
+#define TS_AUTHORIZE(ctx) \
+  TS_GRPC_RETURN_IF_ERROR(auth_.Check(Authorization(ctx)))
 
 struct ServiceOptions {
   // Checkpoints larger than this are refused (RESOURCE_EXHAUSTED).
@@ -70,6 +79,12 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status DownloadCheckpoint(
       grpc::ServerContext*, const v1::DownloadCheckpointRequest*,
       grpc::ServerWriter<v1::CheckpointChunk>*) override;
+  grpc::Status ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest*,
+                          v1::ListSweepsResponse*) override;
+  grpc::Status GetMetrics(grpc::ServerContext*, const v1::GetMetricsRequest*,
+                          v1::GetMetricsResponse*) override;
+  grpc::Status GetJobLog(grpc::ServerContext*, const v1::GetJobLogRequest*,
+                         v1::GetJobLogResponse*) override;
 
  private:
   Store* store_;

@@ -130,15 +130,20 @@ class Store {
                           int64_t epoch,
                           const std::vector<MetricPoint>& points);
 
-  // Marks the job done with its result (a JSON document). Repeating the
+  // Marks the job done with its result, a result.json of the job's kind
+  // (core/schema/job_result.h; InvalidArgument, naming the field, for any
+  // other shape), and keeps the job's stderr tail (JobLog). Repeating the
   // same call is OK; a stale epoch is FailedPrecondition.
   absl::Status Complete(const std::string& worker, const std::string& job_id,
-                        int64_t epoch, const std::string& result_json);
+                        int64_t epoch, const std::string& result_json,
+                        const std::string& stderr_tail = "");
 
   // Records a failed attempt: back to the queue after a capped backoff, or
-  // failed for good after max_attempts. Stale epoch: FailedPrecondition.
+  // failed for good after max_attempts. Keeps the stderr tail. Stale epoch:
+  // FailedPrecondition.
   absl::Status Fail(const std::string& worker, const std::string& job_id,
-                    int64_t epoch, const std::string& error);
+                    int64_t epoch, const std::string& error,
+                    const std::string& stderr_tail = "");
 
   // Gives the lease back without counting the attempt (preemption): the job
   // is queued again at once. Stale epoch: FailedPrecondition.
@@ -170,7 +175,49 @@ class Store {
 
   // NotFound for an unknown sweep (also for CancelSweep).
   absl::StatusOr<SweepCounts> Counts(const std::string& sweep);
-  absl::StatusOr<std::vector<JobRow>> Jobs(const std::string& sweep);
+  // The sweep's jobs in grid order; only those in `state` when given.
+  absl::StatusOr<std::vector<JobRow>> Jobs(
+      const std::string& sweep, std::optional<JobState> state = std::nullopt);
+  // NotFound for an unknown sweep.
+  absl::StatusOr<SweepKind> Kind(const std::string& sweep);
+  struct SweepRow {
+    std::string name;
+    SweepKind kind = SweepKind::kTrain;
+    int64_t created_ms = 0;
+    SweepCounts counts;
+  };
+  // Every sweep, oldest first.
+  absl::StatusOr<std::vector<SweepRow>> Sweeps();
+  // A page of a job's metric points, ordered by (name, step): those named
+  // in `names` (all when empty), with step_min <= step <= step_max (0: no
+  // bound), after the point (after_name, after_step) when after_name is
+  // set, at most `limit`. NaN values read back as NaN. NotFound for an
+  // unknown job.
+  struct MetricsQuery {
+    std::string job_id;
+    std::vector<std::string> names;
+    int64_t step_min = 0, step_max = 0;
+    std::string after_name;
+    int64_t after_step = 0;
+    int64_t limit = 5000;
+  };
+  absl::StatusOr<std::vector<MetricPoint>> Metrics(const MetricsQuery& query);
+  // The stderr tails kept for a job, newest first. `job` is its id or a
+  // unique prefix of it; NotFound when none matches, FailedPrecondition
+  // when several do.
+  struct JobLogEntry {
+    int64_t epoch = 0;
+    std::string outcome;  // done | failed
+    std::string stderr_tail;
+    int64_t at_ms = 0;
+  };
+  struct JobLogs {
+    std::string job_id;
+    JobState state = JobState::kQueued;
+    std::string last_error;
+    std::vector<JobLogEntry> logs;
+  };
+  absl::StatusOr<JobLogs> JobLog(const std::string& job);
   struct WorkerRow {
     std::string worker_id;
     int64_t last_seen_ms = 0;
@@ -202,6 +249,9 @@ class Store {
                                           absl::string_view update);
   absl::Status Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                      absl::string_view kind, absl::string_view detail);
+  absl::Status KeepLog(sql::Db& db, const std::string& job_id, int64_t epoch,
+                       absl::string_view outcome,
+                       const std::string& stderr_tail);
 
   // Every mutation runs on the writer's thread, batched with others.
   std::unique_ptr<sql::BatchWriter> writer_;

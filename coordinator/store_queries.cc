@@ -1,6 +1,7 @@
 // The store's reads: they run on their own connection (WAL lets them go on
 // while the writer commits), one at a time.
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +40,8 @@ absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
   return c;
 }
 
-absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
+absl::StatusOr<std::vector<JobRow>> Store::Jobs(
+    const std::string& sweep, std::optional<JobState> state) {
   std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
@@ -48,9 +50,9 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep) {
       "COALESCE(r.result, '') "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
-      "WHERE s.name = ? ORDER BY sj.position");
+      "WHERE s.name = ?1 AND (?2 = '' OR j.state = ?2) ORDER BY sj.position");
   if (!st.ok()) return st.status();
-  st->Bind(1, sweep);
+  st->Bind(1, sweep).Bind(2, state ? JobStateName(*state) : "");
   std::vector<JobRow> out;
   while (true) {
     absl::StatusOr<bool> row = st->Step();
@@ -142,6 +144,120 @@ absl::StatusOr<CheckpointRow> Store::Checkpoint(const std::string& job_id) {
     return absl::NotFoundError(absl::StrCat("no checkpoint for job ", job_id));
   }
   return CheckpointRow{st->Int(0), st->Text(1), st->Int(2), st->Text(3)};
+}
+
+absl::StatusOr<SweepKind> Store::Kind(const std::string& sweep) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st =
+      reader_->Prepare("SELECT kind FROM sweeps WHERE name = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  return st->Text(0) == "tails" ? SweepKind::kTails : SweepKind::kTrain;
+}
+
+absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT s.name, s.kind, s.created_ms, SUM(j.state = 'queued'), "
+      "SUM(j.state = 'leased'), SUM(j.state = 'done'), "
+      "SUM(j.state = 'failed'), SUM(j.state = 'cancelled') "
+      "FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
+      "LEFT JOIN jobs j USING (job_id) GROUP BY s.sweep_id "
+      "ORDER BY s.sweep_id");
+  if (!st.ok()) return st.status();
+  std::vector<SweepRow> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    SweepRow r;
+    r.name = st->Text(0);
+    r.kind = st->Text(1) == "tails" ? SweepKind::kTails : SweepKind::kTrain;
+    r.created_ms = st->Int(2);
+    r.counts = {st->Int(3), st->Int(4), st->Int(5), st->Int(6), st->Int(7)};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<MetricPoint>> Store::Metrics(
+    const MetricsQuery& q) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> known =
+      reader_->Prepare("SELECT 1 FROM jobs WHERE job_id = ?");
+  if (!known.ok()) return known.status();
+  known->Bind(1, q.job_id);
+  absl::StatusOr<bool> exists = known->Step();
+  if (!exists.ok()) return exists.status();
+  known->Reset().IgnoreError();
+  if (!*exists) return absl::NotFoundError(absl::StrCat("no job ", q.job_id));
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT name, step, value FROM metrics WHERE job_id = ?1 "
+      "AND (?2 = '[]' OR name IN (SELECT value FROM json_each(?2))) "
+      "AND (?3 = 0 OR step >= ?3) AND (?4 = 0 OR step <= ?4) "
+      "AND (?5 = '' OR name > ?5 OR (name = ?5 AND step > ?6)) "
+      "ORDER BY name, step LIMIT ?7");
+  if (!st.ok()) return st.status();
+  st->Bind(1, q.job_id)
+      .Bind(2, nlohmann::json(q.names).dump())
+      .Bind(3, q.step_min)
+      .Bind(4, q.step_max)
+      .Bind(5, q.after_name)
+      .Bind(6, q.after_step)
+      .Bind(7, q.limit);
+  std::vector<MetricPoint> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    // SQLite stores NaN as NULL; a point that was never logged has no row.
+    out.push_back({st->Text(0), st->Int(1),
+                   st->IsNull(2) ? std::numeric_limits<double>::quiet_NaN()
+                                 : st->Real(2)});
+  }
+  return out;
+}
+
+absl::StatusOr<Store::JobLogs> Store::JobLog(const std::string& job) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> find = reader_->Prepare(
+      "SELECT job_id, state, COALESCE(last_error, '') FROM jobs "
+      "WHERE substr(job_id, 1, ?2) = ?1 ORDER BY job_id LIMIT 2");
+  if (!find.ok()) return find.status();
+  find->Bind(1, job).Bind(2, static_cast<int64_t>(job.size()));
+  JobLogs out;
+  int matches = 0;
+  while (true) {
+    absl::StatusOr<bool> row = find->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (++matches > 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job prefix '", job, "' matches several jobs; give more of the id"));
+    }
+    out.job_id = find->Text(0);
+    absl::StatusOr<JobState> state = ParseState(find->Text(1));
+    if (!state.ok()) return state.status();
+    out.state = *state;
+    out.last_error = find->Text(2);
+  }
+  if (matches == 0) return absl::NotFoundError(absl::StrCat("no job ", job));
+  absl::StatusOr<sql::Statement> logs = reader_->Prepare(
+      "SELECT epoch, outcome, stderr_tail, at_ms FROM job_logs "
+      "WHERE job_id = ? ORDER BY epoch DESC");
+  if (!logs.ok()) return logs.status();
+  logs->Bind(1, out.job_id);
+  while (true) {
+    absl::StatusOr<bool> row = logs->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.logs.push_back(
+        {logs->Int(0), logs->Text(1), logs->Text(2), logs->Int(3)});
+  }
+  return out;
 }
 
 }  // namespace tailsweep

@@ -113,12 +113,65 @@ absl::Status Validate(const v1::ReportMetricsRequest& req) {
 absl::Status Validate(const v1::CompleteJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
   if (req.result_json().empty()) return Invalid("result_json is empty");
+  TS_RETURN_IF_ERROR(CheckSize("stderr_tail", req.stderr_tail(),
+                               kMaxStderrTailBytes));
   return CheckSize("result_json", req.result_json(), kMaxResultBytes);
 }
 
 absl::Status Validate(const v1::FailJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  TS_RETURN_IF_ERROR(CheckSize("stderr_tail", req.stderr_tail(),
+                               kMaxStderrTailBytes));
   return CheckSize("error", req.error(), kMaxErrorBytes);
+}
+
+absl::Status Validate(const v1::ListJobsRequest& req) {
+  TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  for (const char* s : {"", "queued", "leased", "done", "failed", "cancelled"}) {
+    if (req.state() == s) return absl::OkStatus();
+  }
+  return Invalid(absl::StrCat("state '", req.state(),
+                              "'; allowed: queued, leased, done, failed, "
+                              "cancelled, or empty for all"));
+}
+
+absl::Status Validate(const v1::GetResultsRequest& req) {
+  TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  if (req.group_by().empty()) return absl::OkStatus();
+  return CheckId("group_by", req.group_by());
+}
+
+absl::Status Validate(const v1::GetMetricsRequest& req) {
+  TS_RETURN_IF_ERROR(CheckId("job_id", req.job_id()));
+  for (const std::string& name : req.names()) {
+    if (name.empty() || static_cast<int>(name.size()) > kMaxMetricNameBytes) {
+      return Invalid(absl::StrCat("metric name must be 1-", kMaxMetricNameBytes,
+                                  " characters"));
+    }
+  }
+  if (req.names_size() > 1000) return Invalid("at most 1000 metric names");
+  if (req.step_min() < 0 || req.step_max() < 0 ||
+      (req.step_max() > 0 && req.step_min() > req.step_max())) {
+    return Invalid(absl::StrCat("step range [", req.step_min(), ", ",
+                                req.step_max(),
+                                "] must have 0 <= step_min <= step_max "
+                                "(0: no bound)"));
+  }
+  if (req.page_size() < 0 || req.page_size() > kMaxMetricsPage) {
+    return Invalid(absl::StrCat("page_size must be in [0, ", kMaxMetricsPage,
+                                "] (got ", req.page_size(), ")"));
+  }
+  return CheckSize("page_token", req.page_token(), 2 * kMaxMetricNameBytes);
+}
+
+absl::Status Validate(const v1::GetJobLogRequest& req) {
+  if (static_cast<int>(req.job().size()) < kMinJobPrefix ||
+      req.job().size() > 64 ||
+      req.job().find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Invalid(absl::StrCat("job '", req.job(), "' must be ", kMinJobPrefix,
+                                "-64 lowercase hex digits of a job id"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Validate(const v1::ReleaseJobRequest& req) {

@@ -21,6 +21,9 @@ inline constexpr int64_t kMinLeaseMs = 1000, kMaxLeaseMs = 3600000;
 inline constexpr int kMaxLeasesPerCall = 64;
 inline constexpr int64_t kMaxResultBytes = 1 << 20;
 inline constexpr int64_t kMaxErrorBytes = 64 << 10;
+inline constexpr int64_t kMaxStderrTailBytes = 64 << 10;
+inline constexpr int kMaxMetricsPage = 10000, kDefaultMetricsPage = 5000;
+inline constexpr int kMinJobPrefix = 6;
 
 absl::Status Validate(const v1::SubmitSweepRequest& req);
 absl::Status Validate(const v1::LeaseJobsRequest& req);
@@ -32,7 +35,11 @@ absl::Status Validate(const v1::ReleaseJobRequest& req);
 absl::Status Validate(const v1::DownloadCheckpointRequest& req);
 // The first message of an upload; `max_bytes` is --max-checkpoint-bytes.
 absl::Status Validate(const v1::CheckpointHeader& header, int64_t max_bytes);
-// GetSweepStatus, ListJobs, GetResults, CancelSweep, ResumeSweep.
+absl::Status Validate(const v1::ListJobsRequest& req);
+absl::Status Validate(const v1::GetResultsRequest& req);
+absl::Status Validate(const v1::GetMetricsRequest& req);
+absl::Status Validate(const v1::GetJobLogRequest& req);
+// GetSweepStatus, CancelSweep, ResumeSweep.
 absl::Status ValidateSweepName(const std::string& sweep);
 
 }  // namespace tailsweep

@@ -99,10 +99,13 @@ struct TrialValues {
   std::vector<double> w2;
 };
 
-TrialValues RunTrial(const TailsConfig& c, int64_t n, int64_t budget_slot,
-                     int64_t trial) {
-  std::mt19937_64 rng(
-      SplitMix64(SplitMix64(c.seed) ^ SplitMix64((budget_slot << 32) ^ trial)));
+// The stream of a trial depends on (seed, budget, trial) only, not on which
+// other budgets or seams run beside it: a (seam, budget) job of a tails sweep
+// gives the same rows as `lab tails` over all of them.
+TrialValues RunTrial(const TailsConfig& c, int64_t n, int64_t trial) {
+  std::mt19937_64 rng(SplitMix64(SplitMix64(c.seed) ^
+                                 SplitMix64((static_cast<uint64_t>(n) << 24) ^
+                                            static_cast<uint64_t>(trial))));
   const std::vector<double> u_ref = SortedUniforms(rng, n);
   const std::vector<double> u_cand = SortedUniforms(rng, n);
   std::vector<double> reference(n), candidate(n);
@@ -146,7 +149,7 @@ absl::StatusOr<std::vector<TailsRow>> RunTailTestbed(const TailsConfig& c) {
       const int64_t t1 = std::min(c.trials, t0 + wave);
       at::parallel_for(t0, t1, 1, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
-          results[b][t] = RunTrial(c, c.budgets[b], b, t);
+          results[b][t] = RunTrial(c, c.budgets[b], t);
         }
       });
       done += t1 - t0;

@@ -76,7 +76,7 @@ TEST_F(TrainCli, WritesMetricsCheckpointsAndResultThenEvaluates) {
   ASSERT_EQ(e.exit_code, 0) << e.err;
   const nlohmann::json eval = nlohmann::json::parse(e.out);
   EXPECT_EQ(eval["ratio_median"], result["ratio_median"]);
-  EXPECT_EQ(eval["step"], 40);
+  EXPECT_EQ(eval["steps_done"], 40);
 }
 
 TEST_F(TrainCli, KillNineThenResumeEqualsAnUninterruptedRun) {

@@ -1,6 +1,7 @@
 #include "coordinator/aggregate.h"
 
 #include <gtest/gtest.h>
+#include "tests/testing/results.h"
 
 #include <cmath>
 
@@ -12,7 +13,7 @@ JobRow Done(const std::string& kernel, const std::string& seed,
   JobRow r;
   r.cell = {{"kernel", kernel}, {"seed", seed}};
   r.state = JobState::kDone;
-  r.result_json = result;
+  r.result_json = testing::TestResult(result);
   return r;
 }
 

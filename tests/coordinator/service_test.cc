@@ -12,6 +12,7 @@
 #include "proto/checkpoint_transfer.h"
 #include "tests/testing/raw_call.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/results.h"
 
 namespace tailsweep {
 namespace {
@@ -129,7 +130,7 @@ TEST_F(ServiceTest, SubmitLeaseReportCompleteAndList) {
   v1::CompleteJobRequest done;
   done.set_job_id(lease.job_id());
   done.set_epoch(lease.epoch());
-  done.set_result_json(R"({"ratio_median": 0.9})");
+  done.set_result_json(testing::TestResult(R"({"ratio_median": 0.9})"));
   done.set_worker_id("w1");
   v1::CompleteJobResponse done_resp;
   ASSERT_TRUE(stub_->CompleteJob(Context().get(), done, &done_resp).ok());
@@ -143,7 +144,7 @@ TEST_F(ServiceTest, SubmitLeaseReportCompleteAndList) {
   for (const auto& j : list.jobs()) {
     if (j.state() == "done") {
       ++done_count;
-      EXPECT_EQ(j.result_json(), R"({"ratio_median": 0.9})");
+      EXPECT_EQ(j.result_json(), testing::TestResult(R"({"ratio_median": 0.9})"));
     }
   }
   EXPECT_EQ(done_count, 1);
@@ -389,7 +390,7 @@ TEST_F(TokenServiceTest, EveryMethodOfEveryServiceAsksForTheToken) {
           << path;
     }
   }
-  EXPECT_EQ(methods, 16);  // 15 Coordinator calls and Health.Check
+  EXPECT_EQ(methods, 19);  // 18 Coordinator calls and Health.Check
 }
 
 TEST_F(ServiceTest, OversizedMessagesAreResourceExhausted) {

@@ -7,6 +7,7 @@
 
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/results.h"
 
 namespace tailsweep {
 namespace {
@@ -106,7 +107,7 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
                  absl::StatusCode::kPermissionDenied);
   TS_EXPECT_CODE(store_->AddMetrics("wb", a[0].job_id, 1, {{"loss", 1, 0.5}}),
                  absl::StatusCode::kPermissionDenied);
-  TS_EXPECT_CODE(store_->Complete("wb", a[0].job_id, 1, "{}"),
+  TS_EXPECT_CODE(store_->Complete("wb", a[0].job_id, 1, testing::TestResult()),
                  absl::StatusCode::kPermissionDenied);
   clock_.Advance(500);  // a[1] expired, a[0] renewed
   TS_ASSERT_OK_AND_ASSIGN(int64_t expired, store_->ExpireLeases());
@@ -123,10 +124,10 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
   const Lease& relet = c[0];
   TS_EXPECT_CODE(store_->AddMetrics("wa", relet.job_id, 1, {{"loss", 1, 0.5}}),
                  absl::StatusCode::kFailedPrecondition);
-  TS_EXPECT_CODE(store_->Complete("wa", relet.job_id, 1, "{}"),
+  TS_EXPECT_CODE(store_->Complete("wa", relet.job_id, 1, testing::TestResult()),
                  absl::StatusCode::kFailedPrecondition);
   TS_ASSERT_OK(
-      store_->Complete("wc", relet.job_id, 2, R"({"ratio_median": 1})"));
+      store_->Complete("wc", relet.job_id, 2, testing::TestResult(R"({"ratio_median": 1})")));
 }
 
 TEST_F(StoreTest, MetricsAndCompletionAreIdempotent) {
@@ -139,10 +140,10 @@ TEST_F(StoreTest, MetricsAndCompletionAreIdempotent) {
   TS_ASSERT_OK(store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));
   TS_ASSERT_OK_AND_ASSIGN(int64_t n, store_->MetricCount(l[0].job_id));
   EXPECT_EQ(n, 3);
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, R"({"a": 1})"));
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, R"({"a": 2})"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult(R"({"a": 1})")));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult(R"({"a": 2})")));
   TS_ASSERT_OK_AND_ASSIGN(std::string result, store_->Result(l[0].job_id));
-  EXPECT_EQ(result, R"({"a": 1})");  // the replay changed nothing
+  EXPECT_EQ(result, testing::TestResult(R"({"a": 1})"));  // the replay changed nothing
   TS_ASSERT_OK(
       store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));  // late resend
   TS_EXPECT_CODE(store_->Result(jobs_[3].id), absl::StatusCode::kNotFound);
@@ -177,7 +178,7 @@ TEST_F(StoreTest, CancelStopsHoldersAndResumeRerunsOnlyFailedAndCancelled) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 2, 1000));
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, "{}"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult()));
   TS_ASSERT_OK_AND_ASSIGN(int64_t cancelled, store_->CancelSweep("s"));
   EXPECT_EQ(cancelled, 3);
   TS_EXPECT_CODE(store_->Heartbeat("w", l[1].job_id, l[1].epoch, 1000),
@@ -194,7 +195,7 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 1, 1000));
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, R"({"x": 1})"));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult(R"({"x": 1})")));
   Reopen();
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
   EXPECT_EQ(counts.done, 1);
@@ -245,8 +246,8 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
   TS_ASSERT_OK_AND_ASSIGN(auto next, store_->LeaseJobs("w", 2, 1000, "w/2"));
   EXPECT_EQ(next.size(), 2u);
   // A retry that arrives after its leases ended leases nothing new.
-  TS_ASSERT_OK(store_->Complete("w", first[0].job_id, 1, "{}"));
-  TS_ASSERT_OK(store_->Complete("w", first[1].job_id, 1, "{}"));
+  TS_ASSERT_OK(store_->Complete("w", first[0].job_id, 1, testing::TestResult()));
+  TS_ASSERT_OK(store_->Complete("w", first[1].job_id, 1, testing::TestResult()));
   TS_ASSERT_OK_AND_ASSIGN(auto late, store_->LeaseJobs("w", 2, 1000, "w/1"));
   EXPECT_TRUE(late.empty());
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts after, store_->Counts("s"));

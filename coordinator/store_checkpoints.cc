@@ -1,0 +1,48 @@
+// The store's checkpoint records.
+
+#include "coordinator/store.h"
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/store_internal.h"
+
+namespace tailsweep {
+
+absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
+    const std::string& worker, const std::string& job_id, int64_t epoch,
+    const CheckpointRow& row) {
+  CheckpointRow stored = row;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "INSERT INTO checkpoints (job_id, step, file, bytes, sha256, epoch, "
+        "uploaded_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (job_id) DO UPDATE SET step = excluded.step, "
+        "file = excluded.file, bytes = excluded.bytes, "
+        "sha256 = excluded.sha256, epoch = excluded.epoch, "
+        "uploaded_ms = excluded.uploaded_ms WHERE excluded.step > step");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, job_id)
+                           .Bind(2, row.step)
+                           .Bind(3, row.file)
+                           .Bind(4, row.bytes)
+                           .Bind(5, row.sha256)
+                           .Bind(6, epoch)
+                           .Bind(7, clock_->NowMs())
+                           .Run());
+    if (db.Changes() > 0) return absl::OkStatus();
+    // An older (or the same) step than the stored one: keep the stored one.
+    absl::StatusOr<sql::Statement> q = db.Prepare(
+        "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?");
+    if (!q.ok()) return q.status();
+    q->Bind(1, job_id);
+    absl::StatusOr<bool> found = q->Step();
+    if (!found.ok()) return found.status();
+    stored = {q->Int(0), q->Text(1), q->Int(2), q->Text(3)};
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return stored;
+}
+
+}  // namespace tailsweep

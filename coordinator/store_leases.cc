@@ -1,0 +1,194 @@
+// The store's lease mutations: lease, renew, fail, release, expire.
+
+#include "coordinator/store.h"
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/store_internal.h"
+
+namespace tailsweep {
+
+using store_internal::FromJson;
+
+absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
+    const std::string& worker, int64_t max_jobs, int64_t lease_ms,
+    const std::string& request_id) {
+  const int64_t now = clock_->NowMs();
+  std::vector<Lease> leases;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    leases.clear();
+    if (!request_id.empty()) {
+      // A retry of a call whose answer was lost: the same leases again.
+      absl::StatusOr<sql::Statement> again = db.Prepare(
+          "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
+          "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+          "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1), "
+          "  j.lease_deadline_ms "
+          "FROM jobs j WHERE j.state = 'leased' AND j.holder = ? AND "
+          "j.lease_request = ? ORDER BY j.created_ms, j.rowid");
+      if (!again.ok()) return again.status();
+      again->Bind(1, worker).Bind(2, request_id);
+      while (true) {
+        absl::StatusOr<bool> row = again->Step();
+        if (!row.ok()) return row.status();
+        if (!*row) break;
+        leases.push_back({again->Text(0), again->Text(5), again->Text(4),
+                          again->Int(2), again->Int(3), again->Int(6),
+                          FromJson(again->Text(1))});
+      }
+      // Seen before: the leases above (those still held), nothing new.
+      absl::StatusOr<sql::Statement> seen = db.Prepare(
+          "INSERT OR IGNORE INTO lease_requests (worker_id, request_id, "
+          "at_ms) VALUES (?, ?, ?)");
+      if (!seen.ok()) return seen.status();
+      TS_RETURN_IF_ERROR(
+          seen->Bind(1, worker).Bind(2, request_id).Bind(3, now).Run());
+      if (db.Changes() == 0) return absl::OkStatus();
+    }
+    absl::StatusOr<sql::Statement> pick = db.Prepare(
+        "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
+        "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+        "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
+        "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? "
+        "ORDER BY j.created_ms, j.rowid LIMIT ?");
+    if (!pick.ok()) return pick.status();
+    pick->Bind(1, now).Bind(2, max_jobs);
+    while (true) {
+      absl::StatusOr<bool> row = pick->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Lease l;
+      l.job_id = pick->Text(0);
+      l.params = FromJson(pick->Text(1));
+      l.epoch = pick->Int(2) + 1;
+      l.attempt = pick->Int(3) + 1;
+      l.kind = pick->Text(4);
+      l.sweep = pick->Text(5);
+      l.deadline_ms = now + lease_ms;
+      leases.push_back(std::move(l));
+    }
+    absl::StatusOr<sql::Statement> take = db.Prepare(
+        "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
+        "lease_deadline_ms = ?, updated_ms = ?, lease_request = ? "
+        "WHERE job_id = ?");
+    if (!take.ok()) return take.status();
+    for (const Lease& l : leases) {
+      TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
+                             .Bind(2, l.attempt)
+                             .Bind(3, worker)
+                             .Bind(4, l.deadline_ms)
+                             .Bind(5, now)
+                             .Bind(6, request_id)
+                             .Bind(7, l.job_id)
+                             .Run());
+      take->Reset().IgnoreError();
+      TS_RETURN_IF_ERROR(Event(db, l.job_id, l.epoch, "leased", worker));
+    }
+    absl::StatusOr<sql::Statement> seen = db.Prepare(
+        "INSERT INTO workers (worker_id, last_seen_ms) VALUES (?, ?) "
+        "ON CONFLICT (worker_id) DO UPDATE SET last_seen_ms = "
+        "excluded.last_seen_ms");
+    if (!seen.ok()) return seen.status();
+    return seen->Bind(1, worker).Bind(2, now).Run();
+  });
+  if (!status.ok()) return status;
+  return leases;
+}
+
+absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
+                                         const std::string& job_id,
+                                         int64_t epoch, int64_t lease_ms) {
+  const int64_t now = clock_->NowMs();
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ? "
+        "WHERE job_id = ? AND holder = ?");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, now + lease_ms)
+                           .Bind(2, now)
+                           .Bind(3, job_id)
+                           .Bind(4, worker)
+                           .Run());
+    if (db.Changes() == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " is not held by worker ", worker));
+    }
+    absl::StatusOr<sql::Statement> seen =
+        db.Prepare("UPDATE workers SET last_seen_ms = ? WHERE worker_id = ?");
+    if (!seen.ok()) return seen.status();
+    return seen->Bind(1, now).Bind(2, worker).Run();
+  });
+  if (!status.ok()) return status;
+  return now + lease_ms;
+}
+
+absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
+                         int64_t epoch, const std::string& error,
+                         const std::string& stderr_tail) {
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st =
+        db.Prepare("SELECT attempt FROM jobs WHERE job_id = ?");
+    if (!st.ok()) return st.status();
+    st->Bind(1, job_id);
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    TS_RETURN_IF_ERROR(RetryOrFail(db, job_id, st->Int(0), error));
+    TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "failed", stderr_tail));
+    return Event(db, job_id, epoch, "failed", error);
+  });
+}
+
+absl::Status Store::Release(const std::string& worker,
+                            const std::string& job_id, int64_t epoch,
+                            const std::string& reason) {
+  const int64_t now = clock_->NowMs();
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/false));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "UPDATE jobs SET state = 'queued', attempt = MAX(attempt - 1, 0), "
+        "holder = NULL, lease_deadline_ms = NULL, not_before_ms = 0, "
+        "updated_ms = ? WHERE job_id = ?");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
+    return Event(db, job_id, epoch, "preempted", reason);
+  });
+}
+
+absl::StatusOr<int64_t> Store::ExpireLeases() {
+  const int64_t now = clock_->NowMs();
+  int64_t expired = 0;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "SELECT job_id, attempt, epoch, holder FROM jobs "
+        "WHERE state = 'leased' AND lease_deadline_ms < ?");
+    if (!st.ok()) return st.status();
+    st->Bind(1, now);
+    std::vector<std::tuple<std::string, int64_t, int64_t, std::string>> rows;
+    while (true) {
+      absl::StatusOr<bool> row = st->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      rows.emplace_back(st->Text(0), st->Int(1), st->Int(2), st->Text(3));
+    }
+    for (const auto& [job, attempt, epoch, holder] : rows) {
+      const std::string error =
+          absl::StrCat("lease of worker ", holder, " expired");
+      TS_RETURN_IF_ERROR(RetryOrFail(db, job, attempt, error));
+      TS_RETURN_IF_ERROR(Event(db, job, epoch, "expired", error));
+    }
+    expired = static_cast<int64_t>(rows.size());
+    // Retries come within seconds; a day of lease calls is plenty.
+    absl::StatusOr<sql::Statement> prune =
+        db.Prepare("DELETE FROM lease_requests WHERE at_ms < ?");
+    if (!prune.ok()) return prune.status();
+    return prune->Bind(1, now - 24 * 3600 * 1000).Run();
+  });
+  if (!status.ok()) return status;
+  return expired;
+}
+
+}  // namespace tailsweep

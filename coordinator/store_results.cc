@@ -1,0 +1,69 @@
+// The store's metric and result mutations.
+
+#include "coordinator/store.h"
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/store_internal.h"
+#include "core/schema/job_result.h"
+
+namespace tailsweep {
+
+absl::Status Store::AddMetrics(const std::string& worker,
+                               const std::string& job_id, int64_t epoch,
+                               const std::vector<MetricPoint>& points) {
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/true));
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "INSERT OR IGNORE INTO metrics (job_id, name, step, value) "
+        "VALUES (?, ?, ?, ?)");
+    if (!st.ok()) return st.status();
+    for (const MetricPoint& p : points) {
+      TS_RETURN_IF_ERROR(st->Bind(1, job_id)
+                             .Bind(2, p.name)
+                             .Bind(3, p.step)
+                             .Bind(4, p.value)
+                             .Run());
+      st->Reset().IgnoreError();
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Store::Complete(const std::string& worker,
+                             const std::string& job_id, int64_t epoch,
+                             const std::string& result_json,
+                             const std::string& stderr_tail) {
+  const int64_t now = clock_->NowMs();
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/true));
+    // Only a result of the job's own kind is stored: aggregation reads it.
+    absl::StatusOr<sql::Statement> kind =
+        db.Prepare("SELECT kind FROM jobs WHERE job_id = ?");
+    if (!kind.ok()) return kind.status();
+    kind->Bind(1, job_id);
+    TS_RETURN_IF_ERROR(kind->Step().status());
+    const absl::Status shape =
+        kind->Text(0) == "tails" ? ParseTailsResult(result_json).status()
+                                 : ParseTrainResult(result_json).status();
+    kind->Reset().IgnoreError();
+    if (!shape.ok()) return shape;
+    absl::StatusOr<sql::Statement> st = db.Prepare(
+        "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
+        "WHERE job_id = ? AND state = 'leased'");
+    if (!st.ok()) return st.status();
+    TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
+    if (db.Changes() == 0) return absl::OkStatus();  // a replay
+    absl::StatusOr<sql::Statement> res = db.Prepare(
+        "INSERT OR REPLACE INTO results (job_id, result, completed_ms) "
+        "VALUES (?, ?, ?)");
+    if (!res.ok()) return res.status();
+    TS_RETURN_IF_ERROR(
+        res->Bind(1, job_id).Bind(2, result_json).Bind(3, now).Run());
+    TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "done", stderr_tail));
+    return Event(db, job_id, epoch, "done", "");
+  });
+}
+
+}  // namespace tailsweep
