@@ -1,6 +1,7 @@
 #include "coordinator/aggregate.h"
 
 #include <gtest/gtest.h>
+#include "core/schema/job_result.h"
 #include "tests/testing/results.h"
 
 #include <cmath>
@@ -81,6 +82,55 @@ TEST(Summarize, PerSeedKeepsEveryJobAndEmptyCellsHaveNoValues) {
   EXPECT_TRUE(rows[1].bold);  // the interval reaches 1
   EXPECT_EQ(rows[2].failed, 1);
   EXPECT_TRUE(std::isnan(rows[2].ratio_median));
+}
+
+TEST(Pivot, RowsWithoutTheKeyColumnsByItsValues) {
+  std::vector<CellSummary> s(3);
+  s[0].cell = {{"norm", "post"}, {"kernel", "softmax"}};
+  s[1].cell = {{"norm", "post"}, {"kernel", "log"}};
+  s[2].cell = {{"norm", "pre"}, {"kernel", "log"}};
+  const PivotTable t = Pivot(s, "kernel");
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"softmax", "log"}));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].label, "norm=post");
+  EXPECT_EQ(t.rows[0].cells, (std::vector<int>{0, 1}));
+  EXPECT_EQ(t.rows[1].label, "norm=pre");
+  EXPECT_EQ(t.rows[1].cells, (std::vector<int>{-1, 2}));
+  const PivotTable none = Pivot(s, "colour");
+  EXPECT_EQ(none.columns, (std::vector<std::string>{"-"}));
+  EXPECT_EQ(none.rows.size(), 3u);
+}
+
+JobRow TailsJob(const std::string& seed, double ed_noise) {
+  JobRow r;
+  r.cell = {{"seam", "0.9"}, {"n", "1024"}, {"seed", seed}};
+  r.state = JobState::kDone;
+  TailsRow a;
+  a.seam = 0.9;
+  a.n = 1024;
+  a.index = 1.5;
+  TailsRow b = a;
+  b.index = 2.0;
+  b.ed_noise = ed_noise;
+  r.result_json = TailsResultJson({a, b});
+  return r;
+}
+
+TEST(SummarizeTails, OneRowPerIndexWithMediansOverSeeds) {
+  JobRow queued;
+  queued.cell = {{"seam", "0.9"}, {"n", "1024"}, {"seed", "3"}};
+  const std::vector<JobRow> jobs = {TailsJob("0", 1.0), TailsJob("1", 3.0),
+                                    TailsJob("2", 10.0), queued};
+  const std::vector<TailsSummary> over = SummarizeTails(jobs, true);
+  ASSERT_EQ(over.size(), 2u);
+  EXPECT_EQ(over[1].cell, (KeyValues{{"seam", "0.9"}, {"n", "1024"}}));
+  EXPECT_EQ(over[1].row.index, 2.0);
+  EXPECT_EQ(over[1].row.ed_noise, 3.0);
+  EXPECT_EQ(over[1].seeds, 3);
+  const std::vector<TailsSummary> per = SummarizeTails(jobs, false);
+  ASSERT_EQ(per.size(), 6u);
+  EXPECT_EQ(per[5].row.ed_noise, 10.0);
+  EXPECT_EQ(per[5].seeds, 1);
 }
 
 }  // namespace
