@@ -1,5 +1,7 @@
 #include "coordinator/batch_writer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -74,11 +76,10 @@ void BatchWriter::Loop() {
         // Sticky: after an I/O error or a full disk nothing more is
         // written, so what is on disk stays what was acknowledged.
         failure_ = p->status;
-        std::fprintf(stderr,
-                     "tailsweep: storage failure: %s; no more writes: check "
-                     "the disk (space, permissions, health), then restart "
-                     "the coordinator\n",
-                     std::string(failure_.message()).c_str());
+        spdlog::critical(
+            "storage failure: {}; no more writes: check the disk (space, "
+            "permissions, health), then restart the coordinator",
+            std::string(failure_.message()));
       }
     }
     for (Pending* p : batch) p->done = true;

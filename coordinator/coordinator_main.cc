@@ -21,7 +21,12 @@
 #include <sstream>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
+#include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
+#include "core/schema/logging.h"
+#include "core/schema/version.h"
 #include "proto/client_channel.h"
 
 namespace tailsweep {
@@ -35,7 +40,9 @@ int Main(int argc, char** argv) {
   std::string db_path, listen = "127.0.0.1:50551", data_dir;
   int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
   int max_message_bytes = 4 << 20;
-  std::string token_file, tls_cert, tls_key;
+  std::string token_file, tls_cert, tls_key, log_level;
+  app.set_version_flag("--version",
+                       std::string("tailsweep-coordinator ") + Version());
   app.add_option("--db", db_path, "SQLite database file (created if missing)")
       ->required();
   app.add_option("--listen", listen, "Address to serve on (default: loopback)")
@@ -60,6 +67,20 @@ int Main(int argc, char** argv) {
                  "token is the file's first line); turns reflection off");
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve TLS");
   app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
+  app.add_option("--log-level", log_level,
+                 std::string("Log level: ") + kLogLevels +
+                     " (default: SPDLOG_LEVEL, else info)");
+  // Every option also from the environment: --data-dir from
+  // TAILSWEEP_DATA_DIR, and so on.
+  for (CLI::Option* option : app.get_options()) {
+    const std::string name = option->get_name(false, true);
+    if (name.rfind("--", 0) != 0 || name == "--help" || name == "--version") {
+      continue;
+    }
+    std::string env = "TAILSWEEP_" + name.substr(2);
+    for (char& c : env) c = c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    option->envname(env);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -67,17 +88,20 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tailsweep-coordinator: %s (see --help)\n", e.what());
     return 2;
   }
+  if (absl::Status s = InitLogging("coordinator", log_level); !s.ok()) {
+    std::fprintf(stderr, "tailsweep-coordinator: %s\n",
+                 std::string(s.message()).c_str());
+    return 2;
+  }
   if (tls_cert.empty() != tls_key.empty()) {
-    std::fprintf(stderr,
-                 "tailsweep-coordinator: --tls-cert and --tls-key go "
-                 "together\n");
+    spdlog::error("--tls-cert and --tls-key go together");
     return 2;
   }
   std::string token;
   if (!token_file.empty()) {
     absl::StatusOr<std::string> t = ReadTokenFile(token_file);
     if (!t.ok()) {
-      std::fprintf(stderr, "tailsweep-coordinator: %s\n",
+      spdlog::error("{}",
                    std::string(t.status().message()).c_str());
       return 2;
     }
@@ -94,7 +118,7 @@ int Main(int argc, char** argv) {
       std::stringstream text;
       text << in.rdbuf();
       if (!in || text.str().empty()) {
-        std::fprintf(stderr, "tailsweep-coordinator: cannot read %s\n",
+        spdlog::error("cannot read {}",
                      path->c_str());
         return 2;
       }
@@ -106,7 +130,7 @@ int Main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) {
-    std::fprintf(stderr, "tailsweep-coordinator: --data-dir %s: %s\n",
+    spdlog::error("--data-dir {}: {}",
                  data_dir.c_str(), ec.message().c_str());
     return 2;
   }
@@ -116,7 +140,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(db_path, &clock, options);
   if (!store.ok()) {
-    std::fprintf(stderr, "tailsweep-coordinator: %s\n",
+    spdlog::error("{}",
                  std::string(store.status().message()).c_str());
     return 1;
   }
@@ -136,27 +160,28 @@ int Main(int argc, char** argv) {
   builder.RegisterService(&health);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    std::fprintf(stderr, "tailsweep-coordinator: cannot listen on %s\n",
+    spdlog::error("cannot listen on {}",
                  listen.c_str());
     return 1;
   }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  std::fprintf(stderr,
-               "tailsweep-coordinator: serving on %s (port %d%s%s), db %s\n",
-               listen.c_str(), port, tls_cert.empty() ? "" : ", TLS",
-               token.empty() ? "" : ", token", db_path.c_str());
-  while (!stop_requested) {
-    absl::StatusOr<int64_t> expired = (*store)->ExpireLeases();
-    if (!expired.ok()) {
-      std::fprintf(stderr, "tailsweep-coordinator: expiring leases: %s\n",
-                   std::string(expired.status().message()).c_str());
-    }
-    for (int i = 0; i < 10 && !stop_requested; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  std::fprintf(stderr, "tailsweep-coordinator: shutting down\n");
+  spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}{}), db {}",
+               Version(), listen, port, tls_cert.empty() ? "" : ", TLS",
+               token.empty() ? "" : ", token", db_path);
+  LeaseExpiry expiry(
+      [&](std::vector<Store::ExpiredLease>* out) {
+        return (*store)->ExpireLeases(out);
+      },
+      [](int64_t ms) {
+        for (int64_t waited = 0; waited < ms && !stop_requested; waited += 100) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        return !stop_requested;
+      },
+      /*period_ms=*/1000);
+  expiry.Run();
+  spdlog::info("shutting down");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   return 0;
 }

@@ -2,7 +2,10 @@
 
 #include <cmath>
 
+#include <spdlog/spdlog.h>
+
 #include "absl/strings/str_cat.h"
+#include "core/schema/logging.h"
 #include "coordinator/aggregate.h"
 #include "coordinator/validate.h"
 
@@ -47,6 +50,9 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id());
   if (!leases.ok()) return ToGrpc(leases.status());
   for (const Lease& l : *leases) {
+    spdlog::info("{}: leased to {} (sweep {}, attempt {})",
+                 JobTag(l.job_id, l.epoch), req->worker_id(), l.sweep,
+                 l.attempt);
     v1::JobLease* out = resp->add_leases();
     out->set_job_id(l.job_id);
     out->set_sweep(l.sweep);
@@ -70,7 +76,12 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<int64_t> deadline = store_->Heartbeat(
       req->worker_id(), req->job_id(), req->epoch(), req->lease_ms());
-  if (!deadline.ok()) return ToGrpc(deadline.status());
+  if (!deadline.ok()) {
+    spdlog::warn("{}: renewal by {} refused: {}",
+                 JobTag(req->job_id(), req->epoch()), req->worker_id(),
+                 deadline.status().ToString());
+    return ToGrpc(deadline.status());
+  }
   resp->set_deadline_ms(*deadline);
   return grpc::Status::OK;
 }
@@ -97,8 +108,18 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                                              v1::CompleteJobResponse*) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  return ToGrpc(store_->Complete(req->worker_id(), req->job_id(), req->epoch(),
-                                 req->result_json(), req->stderr_tail()));
+  const absl::Status s =
+      store_->Complete(req->worker_id(), req->job_id(), req->epoch(),
+                       req->result_json(), req->stderr_tail());
+  if (s.ok()) {
+    spdlog::info("{}: done ({})", JobTag(req->job_id(), req->epoch()),
+                 req->worker_id());
+  } else {
+    spdlog::warn("{}: result from {} refused: {}",
+                 JobTag(req->job_id(), req->epoch()), req->worker_id(),
+                 s.ToString());
+  }
+  return ToGrpc(s);
 }
 
 grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
@@ -106,6 +127,9 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
                                          v1::FailJobResponse*) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  spdlog::warn("{}: attempt failed on {}: {}",
+               JobTag(req->job_id(), req->epoch()), req->worker_id(),
+               req->error().substr(0, 300));
   return ToGrpc(store_->Fail(req->worker_id(), req->job_id(), req->epoch(),
                              req->error(), req->stderr_tail()));
 }

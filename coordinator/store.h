@@ -151,8 +151,15 @@ class Store {
                        int64_t epoch, const std::string& reason);
 
   // Returns expired leases to the queue (or fails them at the attempt
-  // limit). Returns how many expired.
-  absl::StatusOr<int64_t> ExpireLeases();
+  // limit). Returns how many expired; when `expired` is given, also which.
+  struct ExpiredLease {
+    std::string job_id;
+    int64_t epoch = 0;
+    std::string holder;
+    bool failed = false;  // the attempt limit was reached
+  };
+  absl::StatusOr<int64_t> ExpireLeases(
+      std::vector<ExpiredLease>* expired = nullptr);
 
   // Cancels the sweep's queued and leased jobs; returns how many.
   absl::StatusOr<int64_t> CancelSweep(const std::string& sweep);

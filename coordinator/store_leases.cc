@@ -158,7 +158,8 @@ absl::Status Store::Release(const std::string& worker,
   });
 }
 
-absl::StatusOr<int64_t> Store::ExpireLeases() {
+absl::StatusOr<int64_t> Store::ExpireLeases(
+    std::vector<ExpiredLease>* which) {
   const int64_t now = clock_->NowMs();
   int64_t expired = 0;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
@@ -174,11 +175,16 @@ absl::StatusOr<int64_t> Store::ExpireLeases() {
       if (!*row) break;
       rows.emplace_back(st->Text(0), st->Int(1), st->Int(2), st->Text(3));
     }
+    if (which != nullptr) which->clear();
     for (const auto& [job, attempt, epoch, holder] : rows) {
       const std::string error =
           absl::StrCat("lease of worker ", holder, " expired");
       TS_RETURN_IF_ERROR(RetryOrFail(db, job, attempt, error));
       TS_RETURN_IF_ERROR(Event(db, job, epoch, "expired", error));
+      if (which != nullptr) {
+        which->push_back(
+            {job, epoch, holder, attempt >= options_.max_attempts});
+      }
     }
     expired = static_cast<int64_t>(rows.size());
     // Retries come within seconds; a day of lease calls is plenty.
