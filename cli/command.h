@@ -28,8 +28,10 @@ struct Command {
 
 // The `lab` subcommands (lab_commands.cc, lab_tails.cc, lab_train.cc).
 std::vector<Command> LabCommands();
-// The service subcommands: submit, status, ... (sweep_commands.cc).
+// The service subcommands: submit, status, watch, cancel, resume, workers
+// (sweep_commands.cc), and jobs, results, curves, logs (result_commands.cc).
 std::vector<Command> SweepCommands();
+std::vector<Command> ResultCommands();
 
 // Process exit code for a command's status.
 int ExitCode(const absl::Status& status);

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/connection.h"
+#include "core/schema/version.h"
 #include "core/threads.h"
 
 namespace tailsweep::cli {
@@ -35,6 +37,10 @@ int Main(int argc, char** argv) {
       "tailsweep: ablation sweeps of transformers on heavy-tailed measures.\n"
       "`tailsweep lab ...` runs the science locally, without any service."};
   app.require_subcommand(1);
+  // Options of the top-level command are accepted after a subcommand too.
+  app.fallthrough();
+  app.set_version_flag("--version", std::string("tailsweep ") + Version());
+  AddConnectionOptions(app);
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   app.add_option("--threads", threads,
                  "Torch intra-op threads (default: the machine's cores)")
@@ -42,7 +48,9 @@ int Main(int argc, char** argv) {
 
   std::map<CLI::App*, RunFn> runners;
   std::map<CLI::App*, std::string> names;
-  for (Command& command : SweepCommands()) {
+  std::vector<Command> service = SweepCommands();
+  for (Command& c : ResultCommands()) service.push_back(std::move(c));
+  for (Command& command : service) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     runners[sub] = command.define(*sub);
     names[sub] = "tailsweep " + command.name;

@@ -1,0 +1,73 @@
+#include "cli/connection.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep::cli {
+namespace {
+
+std::string FromEnv(const char* name, const char* otherwise = "") {
+  const char* value = std::getenv(name);
+  return value ? value : otherwise;
+}
+
+ChannelOptions& Options() {
+  static ChannelOptions options{
+      FromEnv("TAILSWEEP_COORDINATOR", "127.0.0.1:50551"),
+      FromEnv("TAILSWEEP_TOKEN_FILE"), FromEnv("TAILSWEEP_TLS_CA")};
+  return options;
+}
+
+}  // namespace
+
+void AddConnectionOptions(CLI::App& app) {
+  ChannelOptions& o = Options();
+  app.add_option("--coordinator", o.address,
+                 "Coordinator address (default: TAILSWEEP_COORDINATOR, else "
+                 "127.0.0.1:50551); before or after the subcommand")
+      ->capture_default_str();
+  app.add_option("--token-file", o.token_file,
+                 "Bearer token for a coordinator started with --token-file "
+                 "(default: TAILSWEEP_TOKEN_FILE)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", o.tls_ca,
+                 "PEM CA file: connect with TLS (default: TAILSWEEP_TLS_CA)")
+      ->check(CLI::ExistingFile);
+}
+
+const std::string& Connection::address() const { return Options().address; }
+
+v1::Coordinator::Stub& Connection::Stub() {
+  if (!stub_) {
+    absl::StatusOr<Client> c = Connect(Options());
+    if (!c.ok()) {  // an unreadable --token-file or --tls-ca
+      std::fprintf(stderr, "tailsweep: %s\n",
+                   std::string(c.status().message()).c_str());
+      std::exit(2);
+    }
+    client_ = *c;
+    stub_ = v1::Coordinator::NewStub(client_->channel);
+  }
+  return *stub_;
+}
+
+std::unique_ptr<grpc::ClientContext> Connection::Context(
+    std::chrono::seconds deadline) {
+  Stub();
+  return client_->Context(deadline);
+}
+
+absl::Status Connection::Check(const grpc::Status& s) const {
+  if (s.ok()) return absl::OkStatus();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return absl::UnavailableError(absl::StrCat(
+        "coordinator at ", address(), " is unreachable (", s.error_message(),
+        "); start it with tailsweep-coordinator or pass --coordinator"));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+}  // namespace tailsweep::cli

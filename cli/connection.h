@@ -1,0 +1,49 @@
+#ifndef TAILSWEEP_CLI_CONNECTION_H_
+#define TAILSWEEP_CLI_CONNECTION_H_
+
+// How the service commands reach the coordinator. --coordinator,
+// --token-file and --tls-ca belong to the `tailsweep` command itself, so
+// they are accepted before or after the subcommand (as `git -C` is); their
+// defaults come from TAILSWEEP_COORDINATOR, TAILSWEEP_TOKEN_FILE and
+// TAILSWEEP_TLS_CA, else loopback:50551 without TLS or token.
+
+#include <grpcpp/grpcpp.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/client_channel.h"
+#include "proto/tailsweep.grpc.pb.h"
+
+namespace tailsweep::cli {
+
+// Adds the three options to the top-level app.
+void AddConnectionOptions(CLI::App& app);
+
+// One command's connection, made on first use.
+class Connection {
+ public:
+  // Exits with status 2 and one line when --token-file or --tls-ca cannot
+  // be read.
+  v1::Coordinator::Stub& Stub();
+  // A context with the token and a deadline.
+  std::unique_ptr<grpc::ClientContext> Context(
+      std::chrono::seconds deadline = std::chrono::seconds(30));
+  const std::string& address() const;
+
+  // A gRPC answer as a status; UNAVAILABLE says how to reach the
+  // coordinator.
+  absl::Status Check(const grpc::Status& status) const;
+
+ private:
+  std::optional<Client> client_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+}  // namespace tailsweep::cli
+
+#endif  // TAILSWEEP_CLI_CONNECTION_H_
