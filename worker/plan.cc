@@ -107,8 +107,9 @@ std::vector<Action> Plan(const PlanInput& in) {
   for (const PendingLease& p : in.pending) leased_again.insert(p.job_id);
   std::set<std::string> busy;
   for (const HeldJob& job : in.jobs) {
-    PlanJob(in, job, leased_again.count(job.job_id) > 0, &out);
-    if (job.running && !job.fenced) busy.insert(job.slot);
+    const bool re_leased = leased_again.count(job.job_id) > 0;
+    PlanJob(in, job, re_leased, &out);
+    if (job.running && !job.fenced && !re_leased) busy.insert(job.slot);
   }
   for (const PendingLease& p : in.pending) {
     Action a{Kind::kStart};

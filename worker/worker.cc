@@ -379,10 +379,13 @@ void Worker::Report(Job& job, Action::Kind kind) {
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {
     what = "fail";
-    const std::string error = absl::StrCat(
-        job.finished.error, ": ",
-        tail.substr(tail.size() -
-                    std::min<size_t>(tail.size(), kErrorStderrBytes)));
+    std::string error = job.finished.error;
+    if (!tail.empty()) {
+      absl::StrAppend(
+          &error, ": ",
+          tail.substr(tail.size() -
+                      std::min<size_t>(tail.size(), kErrorStderrBytes)));
+    }
     status = client_.FailJob(job.lease, error, tail);
     if (status.ok()) ++failed_;
   } else {
