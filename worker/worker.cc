@@ -99,10 +99,11 @@ void Worker::Refresh() {
 void Worker::Round() {
   Refresh();
   for (int i = 0; i < kMaxPlansPerRound; ++i) {
-    const std::vector<Action> actions = Plan(View());
+    const PlanInput view = View();
+    const std::vector<Action> actions = Plan(view);
     if (actions.empty()) break;
     for (const Action& action : actions) {
-      spdlog::debug("action: {}", action.ToString(View()));
+      spdlog::debug("action: {}", action.ToString(view));
       Execute(action);
     }
     jobs_.erase(std::remove_if(jobs_.begin(), jobs_.end(),
@@ -291,17 +292,13 @@ void Worker::Start(const Pending& pending) {
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
   job.finished = files_->ReadFinished(job.lease.kind(), job.dir, exit_code);
-  switch (job.finished.outcome) {
-    case JobOutcome::kDone:
-      spdlog::info("{} finished", job.tag);
-      break;
-    case JobOutcome::kStopped:
-      spdlog::info("{} stopped; its checkpoint goes to the coordinator",
-                   job.tag);
-      break;
-    case JobOutcome::kFailed:
-      spdlog::warn("{} failed: {}", job.tag, job.finished.error);
-      break;
+  if (job.finished.outcome == JobOutcome::kFailed) {
+    spdlog::warn("{} failed: {}", job.tag, job.finished.error);
+  } else {
+    spdlog::info("{} {}", job.tag,
+                 job.finished.outcome == JobOutcome::kDone
+                     ? "finished"
+                     : "stopped; its checkpoint goes to the coordinator");
   }
 }
 
