@@ -4,7 +4,14 @@
 // The worker daemon's loop: lease a job per free slot, run each in its own
 // child process (`tailsweep lab train` or `lab tails`), heartbeat its lease,
 // relay its metrics, checkpoints and result, and stop it when its lease is
-// fenced (FAILED_PRECONDITION) or cancelled.
+// fenced (FAILED_PRECONDITION, PERMISSION_DENIED, NOT_FOUND) or cancelled.
+//
+// Three roles, as in Ninja: the plan (plan.h: what to do next, pure), the
+// launcher (job_launcher.h: starts and signals children) and the metrics
+// relay (metrics_relay.h: metrics.jsonl to numbered batches). This class
+// owns the jobs' state, asks the plan, and carries its actions out through
+// the coordinator client (coordinator_client.h), the launcher and the job
+// files (job_files.h), all injected.
 //
 // Nothing is lost while the coordinator is unreachable:
 // - metrics are read from the job's metrics.jsonl (on disk) into numbered
@@ -19,18 +26,22 @@
 //
 // Single-threaded; every RPC has a deadline. Not thread-safe.
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/schema/checkpoint_name.h"
+#include "core/schema/job_protocol.h"
 #include "proto/tailsweep.grpc.pb.h"
-#include "worker/backoff.h"
-#include "worker/child_process.h"
+#include "worker/clock.h"
+#include "worker/coordinator_client.h"
+#include "worker/job_files.h"
+#include "worker/job_launcher.h"
+#include "worker/metrics_relay.h"
+#include "worker/plan.h"
 
 namespace tailsweep {
 
@@ -59,10 +70,14 @@ struct WorkerOptions {
 
 class Worker {
  public:
-  Worker(v1::Coordinator::StubInterface* stub, WorkerOptions options);
-  // Runs until `stop` becomes true (then forwards SIGTERM to running jobs,
-  // which checkpoint and exit; their leases are given back), or until idle
-  // when asked.
+  // Every collaborator must outlive the worker.
+  Worker(v1::Coordinator::StubInterface* stub, Clock* clock,
+         JobLauncher* launcher, JobFiles* files, WorkerOptions options);
+
+  // Runs until `stop` becomes true (then sends SIGTERM to running jobs,
+  // which checkpoint and exit; their checkpoints are uploaded and their
+  // leases given back, for at most shutdown_grace_ms), or until idle when
+  // asked.
   void Run(const std::atomic<bool>& stop);
 
   int64_t jobs_completed() const { return completed_; }
@@ -70,58 +85,60 @@ class Worker {
 
  private:
   struct Job {
+    int64_t id = 0;
     v1::JobLease lease;
-    std::string device;
-    std::string dir;
-    std::unique_ptr<ChildProcess> child;
-    std::optional<int> exit_code;  // set once the child has exited
+    std::string tag;  // JobTag, for logs
+    std::string slot, device, dir;
+    std::unique_ptr<JobHandle> handle;
+    bool running = true;
+    FinishedJob finished;  // once !running
+    std::unique_ptr<MetricsRelay> relay;
+    std::optional<CheckpointFile> checkpoint;  // newest local one
+    int64_t uploaded_step = 0;                 // newest the coordinator has
     int64_t next_heartbeat_ms = 0;
-    int64_t metrics_offset = 0;   // bytes of metrics.jsonl read
-    ino_t metrics_inode = 0;      // of the metrics.jsonl they were read from
-    bool metrics_at_end = false;  // the last read reached the file's end
-    int64_t next_seq = 1;
-    std::vector<v1::ReportMetricsRequest> unacked;  // oldest first
-    int64_t uploaded_step = 0;  // newest checkpoint the coordinator has
-    bool fenced = false;        // the lease is gone: stop, report nothing
+    bool fenced = false;  // the lease is gone: stop, report nothing
+    bool stop_sent = false;
+    bool result_points_queued = false;
+    bool done = false;  // reported or dropped: forget it
+  };
+  struct Pending {
+    v1::JobLease lease;
+    std::string slot;
+    bool started = false;
   };
 
-  // Tends every job once: running ones, then finished ones.
+  // Reads what changed: exits, newest checkpoints, new metric lines.
+  void Refresh();
+  // Refresh, then plan and act until the plan is empty.
   void Round();
-  void LeaseFreeSlots();
-  // The started job, or null when it could not start (then it is failed).
-  std::unique_ptr<Job> Start(const v1::JobLease& lease,
-                             const std::string& device);
-  // Stops and forgets local attempts of `job_id` (re-leased to us).
-  void DropLocal(const std::string& job_id);
-  // One round for a running job; false once its child has exited (then it
-  // moves to finished_) or it was fenced (then it is dropped).
-  bool TendRunning(Job& job);
-  // One round for a job whose child exited; false once it is reported.
-  bool TendFinished(Job& job);
+  PlanInput View();
+  void Execute(const Action& action);
+  void Lease(const std::vector<std::string>& slots);
+  void Start(const Pending& pending);
+  void Exited(Job& job, int exit_code);
+  void KillNow(Job& job);
   void Heartbeat(Job& job);
-  void RelayMetrics(Job& job);
-  void UploadCheckpoint(Job& job, int64_t step, const std::string& path);
-  void DownloadCheckpoint(Job& job);
-  // SIGKILL and reap: for attempts whose lease is gone.
-  void StopNow(Job& job);
-  // Reports the finished job's outcome; false to try again next round.
-  bool Report(Job& job);
+  void SendMetrics(Job& job);
+  void QueueResult(Job& job);
+  void Upload(Job& job);
+  void Report(Job& job, Action::Kind kind);
+  void Fence(Job& job, const char* what, const grpc::Status& status);
+  Job* Find(int64_t id);
 
-  // Runs an RPC unless backing off; UNAVAILABLE and DEADLINE_EXCEEDED start
-  // (or extend) the backoff, any answer ends it.
-  template <typename Fn>
-  grpc::Status Call(const char* what, Fn fn);
-  std::unique_ptr<grpc::ClientContext> Context() const;
-
-  v1::Coordinator::StubInterface* stub_;
-  WorkerOptions options_;
-  Backoff backoff_;
-  std::map<std::string, std::unique_ptr<Job>> running_;  // by slot name
-  std::vector<std::unique_ptr<Job>> finished_;           // being reported
+  Clock* clock_;
+  JobLauncher* launcher_;
+  JobFiles* files_;
+  const WorkerOptions options_;
+  CoordinatorClient client_;
+  std::vector<std::string> slots_;
+  std::vector<std::unique_ptr<Job>> jobs_;  // in lease order
+  std::vector<Pending> pending_;
+  int64_t next_id_ = 0;
+  int64_t next_lease_ms_ = 0;
+  bool shutting_down_ = false;
+  bool idle_ = false;
   int64_t completed_ = 0;
   int64_t failed_ = 0;
-  int64_t lease_calls_ = 0;
-  bool idle_ = false;
 };
 
 }  // namespace tailsweep

@@ -5,9 +5,14 @@
 //
 //   tailsweep-worker --coordinator ADDR [--devices auto|cpu|cuda:0,cuda:1]
 //                    [--slots-per-device K] [--work-dir DIR]
-//                    [--token-file F] [--tls-ca CA.pem]
+//                    [--token-file F] [--tls-ca CA.pem] [--log-level L]
+//
+// Every option can also come from a TAILSWEEP_* environment variable
+// (--coordinator: TAILSWEEP_COORDINATOR, --token-file: TAILSWEEP_TOKEN_FILE,
+// ...); the command line wins.
 
 #include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -23,7 +28,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/schema/logging.h"
+#include "core/schema/version.h"
 #include "proto/client_channel.h"
+#include "worker/child_process.h"
+#include "worker/clock.h"
+#include "worker/job_files.h"
+#include "worker/job_launcher.h"
 #include "worker/worker.h"
 
 namespace tailsweep {
@@ -75,43 +86,72 @@ void OnSignal(int) { stop_requested = true; }
 int Main(int argc, char** argv) {
   CLI::App app{"tailsweep-worker: runs sweep jobs leased from the coordinator"};
   std::string coordinator = "127.0.0.1:50551", devices = "auto", work_dir,
-              token_file, tls_ca;
+              token_file, tls_ca, log_level;
+  bool version = false;
   WorkerOptions options;
-  if (const char* env = std::getenv("TAILSWEEP_COORDINATOR")) coordinator = env;
-  app.add_option("--coordinator", coordinator,
-                 "Coordinator address (also TAILSWEEP_COORDINATOR)")
+  app.add_option("--coordinator", coordinator, "Coordinator address")
+      ->envname("TAILSWEEP_COORDINATOR")
       ->capture_default_str();
   app.add_option("--devices", devices, "auto, cpu, or cuda:0,cuda:1,...")
+      ->envname("TAILSWEEP_DEVICES")
       ->capture_default_str();
   app.add_option("--slots-per-device", options.slots_per_device,
                  "Jobs per device")
+      ->envname("TAILSWEEP_SLOTS_PER_DEVICE")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--work-dir", work_dir,
-                 "Job directories (default: ./tailsweep-work)");
+                 "Job directories (default: ./tailsweep-work)")
+      ->envname("TAILSWEEP_WORK_DIR");
   app.add_option("--lease-ms", options.lease_ms, "Lease length to ask for")
+      ->envname("TAILSWEEP_LEASE_MS")
       ->check(CLI::Range(int64_t{1000}, int64_t{3600000}))
+      ->capture_default_str();
+  app.add_option("--poll-ms", options.poll_ms,
+                 "Pause between rounds (lease, relay, report)")
+      ->envname("TAILSWEEP_POLL_MS")
+      ->check(CLI::Range(int64_t{10}, int64_t{60000}))
       ->capture_default_str();
   app.add_option("--rpc-timeout-ms", options.rpc_timeout_ms,
                  "Deadline of each call to the coordinator")
+      ->envname("TAILSWEEP_RPC_TIMEOUT_MS")
       ->check(CLI::Range(int64_t{100}, int64_t{600000}))
       ->capture_default_str();
   app.add_option("--threads-per-slot", options.threads_per_slot,
-                 "Torch threads per job (default: cores / slots)");
+                 "Torch threads per job (default: cores / slots)")
+      ->envname("TAILSWEEP_THREADS_PER_SLOT");
   app.add_option("--tailsweep-bin", options.tailsweep_bin,
-                 "The tailsweep executable (default: next to this one)");
+                 "The tailsweep executable (default: next to this one)")
+      ->envname("TAILSWEEP_BIN");
   app.add_option("--token-file", token_file,
                  "Bearer token for a coordinator started with --token-file")
+      ->envname("TAILSWEEP_TOKEN_FILE")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-ca", tls_ca, "PEM CA file: connect with TLS")
+      ->envname("TAILSWEEP_TLS_CA")
       ->check(CLI::ExistingFile);
   app.add_flag("--exit-when-idle", options.exit_when_idle,
-               "Exit once no job runs and none is ready");
+               "Exit once no job runs and none is ready")
+      ->envname("TAILSWEEP_EXIT_WHEN_IDLE");
+  app.add_option("--log-level", log_level,
+                 absl::StrCat("One of ", kLogLevels,
+                              " (default: SPDLOG_LEVEL, else info)"))
+      ->envname("TAILSWEEP_LOG_LEVEL");
+  app.add_flag("--version", version, "Print the version and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::fprintf(stderr, "tailsweep-worker: %s (see --help)\n", e.what());
+    return 2;
+  }
+  if (version) {
+    std::printf("tailsweep-worker %s\n", Version());
+    return 0;
+  }
+  if (absl::Status s = InitLogging("worker", log_level); !s.ok()) {
+    std::fprintf(stderr, "tailsweep-worker: %s\n",
+                 std::string(s.message()).c_str());
     return 2;
   }
   if (options.tailsweep_bin.empty()) {
@@ -124,8 +164,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> found =
       ParseDevices(devices, options.tailsweep_bin, options.work_dir);
   if (!found.ok()) {
-    std::fprintf(stderr, "tailsweep-worker: --devices: %s\n",
-                 std::string(found.status().message()).c_str());
+    spdlog::error("--devices: {}", std::string(found.status().message()));
     return 2;
   }
   options.devices = *found;
@@ -141,24 +180,25 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Client> client =
       Connect({coordinator, token_file, tls_ca, /*fast_reconnect=*/true});
   if (!client.ok()) {
-    std::fprintf(stderr, "tailsweep-worker: %s\n",
-                 std::string(client.status().message()).c_str());
+    spdlog::error("{}", std::string(client.status().message()));
     return 2;
   }
   options.token = client->token;
   auto stub = v1::Coordinator::NewStub(client->channel);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  std::fprintf(
-      stderr,
-      "tailsweep-worker %s: coordinator %s, %zu device(s) x %d slot(s)\n",
-      options.worker_id.c_str(), coordinator.c_str(), options.devices.size(),
+  spdlog::info(
+      "tailsweep-worker {} ({}): coordinator {}, {} device(s) x {} "
+      "slot(s)",
+      options.worker_id, Version(), coordinator, options.devices.size(),
       options.slots_per_device);
-  Worker worker(stub.get(), options);
+  SteadyClock clock;
+  ChildProcessLauncher launcher;
+  LocalJobFiles files;
+  Worker worker(stub.get(), &clock, &launcher, &files, options);
   worker.Run(stop_requested);
-  std::fprintf(stderr, "tailsweep-worker: exiting (%lld done, %lld failed)\n",
-               static_cast<long long>(worker.jobs_completed()),
-               static_cast<long long>(worker.jobs_failed()));
+  spdlog::info("exiting ({} done, {} failed)", worker.jobs_completed(),
+               worker.jobs_failed());
   return 0;
 }
 

@@ -1,0 +1,290 @@
+// The worker's loop against the gRPC mock, fake jobs and a fake clock: each
+// test asserts the whole history of calls and launcher events at once.
+
+#include "worker/worker.h"
+
+#include <cmath>
+
+#include "tests/worker/worker_fixture.h"
+
+namespace tailsweep {
+namespace {
+
+using Strings = std::vector<std::string>;
+using Status = grpc::Status;
+
+const Status kFenced(grpc::StatusCode::FAILED_PRECONDITION, "lease gone");
+const Status kDown(grpc::StatusCode::UNAVAILABLE, "connection refused");
+const Status kSlow(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline");
+
+class WorkerTest : public WorkerFixture {};
+
+// The baseline: a well-behaved job (4 steps, checkpoints at 2 and 4).
+// Checkpoint 2 goes up once line 2 is acknowledged; the job's slot is free
+// (LeaseJobs) as soon as its child exits; the result's 6 points go as the
+// last batch, before CompleteJob.
+TEST_F(WorkerTest, RelaysMetricsCheckpointsAndResultThenCompletes) {
+  Offer({{Lease("a", 1)}});
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+               "start a", "ReportMetrics seq=1 points=9 steps=1",
+               "ReportMetrics seq=2 points=9 steps=2",
+               "UploadCheckpoint step=2",
+               "ReportMetrics seq=3 points=9 steps=3",
+               "ReportMetrics seq=4 points=9 steps=4", "LeaseJobs -> none",
+               "ReportMetrics seq=5 points=6 steps=4", "CompleteJob"}));
+}
+
+TEST_F(WorkerTest, FencedDuringCheckpointUploadIsKilledAndNothingMoreIsSent) {
+  Offer({{Lease("a", 1)}});
+  answer_upload_ = [](const v1::CheckpointHeader&) { return kFenced; };
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "ReportMetrics seq=2 points=9 steps=2",
+                     "UploadCheckpoint step=2: FAILED_PRECONDITION", "kill a",
+                     "LeaseJobs -> none"}));
+}
+
+// Six lines are in the file by t=600, but only two batches are held: while
+// the coordinator is down only seq 1 is retried (with backoff); once it
+// answers, each round reads two more lines, and all go in order.
+TEST_F(WorkerTest, UnacknowledgedBatchesAreBoundedAndAllSentInOrderLater) {
+  options_.max_unacked_batches = 2;
+  options_.max_batch_points = 9;  // one line a batch
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "6"}, {"checkpoint_every", "0"}})}});
+  answer_metrics_ = [this](const v1::ReportMetricsRequest&) {
+    return clock_.NowMs() < 1000 ? kDown : Status::OK;
+  };
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"t=0 LeaseJobs -> a",
+                     "t=0 DownloadCheckpoint job=a: NOT_FOUND", "start a",
+                     "t=100 ReportMetrics seq=1 points=9 steps=1: UNAVAILABLE",
+                     "t=400 ReportMetrics seq=1 points=9 steps=1: UNAVAILABLE",
+                     "t=900 ReportMetrics seq=1 points=9 steps=1: UNAVAILABLE",
+                     "t=1800 ReportMetrics seq=1 points=9 steps=1",
+                     "t=1800 LeaseJobs -> none",
+                     "t=1800 ReportMetrics seq=2 points=9 steps=2",
+                     "t=1900 ReportMetrics seq=3 points=9 steps=3",
+                     "t=1900 LeaseJobs -> none",
+                     "t=1900 ReportMetrics seq=4 points=9 steps=4",
+                     "t=2000 ReportMetrics seq=5 points=9 steps=5",
+                     "t=2000 LeaseJobs -> none",
+                     "t=2000 ReportMetrics seq=6 points=9 steps=6",
+                     "t=2000 ReportMetrics seq=7 points=6 steps=6",
+                     "t=2000 CompleteJob"}));
+}
+
+// Line 1 is written at t=100 without its newline (which comes at t=150):
+// nothing is sent at t=100, the line goes once at t=200.
+TEST_F(WorkerTest, HalfWrittenLineIsSentOnceItsNewlineArrives) {
+  stamps_ = true;
+  Offer({{Lease(
+      "a", 1,
+      {{"fake", "slow-metrics"}, {"steps", "2"}, {"checkpoint_every", "0"}})}});
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{"t=0 LeaseJobs -> a", "t=0 DownloadCheckpoint job=a: NOT_FOUND",
+               "start a", "t=200 ReportMetrics seq=1 points=9 steps=1",
+               "t=300 ReportMetrics seq=2 points=9 steps=2",
+               "t=300 LeaseJobs -> none",
+               "t=300 ReportMetrics seq=3 points=6 steps=2",
+               "t=300 CompleteJob"}));
+}
+
+// Checkpoint 2 is on disk at t=200 while line 2 is not acknowledged: it is
+// not uploaded. By the time line 2 is, checkpoint 4 is the newest, and it
+// goes up only after lines 3 and 4 are acknowledged too.
+TEST_F(WorkerTest, CheckpointNewerThanTheAcknowledgedMetricsWaitsForThem) {
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "6"}})}});
+  int refused = 0;
+  answer_metrics_ = [&](const v1::ReportMetricsRequest& r) {
+    return r.seq() == 2 && refused++ == 0 ? kDown : Status::OK;
+  };
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{"t=0 LeaseJobs -> a", "t=0 DownloadCheckpoint job=a: NOT_FOUND",
+               "start a", "t=100 ReportMetrics seq=1 points=9 steps=1",
+               "t=200 ReportMetrics seq=2 points=9 steps=2: UNAVAILABLE",
+               "t=500 ReportMetrics seq=2 points=9 steps=2",
+               "t=500 ReportMetrics seq=3 points=9 steps=3",
+               "t=500 ReportMetrics seq=4 points=9 steps=4",
+               "t=500 ReportMetrics seq=5 points=9 steps=5",
+               "t=500 UploadCheckpoint step=4",
+               "t=600 ReportMetrics seq=6 points=9 steps=6",
+               "t=600 LeaseJobs -> none",
+               "t=600 ReportMetrics seq=7 points=6 steps=6",
+               "t=600 CompleteJob"}));
+}
+
+TEST_F(WorkerTest, LeaseRefusedMidJobKillsTheChildAndReportsNothing) {
+  options_.lease_ms = 3000;  // a heartbeat a second
+  Offer({{Lease(
+      "a", 1,
+      {{"steps", "10"}, {"step_ms", "400"}, {"checkpoint_every", "0"}})}});
+  answer_heartbeat_ = [](const v1::HeartbeatRequest&) { return kFenced; };
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "ReportMetrics seq=2 points=9 steps=2",
+                     "Heartbeat job=a epoch=1: FAILED_PRECONDITION", "kill a",
+                     "LeaseJobs -> none"}));
+}
+
+// DEADLINE_EXCEEDED at t=100: the worker backs off, then sends the same
+// batch (seq 1, step 1) again, not a new one.
+TEST_F(WorkerTest, SlowCoordinatorGetsTheSameBatchAgainAfterABackoff) {
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+  int answered = 0;
+  answer_metrics_ = [&](const v1::ReportMetricsRequest&) {
+    return answered++ == 0 ? kSlow : Status::OK;
+  };
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{"t=0 LeaseJobs -> a", "t=0 DownloadCheckpoint job=a: NOT_FOUND",
+               "start a",
+               "t=100 ReportMetrics seq=1 points=9 steps=1: DEADLINE_EXCEEDED",
+               "t=400 ReportMetrics seq=1 points=9 steps=1",
+               "t=400 LeaseJobs -> none",
+               "t=400 ReportMetrics seq=2 points=9 steps=2",
+               "t=400 ReportMetrics seq=3 points=6 steps=2",
+               "t=400 CompleteJob"}));
+}
+
+TEST_F(WorkerTest, EveryMetricKeyAndANaNLossReachReportMetrics) {
+  Offer({{Lease(
+      "a", 1, {{"steps", "1"}, {"nan_at", "1"}, {"checkpoint_every", "0"}})}});
+  RunWorker();
+  Strings points;
+  for (const auto& batch : reported_) {
+    for (const auto& p : batch.points()) {
+      points.push_back(absl::StrCat(batch.seq(), " ", p.name(), "@", p.step(),
+                                    "=", p.value()));
+    }
+  }
+  EXPECT_EQ(
+      points,
+      (Strings{"1 loss@1=nan", "1 lr@1=0.001", "1 grad_norm@1=inf",
+               "1 spread_ratio@1=0.9", "1 step_seconds@1=0.1",
+               "1 attention_entropy/0@1=1.5", "1 attention_entropy/1@1=1.25",
+               "1 attention_max_weight/0@1=0.5",
+               "1 attention_max_weight/1@1=0.75", "2 eval/ratio_mean@1=0.9",
+               "2 eval/ratio_median@1=0.875", "2 eval/ratio_ci_low@1=0.75",
+               "2 eval/ratio_ci_high@1=1.125", "2 eval/spread_ratio@1=0.5",
+               "2 eval/delta@1=0.25"}));
+}
+
+TEST_F(WorkerTest, CrashingJobIsFailedWithItsStderrTail) {
+  Offer({{Lease("a", 1, {{"fake", "crash"}})}});
+  RunWorker();
+  calls_.push_back("error=" + failed_.error());
+  calls_.push_back("stderr_tail=" + failed_.stderr_tail());
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "FailJob", "LeaseJobs -> none",
+                     "error=exit code 1: Traceback: step 2\n"
+                     "fake: CUDA error: out of memory\n",
+                     "stderr_tail=Traceback: step 2\n"
+                     "fake: CUDA error: out of memory\n"}));
+}
+
+TEST_F(WorkerTest, JobExitingWithoutAResultIsFailed) {
+  Offer({{Lease(
+      "a", 1,
+      {{"fake", "no-result"}, {"steps", "1"}, {"checkpoint_every", "0"}})}});
+  RunWorker();
+  const std::string error = failed_.error();
+  calls_.push_back("error=" + error.substr(0, error.find(':')));
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "LeaseJobs -> none", "FailJob",
+                     "error=exit code 0 but no result"}));
+}
+
+// Line 2 is torn (not JSON, newline-terminated): skipped, the rest relayed.
+TEST_F(WorkerTest, TornLineIsSkippedAndTheJobCompletes) {
+  Offer({{Lease(
+      "a", 1,
+      {{"fake", "torn-line"}, {"steps", "3"}, {"checkpoint_every", "0"}})}});
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+               "start a", "ReportMetrics seq=1 points=9 steps=1",
+               "ReportMetrics seq=2 points=9 steps=3", "LeaseJobs -> none",
+               "ReportMetrics seq=3 points=6 steps=3", "CompleteJob"}));
+}
+
+// SIGTERM to the worker at t=250: the job checkpoints step 3 and stops; the
+// checkpoint goes up after line 3, then the lease is given back.
+TEST_F(WorkerTest, PreemptedJobUploadsItsCheckpointThenReleasesTheLease) {
+  Offer({{Lease("a", 1, {{"checkpoint_every", "0"}})}});
+  clock_.At(250, [this] { stop_ = true; });
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "ReportMetrics seq=2 points=9 steps=2", "term a",
+                     "ReportMetrics seq=3 points=9 steps=3",
+                     "UploadCheckpoint step=3",
+                     "ReleaseJob reason=preempted (SIGTERM)"}));
+}
+
+// Epoch 1 of job a hangs in slot cpu/0; the coordinator leases a again
+// (epoch 2): the old attempt is killed before the new one starts.
+TEST_F(WorkerTest, ReLeasedJobsOldAttemptIsKilledBeforeTheNewOneStarts) {
+  options_.slots_per_device = 2;
+  Offer({{Lease("a", 1, {{"fake", "hang"}})},
+         {Lease("a", 2, {{"steps", "1"}, {"checkpoint_every", "0"}})}});
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{"LeaseJobs max=2 -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+               "start a", "LeaseJobs -> a", "kill a",
+               "DownloadCheckpoint job=a: NOT_FOUND", "start a",
+               "ReportMetrics seq=1 points=9 steps=1",
+               "LeaseJobs max=2 -> none",
+               "ReportMetrics seq=2 points=6 steps=1", "CompleteJob"}));
+}
+
+// Done at t=200, but CompleteJob is not acknowledged until t=2500: the
+// lease is renewed meanwhile (every lease/3 = 1 s).
+TEST_F(WorkerTest, FinishedJobKeepsHeartbeatingUntilItsResultIsAcknowledged) {
+  options_.lease_ms = 3000;
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+  answer_report_ = [this] {
+    return clock_.NowMs() < 2500 ? Status(grpc::StatusCode::UNAVAILABLE, "busy")
+                                 : Status::OK;
+  };
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{
+          "t=0 LeaseJobs -> a", "t=0 DownloadCheckpoint job=a: NOT_FOUND",
+          "start a", "t=100 ReportMetrics seq=1 points=9 steps=1",
+          "t=200 ReportMetrics seq=2 points=9 steps=2",
+          "t=200 LeaseJobs -> none",
+          "t=200 ReportMetrics seq=3 points=6 steps=2",
+          "t=200 CompleteJob: UNAVAILABLE", "t=500 CompleteJob: UNAVAILABLE",
+          "t=1000 Heartbeat job=a epoch=1", "t=1000 CompleteJob: UNAVAILABLE",
+          "t=1300 CompleteJob: UNAVAILABLE", "t=1800 CompleteJob: UNAVAILABLE",
+          "t=2500 Heartbeat job=a epoch=1", "t=2500 CompleteJob",
+          "t=2500 LeaseJobs -> none"}));
+}
+
+}  // namespace
+}  // namespace tailsweep

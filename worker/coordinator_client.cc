@@ -1,0 +1,238 @@
+#include "worker/coordinator_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "proto/checkpoint_transfer.h"
+#include "proto/client_channel.h"
+
+namespace tailsweep {
+
+bool Unreachable(const grpc::Status& s) {
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::INTERNAL:
+    case grpc::StatusCode::UNKNOWN:
+    case grpc::StatusCode::ABORTED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool LeaseGone(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+         s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+         s.error_code() == grpc::StatusCode::CANCELLED ||
+         s.error_code() == grpc::StatusCode::NOT_FOUND;
+}
+
+CoordinatorClient::CoordinatorClient(v1::Coordinator::StubInterface* stub,
+                                     Clock* clock,
+                                     CoordinatorClientOptions options)
+    : stub_(stub),
+      clock_(clock),
+      options_(std::move(options)),
+      // Capped at a quarter lease: a short outage must not cost the leases.
+      backoff_(options_.backoff_base_ms,
+               std::min(options_.backoff_cap_ms,
+                        std::max<int64_t>(options_.lease_ms / 4, 1)),
+               std::hash<std::string>{}(options_.worker_id)) {}
+
+bool CoordinatorClient::ready() { return backoff_.Ready(clock_->NowMs()); }
+
+template <typename Fn>
+grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
+  if (!ready())
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "backing off");
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(options_.rpc_timeout_ms));
+  AddToken(&ctx, options_.token);
+  const grpc::Status status = fn(&ctx);
+  if (Unreachable(status)) {
+    const int64_t wait = backoff_.Failed(clock_->NowMs());
+    spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
+                 what, static_cast<int>(status.error_code()),
+                 status.error_message(), backoff_.failures(), wait);
+  } else {
+    if (backoff_.failures() > 0) {
+      spdlog::info("coordinator reachable again (after {} failed calls)",
+                   backoff_.failures());
+    }
+    backoff_.Succeeded();
+  }
+  return status;
+}
+
+grpc::Status CoordinatorClient::LeaseJobs(int max_jobs,
+                                          v1::LeaseJobsResponse* out) {
+  v1::LeaseJobsRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_max_jobs(max_jobs);
+  req.set_lease_ms(options_.lease_ms);
+  req.set_request_id(absl::StrCat(options_.worker_id, "/", ++lease_calls_));
+  return Call("lease", [&](grpc::ClientContext* ctx) {
+    return stub_->LeaseJobs(ctx, req, out);
+  });
+}
+
+grpc::Status CoordinatorClient::Heartbeat(const v1::JobLease& lease) {
+  v1::HeartbeatRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id());
+  req.set_epoch(lease.epoch());
+  req.set_lease_ms(options_.lease_ms);
+  v1::HeartbeatResponse resp;
+  return Call("heartbeat", [&](grpc::ClientContext* ctx) {
+    return stub_->Heartbeat(ctx, req, &resp);
+  });
+}
+
+grpc::Status CoordinatorClient::ReportMetrics(const v1::JobLease& lease,
+                                              const MetricsBatch& batch) {
+  v1::ReportMetricsRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id());
+  req.set_epoch(lease.epoch());
+  req.set_seq(batch.seq);
+  for (const NamedPoint& p : batch.points) {
+    v1::MetricPoint* point = req.add_points();
+    point->set_name(p.name);
+    point->set_step(p.step);
+    point->set_value(p.value);
+  }
+  v1::ReportMetricsResponse resp;
+  return Call("metrics", [&](grpc::ClientContext* ctx) {
+    return stub_->ReportMetrics(ctx, req, &resp);
+  });
+}
+
+grpc::Status CoordinatorClient::UploadCheckpoint(const v1::JobLease& lease,
+                                                 const CheckpointFile& file,
+                                                 int64_t* stored_step) {
+  v1::CheckpointHeader header;
+  header.set_worker_id(options_.worker_id);
+  header.set_job_id(lease.job_id());
+  header.set_epoch(lease.epoch());
+  header.set_step(file.step);
+  header.set_name(std::filesystem::path(file.path).filename().string());
+  v1::UploadCheckpointResponse resp;
+  // A broken stream (Unavailable) is the call's own answer; any other
+  // SendFile error is the file's, and the call is cancelled.
+  absl::Status file_error = absl::OkStatus();
+  grpc::Status status =
+      Call("upload checkpoint", [&](grpc::ClientContext* ctx) {
+        std::unique_ptr<grpc::ClientWriterInterface<v1::CheckpointChunk>>
+            writer = stub_->UploadCheckpoint(ctx, &resp);
+        const absl::Status sent = transfer::SendFile(
+            file.path, header, [&](const v1::CheckpointChunk& chunk) {
+              return writer->Write(chunk);
+            });
+        if (!sent.ok() && !absl::IsUnavailable(sent)) {
+          file_error = sent;
+          ctx->TryCancel();
+        }
+        writer->WritesDone();
+        return writer->Finish();
+      });
+  if (!file_error.ok()) {
+    return grpc::Status(grpc::StatusCode::DATA_LOSS,
+                        std::string(file_error.message()));
+  }
+  if (status.ok()) *stored_step = resp.stored_step();
+  return status;
+}
+
+grpc::Status CoordinatorClient::DownloadCheckpoint(
+    const v1::JobLease& lease, const std::string& checkpoint_dir,
+    int64_t local_step, int64_t* stored_step) {
+  v1::DownloadCheckpointRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id());
+  req.set_epoch(lease.epoch());
+  absl::Status received = absl::OkStatus();
+  grpc::Status status = Call("download checkpoint", [&](grpc::ClientContext*
+                                                            ctx) {
+    std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>> reader =
+        stub_->DownloadCheckpoint(ctx, req);
+    v1::CheckpointChunk first;
+    if (reader->Read(&first) && first.has_header()) {
+      const v1::CheckpointHeader& header = first.header();
+      absl::StatusOr<int64_t> named = CheckpointStepOf(header.name());
+      if (!named.ok()) {
+        received = named.status();
+      } else if (header.step() > local_step) {
+        received = transfer::ReceiveFile(
+            header, [&](v1::CheckpointChunk* c) { return reader->Read(c); },
+            (std::filesystem::path(checkpoint_dir) / header.name()).string());
+      }
+      if (received.ok()) *stored_step = header.step();
+      if (header.step() <= local_step || !received.ok()) ctx->TryCancel();
+    }
+    grpc::Status finished = reader->Finish();
+    // Cancelled by us once we had what we needed.
+    if (received.ok() && *stored_step > 0 &&
+        finished.error_code() == grpc::StatusCode::CANCELLED) {
+      return grpc::Status::OK;
+    }
+    return finished;
+  });
+  if (!received.ok()) {
+    return grpc::Status(grpc::StatusCode::DATA_LOSS,
+                        std::string(received.message()));
+  }
+  return status;
+}
+
+grpc::Status CoordinatorClient::CompleteJob(const v1::JobLease& lease,
+                                            const std::string& result_json,
+                                            const std::string& stderr_tail) {
+  v1::CompleteJobRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id());
+  req.set_epoch(lease.epoch());
+  req.set_result_json(result_json);
+  req.set_stderr_tail(stderr_tail);
+  v1::CompleteJobResponse resp;
+  return Call("complete", [&](grpc::ClientContext* ctx) {
+    return stub_->CompleteJob(ctx, req, &resp);
+  });
+}
+
+grpc::Status CoordinatorClient::FailJob(const v1::JobLease& lease,
+                                        const std::string& error,
+                                        const std::string& stderr_tail) {
+  v1::FailJobRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id());
+  req.set_epoch(lease.epoch());
+  req.set_error(error);
+  req.set_stderr_tail(stderr_tail);
+  v1::FailJobResponse resp;
+  return Call("fail", [&](grpc::ClientContext* ctx) {
+    return stub_->FailJob(ctx, req, &resp);
+  });
+}
+
+grpc::Status CoordinatorClient::ReleaseJob(const v1::JobLease& lease,
+                                           const std::string& reason) {
+  v1::ReleaseJobRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id());
+  req.set_epoch(lease.epoch());
+  req.set_reason(reason);
+  v1::ReleaseJobResponse resp;
+  return Call("release", [&](grpc::ClientContext* ctx) {
+    return stub_->ReleaseJob(ctx, req, &resp);
+  });
+}
+
+}  // namespace tailsweep

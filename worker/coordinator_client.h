@@ -1,0 +1,83 @@
+#ifndef TAILSWEEP_WORKER_COORDINATOR_CLIENT_H_
+#define TAILSWEEP_WORKER_COORDINATOR_CLIENT_H_
+
+// The worker's calls to the coordinator (proto/tailsweep.proto), one method
+// per RPC: each fills the request (worker id, the lease's job and epoch),
+// sets the deadline and the token, and answers the call's status. Answers
+// that mean "unreachable" (Unreachable()) start or extend an exponential
+// backoff with jitter (backoff.h), capped at a quarter lease; while it
+// lasts, ready() is false and calls answer UNAVAILABLE without being made.
+// Any answer ends it. Reachability changes are logged. Not thread-safe.
+
+#include <cstdint>
+#include <string>
+
+#include "core/schema/checkpoint_name.h"
+#include "proto/tailsweep.grpc.pb.h"
+#include "worker/backoff.h"
+#include "worker/clock.h"
+#include "worker/metrics_relay.h"
+
+namespace tailsweep {
+
+// Worth retrying: the coordinator is unreachable, restarting or was killed
+// mid-call (UNAVAILABLE, DEADLINE_EXCEEDED; INTERNAL, UNKNOWN for a stream
+// reset), or its store is busy (ABORTED). Every call is safe to repeat.
+bool Unreachable(const grpc::Status& status);
+// The lease is gone: stop the job, report nothing.
+bool LeaseGone(const grpc::Status& status);
+
+struct CoordinatorClientOptions {
+  std::string worker_id;
+  std::string token;  // "": none
+  int64_t lease_ms = 30000;
+  int64_t rpc_timeout_ms = 10000;
+  int64_t backoff_base_ms = 250;
+  int64_t backoff_cap_ms = 8000;
+};
+
+class CoordinatorClient {
+ public:
+  // `stub` and `clock` must outlive the client.
+  CoordinatorClient(v1::Coordinator::StubInterface* stub, Clock* clock,
+                    CoordinatorClientOptions options);
+
+  // False while backing off.
+  bool ready();
+
+  grpc::Status LeaseJobs(int max_jobs, v1::LeaseJobsResponse* out);
+  grpc::Status Heartbeat(const v1::JobLease& lease);
+  grpc::Status ReportMetrics(const v1::JobLease& lease,
+                             const MetricsBatch& batch);
+  // Sends `file`; *stored_step: the step the coordinator has now. A file
+  // that cannot be read is DATA_LOSS or NOT_FOUND, not a lease answer.
+  grpc::Status UploadCheckpoint(const v1::JobLease& lease,
+                                const CheckpointFile& file,
+                                int64_t* stored_step);
+  // Receives the stored checkpoint into `checkpoint_dir` when it is newer
+  // than `local_step`. *stored_step: its step (set when the answer says).
+  // NOT_FOUND: none stored.
+  grpc::Status DownloadCheckpoint(const v1::JobLease& lease,
+                                  const std::string& checkpoint_dir,
+                                  int64_t local_step, int64_t* stored_step);
+  grpc::Status CompleteJob(const v1::JobLease& lease,
+                           const std::string& result_json,
+                           const std::string& stderr_tail);
+  grpc::Status FailJob(const v1::JobLease& lease, const std::string& error,
+                       const std::string& stderr_tail);
+  grpc::Status ReleaseJob(const v1::JobLease& lease, const std::string& reason);
+
+ private:
+  template <typename Fn>
+  grpc::Status Call(const char* what, Fn fn);
+
+  v1::Coordinator::StubInterface* stub_;
+  Clock* clock_;
+  const CoordinatorClientOptions options_;
+  Backoff backoff_;
+  int64_t lease_calls_ = 0;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_WORKER_COORDINATOR_CLIENT_H_

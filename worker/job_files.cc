@@ -1,0 +1,69 @@
+#include "worker/job_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "core/schema/file_util.h"
+
+namespace tailsweep {
+namespace {
+
+std::string PathIn(const std::string& dir, const char* name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace
+
+absl::Status LocalJobFiles::MakeJobDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(PathIn(dir, kCheckpointDirName), ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+FileChunk LocalJobFiles::ReadFrom(const std::string& path, int64_t offset,
+                                  int64_t max_bytes) {
+  FileChunk out;
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return out;
+  struct stat st;
+  if (::fstat(fd, &st) == 0) {
+    out.exists = true;
+    out.inode = st.st_ino;
+    out.size = static_cast<int64_t>(st.st_size);
+    const int64_t n = std::min(out.size - offset, max_bytes);
+    if (n > 0) {
+      out.bytes.resize(static_cast<size_t>(n));
+      const ssize_t got = ::pread(fd, out.bytes.data(), out.bytes.size(),
+                                  static_cast<off_t>(offset));
+      out.bytes.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+absl::StatusOr<CheckpointFile> LocalJobFiles::NewestCheckpoint(
+    const std::string& dir) {
+  return NewestCheckpointIn(PathIn(dir, kCheckpointDirName));
+}
+
+FinishedJob LocalJobFiles::ReadFinished(const std::string& kind,
+                                        const std::string& dir, int exit_code) {
+  return ReadFinishedJob(kind, dir, exit_code);
+}
+
+std::string LocalJobFiles::StderrTail(const std::string& dir,
+                                      int64_t max_bytes) {
+  return ReadFileTail(PathIn(dir, kStderrFileName), max_bytes);
+}
+
+}  // namespace tailsweep

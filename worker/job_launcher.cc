@@ -1,0 +1,35 @@
+#include "worker/job_launcher.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "worker/child_process.h"
+
+namespace tailsweep {
+namespace {
+
+class ChildProcessHandle final : public JobHandle {
+ public:
+  explicit ChildProcessHandle(ChildProcess child) : child_(std::move(child)) {}
+  std::optional<int> Poll() override { return child_.Poll(); }
+  void Signal(int signal) override { child_.Signal(signal); }
+
+ private:
+  ChildProcess child_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobHandle>> ChildProcessLauncher::Start(
+    const ChildJob& job) {
+  absl::StatusOr<ChildCommand> command = ChildCommandFor(job);
+  if (!command.ok()) return command.status();
+  const std::filesystem::path dir(job.dir);
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(
+      command->argv, command->env, (dir / kStdoutFileName).string(),
+      (dir / kStderrFileName).string());
+  if (!child.ok()) return child.status();
+  return std::make_unique<ChildProcessHandle>(*std::move(child));
+}
+
+}  // namespace tailsweep

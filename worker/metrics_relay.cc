@@ -1,0 +1,83 @@
+#include "worker/metrics_relay.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "absl/strings/string_view.h"
+
+namespace tailsweep {
+namespace {
+
+// At most this much of the file is read per Fill; the rest waits.
+constexpr int64_t kMaxReadBytes = 16 << 20;
+
+}  // namespace
+
+MetricsRelay::MetricsRelay(JobFiles* files, std::string path, std::string tag,
+                           int max_batch_points, int max_unacked_batches)
+    : files_(files),
+      path_(std::move(path)),
+      tag_(std::move(tag)),
+      max_batch_points_(max_batch_points),
+      max_unacked_batches_(max_unacked_batches) {}
+
+void MetricsRelay::Seal(std::vector<NamedPoint>* points) {
+  if (points->empty()) return;
+  unacked_.push_back({next_seq_++, std::move(*points)});
+  points->clear();
+}
+
+void MetricsRelay::AddBatch(std::vector<NamedPoint> points) { Seal(&points); }
+
+void MetricsRelay::Fill() {
+  FileChunk chunk = files_->ReadFrom(path_, offset_, kMaxReadBytes);
+  if (!chunk.exists) {
+    read_to_end_ = true;  // nothing logged yet
+    return;
+  }
+  if (chunk.inode != inode_ || chunk.size < offset_) {
+    if (offset_ > 0) {
+      spdlog::info("{}: {} was rewritten; relaying it again from the start",
+                   tag_, path_);
+    }
+    inode_ = chunk.inode;
+    offset_ = 0;
+    chunk = files_->ReadFrom(path_, 0, kMaxReadBytes);
+  }
+  const absl::string_view text = chunk.bytes;
+  std::vector<NamedPoint> batch;
+  size_t pos = 0;
+  while (static_cast<int>(unacked_.size()) < max_unacked_batches_) {
+    const size_t end = text.find('\n', pos);
+    if (end == absl::string_view::npos) break;  // the end, or a partial line
+    const absl::string_view line = text.substr(pos, end - pos);
+    if (line.empty()) {
+      pos = end + 1;
+      continue;
+    }
+    absl::StatusOr<StepMetrics> metrics = ParseMetricsLine(line);
+    if (!metrics.ok()) {
+      spdlog::warn("{}: skipped a line of {} at byte {}: {}", tag_, path_,
+                   offset_ + static_cast<int64_t>(pos),
+                   std::string(metrics.status().message()));
+      pos = end + 1;
+      continue;
+    }
+    std::vector<NamedPoint> points = StepPoints(*metrics);
+    if (!batch.empty() &&
+        static_cast<int>(batch.size() + points.size()) > max_batch_points_) {
+      Seal(&batch);
+      if (static_cast<int>(unacked_.size()) >= max_unacked_batches_) break;
+    }
+    for (NamedPoint& p : points) batch.push_back(std::move(p));
+    pos = end + 1;
+  }
+  offset_ += static_cast<int64_t>(pos);
+  Seal(&batch);
+  read_to_end_ =
+      text.find('\n', pos) == absl::string_view::npos &&
+      offset_ + static_cast<int64_t>(text.size() - pos) >= chunk.size;
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,152 @@
+#include "worker/plan.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tailsweep {
+namespace {
+
+using Kind = Action::Kind;
+
+Action JobAction(Kind kind, const HeldJob& job, int64_t arg = 0) {
+  Action a{kind};
+  a.job = job.id;
+  a.arg = arg;
+  return a;
+}
+
+// The actions for one held job, appended to `out`.
+void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
+             std::vector<Action>* out) {
+  if (job.fenced || re_leased) {
+    out->push_back(JobAction(job.running ? Kind::kKill : Kind::kForget, job));
+    return;
+  }
+  const bool ready = in.coordinator_ready;
+  const bool heartbeat_due = ready && in.now_ms >= job.next_heartbeat_ms;
+  if (job.running) {
+    if (in.shutting_down && !job.stop_sent) {
+      out->push_back(JobAction(Kind::kSignalStop, job));
+    }
+    if (heartbeat_due) out->push_back(JobAction(Kind::kHeartbeat, job));
+    if (!ready) return;
+    if (job.metrics_unacked) {
+      out->push_back(JobAction(Kind::kSendMetrics, job, job.metrics_seq));
+    } else if (job.metrics_read_to_end &&
+               job.checkpoint_step > job.uploaded_step) {
+      out->push_back(JobAction(Kind::kUpload, job, job.checkpoint_step));
+    }
+    return;
+  }
+  // The child has exited: deliver its metrics, then its outcome.
+  if (heartbeat_due) out->push_back(JobAction(Kind::kHeartbeat, job));
+  const bool metrics_done = !job.metrics_unacked && job.metrics_read_to_end;
+  if (metrics_done && job.outcome == JobOutcome::kDone && job.train &&
+      !job.result_points_queued) {
+    out->push_back(JobAction(Kind::kQueueResult, job));
+    return;
+  }
+  if (!ready) return;
+  if (job.metrics_unacked) {
+    out->push_back(JobAction(Kind::kSendMetrics, job, job.metrics_seq));
+    return;
+  }
+  if (!metrics_done) return;  // the rest of the file is read next round
+  switch (job.outcome) {
+    case JobOutcome::kDone:
+      out->push_back(JobAction(Kind::kComplete, job));
+      break;
+    case JobOutcome::kFailed:
+      out->push_back(JobAction(Kind::kFail, job));
+      break;
+    case JobOutcome::kStopped:
+      out->push_back(job.checkpoint_step > job.uploaded_step
+                         ? JobAction(Kind::kUpload, job, job.checkpoint_step)
+                         : JobAction(Kind::kRelease, job));
+      break;
+  }
+}
+
+const char* Name(Kind kind) {
+  switch (kind) {
+    case Kind::kKill:
+      return "kill";
+    case Kind::kForget:
+      return "forget";
+    case Kind::kSignalStop:
+      return "stop";
+    case Kind::kStart:
+      return "start";
+    case Kind::kLease:
+      return "lease";
+    case Kind::kHeartbeat:
+      return "heartbeat";
+    case Kind::kSendMetrics:
+      return "metrics";
+    case Kind::kQueueResult:
+      return "queue-result";
+    case Kind::kUpload:
+      return "upload";
+    case Kind::kComplete:
+      return "complete";
+    case Kind::kFail:
+      return "fail";
+    case Kind::kRelease:
+      return "release";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<Action> Plan(const PlanInput& in) {
+  std::vector<Action> out;
+  std::set<std::string> leased_again;
+  for (const PendingLease& p : in.pending) leased_again.insert(p.job_id);
+  std::set<std::string> busy;
+  for (const HeldJob& job : in.jobs) {
+    const bool re_leased = leased_again.count(job.job_id) > 0;
+    PlanJob(in, job, re_leased, &out);
+    if (job.running && !job.fenced && !re_leased) busy.insert(job.slot);
+  }
+  for (const PendingLease& p : in.pending) {
+    Action a{Kind::kStart};
+    a.pending = p.index;
+    out.push_back(a);
+    busy.insert(p.slot);
+  }
+  if (!in.shutting_down && in.coordinator_ready &&
+      in.now_ms >= in.next_lease_ms) {
+    Action a{Kind::kLease};
+    for (const std::string& slot : in.slots) {
+      if (busy.count(slot) == 0) a.slots.push_back(slot);
+    }
+    if (!a.slots.empty()) out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::string Action::ToString(const PlanInput& in) const {
+  if (kind == Kind::kLease) {
+    return absl::StrCat("lease ", absl::StrJoin(slots, ","));
+  }
+  std::string what = Name(kind);
+  if (kind == Kind::kStart) {
+    for (const PendingLease& p : in.pending) {
+      if (p.index == pending) {
+        absl::StrAppend(&what, " ", p.job_id, " epoch=", p.epoch, " ", p.slot);
+      }
+    }
+    return what;
+  }
+  for (const HeldJob& j : in.jobs) {
+    if (j.id == job) absl::StrAppend(&what, " ", j.job_id, " epoch=", j.epoch);
+  }
+  if (kind == Kind::kSendMetrics) absl::StrAppend(&what, " seq=", arg);
+  if (kind == Kind::kUpload) absl::StrAppend(&what, " step=", arg);
+  return what;
+}
+
+}  // namespace tailsweep
