@@ -29,9 +29,11 @@ struct Command {
 // The `lab` subcommands (lab_commands.cc, lab_tails.cc, lab_train.cc).
 std::vector<Command> LabCommands();
 // The service subcommands: submit, status, watch, cancel, resume, workers
-// (sweep_commands.cc), and jobs, results, curves, logs (result_commands.cc).
+// (sweep_commands.cc), jobs and results (result_commands.cc), curves and
+// logs (curve_commands.cc).
 std::vector<Command> SweepCommands();
 std::vector<Command> ResultCommands();
+std::vector<Command> CurveCommands();
 
 // Process exit code for a command's status.
 int ExitCode(const absl::Status& status);

@@ -2,9 +2,9 @@
 #define TAILSWEEP_CLI_METRICS_FILE_H_
 
 // A MetricsSink writing one line per logged step to a JSONL file
-// (core/schema/metrics_line.h), flushed line by line. Resuming from a checkpoint at step S first drops the
-// lines past S (they will be logged again, identically), so the file never
-// holds a step twice.
+// (core/schema/metrics_line.h), flushed line by line. Resuming from a
+// checkpoint at step S first drops the lines past S (they will be logged again,
+// identically), so the file never holds a step twice.
 
 #include <cstdio>
 #include <string>

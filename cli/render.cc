@@ -46,8 +46,7 @@ std::string CsvRecord(const std::vector<std::string>& fields) {
 }
 
 std::string MarkdownCell(const std::string& cell) {
-  return absl::StrReplaceAll(cell,
-                             {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}});
+  return absl::StrReplaceAll(cell, {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}});
 }
 
 std::string MarkdownRow(const std::vector<std::string>& cells) {

@@ -1,6 +1,6 @@
-// The service commands of `tailsweep` that read what jobs produced: jobs,
-// results, curves, logs. The coordinator computes every table
-// (coordinator/aggregate.h); these only fetch and render (cli/render.h).
+// The service commands of `tailsweep` that read what jobs produced: jobs and
+// results (curve_commands.cc: curves and logs). The coordinator computes every
+// table (coordinator/aggregate.h); these only fetch and render (cli/render.h).
 
 #include <cmath>
 #include <iostream>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
 #include "cli/connection.h"
+#include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/render.h"
 #include "core/number_text.h"
@@ -21,26 +22,6 @@ namespace tailsweep::cli {
 namespace {
 
 using nlohmann::json;
-
-std::string CellText(
-    const google::protobuf::RepeatedPtrField<v1::KeyValue>& cell) {
-  std::vector<std::string> parts;
-  for (const auto& kv : cell) parts.push_back(kv.key() + "=" + kv.value());
-  return absl::StrJoin(parts, " ");
-}
-
-json CellJson(const google::protobuf::RepeatedPtrField<v1::KeyValue>& cell) {
-  json out = json::object();
-  for (const auto& kv : cell) out[kv.key()] = kv.value();
-  return out;
-}
-
-void AddFormat(CLI::App& app, std::string* format,
-               const std::vector<std::string>& allowed) {
-  app.add_option("--format", *format, absl::StrJoin(allowed, ", "))
-      ->check(CLI::IsMember(allowed))
-      ->capture_default_str();
-}
 
 // Writes a table in `format` (table, csv, markdown); false for json, which
 // each command writes its own way.
@@ -68,16 +49,16 @@ RunFn DefineJobs(CLI::App& app) {
   auto f = std::make_shared<Flags>();
   app.add_option("SWEEP", f->sweep, "Sweep name")->required();
   app.add_option("--state", f->state, "Only jobs in this state")
-      ->check(CLI::IsMember({"queued", "leased", "done", "failed",
-                             "cancelled"}));
+      ->check(
+          CLI::IsMember({"queued", "leased", "done", "failed", "cancelled"}));
   AddFormat(app, &f->format, {"table", "csv", "json"});
   return [f]() -> absl::Status {
     v1::ListJobsRequest req;
     req.set_sweep(f->sweep);
     req.set_state(f->state);
     v1::ListJobsResponse jobs;
-    if (absl::Status s = f->c.Check(
-            f->c.Stub().ListJobs(f->c.Context().get(), req, &jobs));
+    if (absl::Status s =
+            f->c.Check(f->c.Stub().ListJobs(f->c.Context().get(), req, &jobs));
         !s.ok()) {
       return s;
     }
@@ -286,146 +267,6 @@ RunFn DefineResults(CLI::App& app) {
   };
 }
 
-// Every point of one job's metrics named `names`, all pages.
-absl::StatusOr<std::vector<v1::MetricPoint>> Series(
-    Connection& c, const std::string& job_id,
-    const std::vector<std::string>& names) {
-  v1::GetMetricsRequest req;
-  req.set_job_id(job_id);
-  for (const std::string& n : names) req.add_names(n);
-  std::vector<v1::MetricPoint> out;
-  while (true) {
-    v1::GetMetricsResponse resp;
-    if (absl::Status s =
-            c.Check(c.Stub().GetMetrics(c.Context().get(), req, &resp));
-        !s.ok()) {
-      return s;
-    }
-    out.insert(out.end(), resp.points().begin(), resp.points().end());
-    if (resp.next_page_token().empty()) return out;
-    req.set_page_token(resp.next_page_token());
-  }
-}
-
-RunFn DefineCurves(CLI::App& app) {
-  struct Flags {
-    Connection c;
-    std::string target, format = "csv";
-    std::vector<std::string> metrics;
-  };
-  auto f = std::make_shared<Flags>();
-  app.add_option("TARGET", f->target,
-                 "A job id (or its first 6+ characters) or a sweep name")
-      ->required();
-  app.add_option("--metric", f->metrics,
-                 "Metric name, repeatable: loss, lr, grad_norm, spread_ratio, "
-                 "step_seconds, attention_entropy/L, attention_max_weight/L, "
-                 "eval/..., collapse_onset, diverged_onset (default: all)");
-  AddFormat(app, &f->format, {"csv", "json"});
-  return [f]() -> absl::Status {
-    // A sweep name first; else a job (id or prefix).
-    struct Target {
-      std::string job_id;
-      std::string cell;
-    };
-    std::vector<Target> targets;
-    v1::ListJobsRequest list;
-    list.set_sweep(f->target);
-    v1::ListJobsResponse jobs;
-    const grpc::Status listed =
-        f->c.Stub().ListJobs(f->c.Context().get(), list, &jobs);
-    if (listed.ok()) {
-      for (const auto& j : jobs.jobs()) {
-        targets.push_back({j.job_id(), CellText(j.cell())});
-      }
-    } else if (listed.error_code() == grpc::StatusCode::NOT_FOUND ||
-               listed.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-      v1::GetJobLogRequest find;
-      find.set_job(f->target);
-      v1::GetJobLogResponse job;
-      const grpc::Status found =
-          f->c.Stub().GetJobLog(f->c.Context().get(), find, &job);
-      if (found.error_code() == grpc::StatusCode::NOT_FOUND ||
-          found.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-        return absl::NotFoundError(absl::StrCat(
-            "'", f->target,
-            "' is neither a sweep nor a job id (see tailsweep status, "
-            "tailsweep jobs SWEEP)"));
-      }
-      if (absl::Status s = f->c.Check(found); !s.ok()) return s;
-      targets.push_back({job.job_id(), ""});
-    } else {
-      return f->c.Check(listed);
-    }
-    json doc = json::array();
-    Table t{{"job", "cell", "metric", "step", "value"}, {}};
-    for (const Target& target : targets) {
-      absl::StatusOr<std::vector<v1::MetricPoint>> points =
-          Series(f->c, target.job_id, f->metrics);
-      if (!points.ok()) return points.status();
-      for (const v1::MetricPoint& p : *points) {
-        if (f->format == "json") {
-          doc.push_back({{"job", target.job_id},
-                         {"cell", target.cell},
-                         {"metric", p.name()},
-                         {"step", p.step()},
-                         {"value", JsonNumber(p.value())}});
-        } else {
-          // Non-finite values print as nan, inf, -inf (pandas reads them).
-          t.rows.push_back({target.job_id, target.cell, p.name(),
-                            absl::StrCat(p.step()), FormatDouble(p.value())});
-        }
-      }
-    }
-    if (f->format == "json") {
-      PrintJson(doc);
-    } else {
-      std::cout << RenderCsv(t);
-    }
-    return absl::OkStatus();
-  };
-}
-
-RunFn DefineLogs(CLI::App& app) {
-  struct Flags {
-    Connection c;
-    std::string job;
-    bool all = false;
-  };
-  auto f = std::make_shared<Flags>();
-  app.add_option("JOB", f->job, "A job id or its first 6+ characters")
-      ->required();
-  app.add_flag("--all", f->all, "Every attempt's tail, not only the newest");
-  return [f]() -> absl::Status {
-    v1::GetJobLogRequest req;
-    req.set_job(f->job);
-    v1::GetJobLogResponse log;
-    if (absl::Status s = f->c.Check(
-            f->c.Stub().GetJobLog(f->c.Context().get(), req, &log));
-        !s.ok()) {
-      return s;
-    }
-    std::cerr << "job " << log.job_id() << ": " << log.state()
-              << (log.last_error().empty() ? "" : ", last error: ")
-              << log.last_error().substr(0, log.last_error().find('\n'))
-              << "\n";
-    if (log.logs_size() == 0) {
-      std::cerr << "no stderr kept for this job yet (it is sent when an "
-                   "attempt ends)\n";
-    }
-    for (const v1::JobLog& entry : log.logs()) {
-      std::cerr << "--- epoch " << entry.epoch() << " (" << entry.outcome()
-                << ") ---\n";
-      std::cout << entry.stderr_tail();
-      if (!entry.stderr_tail().empty() && entry.stderr_tail().back() != '\n') {
-        std::cout << "\n";
-      }
-      if (!f->all) break;
-    }
-    return absl::OkStatus();
-  };
-}
-
 }  // namespace
 
 std::vector<Command> ResultCommands() {
@@ -436,9 +277,6 @@ std::vector<Command> ResultCommands() {
        "Results table of a sweep (table, csv, json, markdown; tails sweeps: "
        "the testbed table)",
        DefineResults},
-      {"curves", "Metric series of a job or of every job of a sweep (CSV, JSON)",
-       DefineCurves},
-      {"logs", "The stderr tail of a job's last attempt", DefineLogs},
   };
 }
 

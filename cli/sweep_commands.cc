@@ -26,8 +26,8 @@
 #include "cli/connection.h"
 #include "cli/output.h"
 #include "cli/render.h"
-#include "core/schema/sweep_spec.h"
 #include "core/number_text.h"
+#include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
 #include "proto/tailsweep.grpc.pb.h"
 
@@ -41,7 +41,8 @@ absl::StatusOr<v1::GetSweepStatusResponse> GetStatus(Connection& c,
   v1::GetSweepStatusRequest req;
   req.set_sweep(sweep);
   v1::GetSweepStatusResponse resp;
-  if (absl::Status s = c.Check(c.Stub().GetSweepStatus(c.Context().get(), req, &resp));
+  if (absl::Status s =
+          c.Check(c.Stub().GetSweepStatus(c.Context().get(), req, &resp));
       !s.ok()) {
     return s;
   }
@@ -68,8 +69,8 @@ RunFn DefineSubmit(CLI::App& app) {
     req.set_spec_yaml(text.str());
     req.set_source_name(f->spec);
     v1::SubmitSweepResponse resp;
-    if (absl::Status s =
-            f->c.Check(f->c.Stub().SubmitSweep(f->c.Context().get(), req, &resp));
+    if (absl::Status s = f->c.Check(
+            f->c.Stub().SubmitSweep(f->c.Context().get(), req, &resp));
         !s.ok()) {
       return s;
     }
@@ -235,8 +236,8 @@ RunFn DefineWorkers(CLI::App& app) {
   return [f]() -> absl::Status {
     v1::ListWorkersRequest req;
     v1::ListWorkersResponse resp;
-    if (absl::Status s =
-            f->c.Check(f->c.Stub().ListWorkers(f->c.Context().get(), req, &resp));
+    if (absl::Status s = f->c.Check(
+            f->c.Stub().ListWorkers(f->c.Context().get(), req, &resp));
         !s.ok()) {
       return s;
     }

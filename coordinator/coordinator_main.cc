@@ -10,6 +10,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -20,8 +21,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <spdlog/spdlog.h>
 
 #include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
@@ -101,8 +100,7 @@ int Main(int argc, char** argv) {
   if (!token_file.empty()) {
     absl::StatusOr<std::string> t = ReadTokenFile(token_file);
     if (!t.ok()) {
-      spdlog::error("{}",
-                   std::string(t.status().message()).c_str());
+      spdlog::error("{}", std::string(t.status().message()).c_str());
       return 2;
     }
     token = *t;
@@ -118,8 +116,7 @@ int Main(int argc, char** argv) {
       std::stringstream text;
       text << in.rdbuf();
       if (!in || text.str().empty()) {
-        spdlog::error("cannot read {}",
-                     path->c_str());
+        spdlog::error("cannot read {}", path->c_str());
         return 2;
       }
       *out = text.str();
@@ -130,8 +127,7 @@ int Main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) {
-    spdlog::error("--data-dir {}: {}",
-                 data_dir.c_str(), ec.message().c_str());
+    spdlog::error("--data-dir {}: {}", data_dir.c_str(), ec.message().c_str());
     return 2;
   }
   SystemClock clock;
@@ -140,8 +136,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(db_path, &clock, options);
   if (!store.ok()) {
-    spdlog::error("{}",
-                 std::string(store.status().message()).c_str());
+    spdlog::error("{}", std::string(store.status().message()).c_str());
     return 1;
   }
   CheckpointStore checkpoints(store->get(), data_dir);
@@ -160,8 +155,7 @@ int Main(int argc, char** argv) {
   builder.RegisterService(&health);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    spdlog::error("cannot listen on {}",
-                 listen.c_str());
+    spdlog::error("cannot listen on {}", listen.c_str());
     return 1;
   }
   std::signal(SIGTERM, OnSignal);
@@ -174,7 +168,8 @@ int Main(int argc, char** argv) {
         return (*store)->ExpireLeases(out);
       },
       [](int64_t ms) {
-        for (int64_t waited = 0; waited < ms && !stop_requested; waited += 100) {
+        for (int64_t waited = 0; waited < ms && !stop_requested;
+             waited += 100) {
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
         return !stop_requested;

@@ -25,10 +25,9 @@ absl::StatusOr<std::vector<Store::ExpiredLease>> LeaseExpiry::RunOnce() {
     return n.status();
   }
   for (const Store::ExpiredLease& e : expired) {
-    log_(absl::StrCat(JobTag(e.job_id, e.epoch), ": lease of worker ",
-                      e.holder, " expired; ",
-                      e.failed ? "attempt limit reached, job failed"
-                               : "job queued again"));
+    log_(absl::StrCat(
+        JobTag(e.job_id, e.epoch), ": lease of worker ", e.holder, " expired; ",
+        e.failed ? "attempt limit reached, job failed" : "job queued again"));
   }
   expired_total_ += static_cast<int64_t>(expired.size());
   return expired;

@@ -20,8 +20,8 @@ namespace tailsweep {
 
 class LeaseExpiry {
  public:
-  using ExpireFn = std::function<absl::StatusOr<int64_t>(
-      std::vector<Store::ExpiredLease>*)>;
+  using ExpireFn =
+      std::function<absl::StatusOr<int64_t>(std::vector<Store::ExpiredLease>*)>;
   // Waits up to `ms`; returns early (false) when stopping.
   using WaitFn = std::function<bool(int64_t ms)>;
   // Default: spdlog's default logger (warn for expiries, error for

@@ -1,13 +1,13 @@
 #include "coordinator/service.h"
 
-#include <cmath>
-
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
-#include "core/schema/logging.h"
 #include "coordinator/aggregate.h"
 #include "coordinator/validate.h"
+#include "core/schema/logging.h"
 
 namespace tailsweep {
 std::string Authorization(const grpc::ServerContext* ctx) {

@@ -3,10 +3,10 @@
 
 // The gRPC services of the coordinator: Coordinator (proto/tailsweep.proto)
 // and grpc.health.v1.Health. Handlers that change state live in
-// service.cc, those that only read in service_reads.cc. Each call is authenticated (when a token is
-// set), its fields validated (coordinator/validate.h), then delegated to the
-// Store; statuses are converted at this edge only. No business logic lives
-// here. Thread-safe (the Store is).
+// service.cc, those that only read in service_reads.cc. Each call is
+// authenticated (when a token is set), its fields validated
+// (coordinator/validate.h), then delegated to the Store; statuses are converted
+// at this edge only. No business logic lives here. Thread-safe (the Store is).
 
 #include <grpcpp/grpcpp.h>
 

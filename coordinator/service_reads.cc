@@ -150,8 +150,8 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
     row->set_bold(s.bold);
     row->set_failed(s.failed);
   }
-  const PivotTable pivot = Pivot(
-      summaries, req->group_by().empty() ? "kernel" : req->group_by());
+  const PivotTable pivot =
+      Pivot(summaries, req->group_by().empty() ? "kernel" : req->group_by());
   v1::PivotTable* out = resp->mutable_pivot();
   out->set_group_by(pivot.group_by);
   for (const std::string& c : pivot.columns) out->add_columns(c);

@@ -1,8 +1,7 @@
 // The store's checkpoint records.
 
-#include "coordinator/store.h"
-
 #include "absl/strings/str_cat.h"
+#include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 
 namespace tailsweep {

@@ -1,8 +1,7 @@
 // The store's lease mutations: lease, renew, fail, release, expire.
 
-#include "coordinator/store.h"
-
 #include "absl/strings/str_cat.h"
+#include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 
 namespace tailsweep {
@@ -158,8 +157,7 @@ absl::Status Store::Release(const std::string& worker,
   });
 }
 
-absl::StatusOr<int64_t> Store::ExpireLeases(
-    std::vector<ExpiredLease>* which) {
+absl::StatusOr<int64_t> Store::ExpireLeases(std::vector<ExpiredLease>* which) {
   const int64_t now = clock_->NowMs();
   int64_t expired = 0;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {

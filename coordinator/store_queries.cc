@@ -40,8 +40,8 @@ absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
   return c;
 }
 
-absl::StatusOr<std::vector<JobRow>> Store::Jobs(
-    const std::string& sweep, std::optional<JobState> state) {
+absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep,
+                                                std::optional<JobState> state) {
   std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
@@ -183,8 +183,7 @@ absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
   return out;
 }
 
-absl::StatusOr<std::vector<MetricPoint>> Store::Metrics(
-    const MetricsQuery& q) {
+absl::StatusOr<std::vector<MetricPoint>> Store::Metrics(const MetricsQuery& q) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> known =
       reader_->Prepare("SELECT 1 FROM jobs WHERE job_id = ?");

@@ -1,8 +1,9 @@
 // The store's metric and result mutations.
 
-#include "coordinator/store.h"
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 #include "core/schema/job_result.h"
 
@@ -44,11 +45,13 @@ absl::Status Store::Complete(const std::string& worker,
     if (!kind.ok()) return kind.status();
     kind->Bind(1, job_id);
     TS_RETURN_IF_ERROR(kind->Step().status());
-    const absl::Status shape =
-        kind->Text(0) == "tails" ? ParseTailsResult(result_json).status()
-                                 : ParseTrainResult(result_json).status();
+    const absl::Status shape = kind->Text(0) == "tails"
+                                   ? ParseTailsResult(result_json).status()
+                                   : ParseTrainResult(result_json).status();
     kind->Reset().IgnoreError();
     if (!shape.ok()) return shape;
+    // Stored compact, one line per result (sqlite3 and pandas read it so).
+    const std::string compact = nlohmann::json::parse(result_json).dump();
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
         "WHERE job_id = ? AND state = 'leased'");
@@ -60,7 +63,7 @@ absl::Status Store::Complete(const std::string& worker,
         "VALUES (?, ?, ?)");
     if (!res.ok()) return res.status();
     TS_RETURN_IF_ERROR(
-        res->Bind(1, job_id).Bind(2, result_json).Bind(3, now).Run());
+        res->Bind(1, job_id).Bind(2, compact).Bind(3, now).Run());
     TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "done", stderr_tail));
     return Event(db, job_id, epoch, "done", "");
   });

@@ -1,8 +1,7 @@
 // The store's sweep mutations: submit, cancel, resume.
 
-#include "coordinator/store.h"
-
 #include "absl/strings/str_cat.h"
+#include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 
 namespace tailsweep {

@@ -113,21 +113,22 @@ absl::Status Validate(const v1::ReportMetricsRequest& req) {
 absl::Status Validate(const v1::CompleteJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
   if (req.result_json().empty()) return Invalid("result_json is empty");
-  TS_RETURN_IF_ERROR(CheckSize("stderr_tail", req.stderr_tail(),
-                               kMaxStderrTailBytes));
+  TS_RETURN_IF_ERROR(
+      CheckSize("stderr_tail", req.stderr_tail(), kMaxStderrTailBytes));
   return CheckSize("result_json", req.result_json(), kMaxResultBytes);
 }
 
 absl::Status Validate(const v1::FailJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
-  TS_RETURN_IF_ERROR(CheckSize("stderr_tail", req.stderr_tail(),
-                               kMaxStderrTailBytes));
+  TS_RETURN_IF_ERROR(
+      CheckSize("stderr_tail", req.stderr_tail(), kMaxStderrTailBytes));
   return CheckSize("error", req.error(), kMaxErrorBytes);
 }
 
 absl::Status Validate(const v1::ListJobsRequest& req) {
   TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
-  for (const char* s : {"", "queued", "leased", "done", "failed", "cancelled"}) {
+  for (const char* s :
+       {"", "queued", "leased", "done", "failed", "cancelled"}) {
     if (req.state() == s) return absl::OkStatus();
   }
   return Invalid(absl::StrCat("state '", req.state(),

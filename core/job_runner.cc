@@ -39,7 +39,8 @@ absl::StatusOr<JobResult> RunJob(const JobConfig& config,
                          "; nothing to resume (run without "
                          "resume to start fresh)"));
       }
-      if (absl::Status s = (*trainer)->ResumeFrom(newest->path); !s.ok()) return s;
+      if (absl::Status s = (*trainer)->ResumeFrom(newest->path); !s.ok())
+        return s;
       result.start_step = (*trainer)->step();
     }
     if (options.on_start) options.on_start(result.start_step);

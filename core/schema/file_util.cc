@@ -98,7 +98,8 @@ absl::Status WriteFileAtomic(const std::string& path,
   if (fd < 0) return IoError("create", temp);
   size_t done = 0;
   while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    const ssize_t n =
+        ::write(fd, contents.data() + done, contents.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       absl::Status s = IoError("write", temp);
@@ -135,8 +136,8 @@ inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 }  // namespace
 
 Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
-         0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::Block(const unsigned char* p) {
   uint32_t w[64];
@@ -199,7 +200,8 @@ std::string Sha256::Hex() {
     Update(absl::string_view(reinterpret_cast<const char*>(&zero), 1));
   }
   unsigned char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
   Update(absl::string_view(reinterpret_cast<const char*>(len), 8));
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -36,12 +36,12 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
       }
       return std::string();
     };
-    out.argv.insert(out.argv.end(),
-                    {"tails", "--seams", value("seam"), "--budgets", value("n"),
-                     "--index-grid", value("indices"), "--trials",
-                     value("trials"), "--seed", value("seed"),
-                     "--reference-index", value("reference_index"),
-                     "--out-dir", job.dir});
+    out.argv.insert(
+        out.argv.end(),
+        {"tails", "--seams", value("seam"), "--budgets", value("n"),
+         "--index-grid", value("indices"), "--trials", value("trials"),
+         "--seed", value("seed"), "--reference-index", value("reference_index"),
+         "--out-dir", job.dir});
     return out;
   }
   if (job.kind != "train") {
@@ -74,16 +74,15 @@ FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
   if (exit_code != kExitOk) {
     out.error = exit_code > 128
                     ? absl::StrCat("killed by signal ", exit_code - 128)
-                    : absl::StrCat("exit code ", exit_code,
-                                   exit_code == kExitBadInput
-                                       ? " (input refused)"
-                                       : "");
+                    : absl::StrCat(
+                          "exit code ", exit_code,
+                          exit_code == kExitBadInput ? " (input refused)" : "");
     return out;
   }
   absl::StatusOr<std::string> text = ReadFile(PathIn(dir, kResultFileName));
   if (!text.ok()) {
-    out.error = absl::StrCat("exit code 0 but no result: ",
-                             text.status().message());
+    out.error =
+        absl::StrCat("exit code 0 but no result: ", text.status().message());
     return out;
   }
   if (kind == "tails") {

@@ -46,9 +46,9 @@ struct ChildJob {
   std::string tailsweep_bin;  // the `tailsweep` executable
   std::string kind;           // train | tails
   std::vector<std::pair<std::string, std::string>> params;  // job keys
-  std::string device = "cpu";  // cpu or cuda:N
-  int threads = 1;             // torch threads
-  std::string dir;             // the job directory
+  std::string device = "cpu";                               // cpu or cuda:N
+  int threads = 1;                                          // torch threads
+  std::string dir;                                          // the job directory
 };
 
 struct ChildCommand {

@@ -14,8 +14,8 @@ using nlohmann::json;
 
 absl::Status Bad(absl::string_view what, absl::string_view field,
                  absl::string_view expected) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      what, ": field '", field, "' missing or not ", expected));
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": field '", field, "' missing or not ", expected));
 }
 
 json StepOrNull(int64_t step) { return step >= 0 ? json(step) : json(nullptr); }
@@ -150,8 +150,8 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   }
   for (const auto& item : config->items()) {
     const json& v = item.value();
-    r.config.emplace_back(item.key(), v.is_string() ? v.get<std::string>()
-                                                    : v.dump());
+    r.config.emplace_back(item.key(),
+                          v.is_string() ? v.get<std::string>() : v.dump());
   }
   return r;
 }

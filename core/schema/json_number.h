@@ -6,9 +6,8 @@
 // "nan", "inf" and "-inf"; a missing value is a missing key or null. Every
 // writer and reader of those files goes through these two functions.
 
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace tailsweep {
 

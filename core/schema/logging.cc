@@ -14,8 +14,8 @@ absl::Status InitLogging(const std::string& name, const std::string& level) {
     parsed = spdlog::level::from_str(level);
     // from_str answers off for anything it does not know.
     if (parsed == spdlog::level::off && level != "off") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--log-level '", level, "'; allowed: ", kLogLevels));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--log-level '", level, "'; allowed: ", kLogLevels));
     }
   }
   auto logger = spdlog::stderr_logger_mt(name);

@@ -9,10 +9,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "core/schema/file_util.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/job_config.h"
+#include "core/schema/file_util.h"
 #include "core/tails_job.h"
 
 namespace tailsweep {

@@ -1,10 +1,11 @@
 #include "coordinator/aggregate.h"
 
 #include <gtest/gtest.h>
-#include "core/schema/job_result.h"
-#include "tests/testing/results.h"
 
 #include <cmath>
+
+#include "core/schema/job_result.h"
+#include "tests/testing/results.h"
 
 namespace tailsweep {
 namespace {

@@ -54,9 +54,9 @@ class ServiceReadsTest : public ServiceTest {
       EXPECT_TRUE(s.ok()) << s.error_message();
       ++*pages;
       for (const auto& p : resp.points()) {
-        out.push_back(absl::StrCat(p.name(), "@", p.step(), "=",
-                                   std::isnan(p.value()) ? "nan"
-                                                         : absl::StrCat(p.value())));
+        out.push_back(absl::StrCat(
+            p.name(), "@", p.step(), "=",
+            std::isnan(p.value()) ? "nan" : absl::StrCat(p.value())));
       }
       if (resp.next_page_token().empty() || !s.ok()) return out;
       req.set_page_token(resp.next_page_token());

@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/checkpoint_transfer.h"
-#include "tests/testing/raw_call.h"
-#include "tests/testing/run_command.h"
 #include "tests/coordinator/service_fixture.h"
+#include "tests/testing/raw_call.h"
 #include "tests/testing/results.h"
+#include "tests/testing/run_command.h"
 
 namespace tailsweep {
 namespace {
@@ -75,7 +75,8 @@ TEST_F(ServiceTest, SubmitLeaseReportCompleteAndList) {
   for (const auto& j : list.jobs()) {
     if (j.state() == "done") {
       ++done_count;
-      EXPECT_EQ(j.result_json(), testing::TestResult(R"({"ratio_median": 0.9})"));
+      EXPECT_EQ(j.result_json(),
+                testing::TestResult(R"({"ratio_median": 0.9})"));
     }
   }
   EXPECT_EQ(done_count, 1);

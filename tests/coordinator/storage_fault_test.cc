@@ -9,9 +9,9 @@
 
 #include "coordinator/store.h"
 #include "tests/testing/fault_vfs.h"
+#include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/results.h"
 
 namespace tailsweep {
 namespace {
@@ -60,7 +60,8 @@ TEST_P(StorageFaultTest, FirstFailureIsClearStickyAndCorruptsNothing) {
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                           store_->LeaseJobs("w", 4, 60000));
   ASSERT_EQ(leases.size(), 4u);
-  TS_ASSERT_OK(store_->Complete("w", leases[0].job_id, 1, testing::TestResult(R"({"a": 1})")));
+  TS_ASSERT_OK(store_->Complete("w", leases[0].job_id, 1,
+                                testing::TestResult(R"({"a": 1})")));
 
   // The disk fails: the next write (or sync) is refused.
   if (code == SQLITE_IOERR_FSYNC) {
@@ -68,8 +69,8 @@ TEST_P(StorageFaultTest, FirstFailureIsClearStickyAndCorruptsNothing) {
   } else {
     vfs_->FailWritesAfter(0, code);
   }
-  const absl::Status failed =
-      store_->Complete("w", leases[1].job_id, 1, testing::TestResult(R"({"a": 2})"));
+  const absl::Status failed = store_->Complete(
+      "w", leases[1].job_id, 1, testing::TestResult(R"({"a": 2})"));
   EXPECT_FALSE(failed.ok());
   if (code == SQLITE_FULL) {
     EXPECT_EQ(failed.code(), absl::StatusCode::kResourceExhausted) << failed;
@@ -84,8 +85,8 @@ TEST_P(StorageFaultTest, FirstFailureIsClearStickyAndCorruptsNothing) {
   // Sticky: even with the disk back, nothing more is written until a
   // restart; reads still answer.
   vfs_->Heal();
-  const absl::Status after =
-      store_->Complete("w", leases[2].job_id, 1, testing::TestResult(R"({"a": 3})"));
+  const absl::Status after = store_->Complete(
+      "w", leases[2].job_id, 1, testing::TestResult(R"({"a": 3})"));
   EXPECT_EQ(after.code(), failed.code());
   EXPECT_NE(after.message().find("failed earlier"), absl::string_view::npos)
       << after;
@@ -98,12 +99,14 @@ TEST_P(StorageFaultTest, FirstFailureIsClearStickyAndCorruptsNothing) {
   auto reopened = Store::Open(dir_ + "/db", &clock_);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ((*reopened)->IntegrityCheck().value(), "ok");
-  EXPECT_EQ((*reopened)->Result(leases[0].job_id).value(), testing::TestResult(R"({"a": 1})"));
+  EXPECT_EQ((*reopened)->Result(leases[0].job_id).value(),
+            testing::TestResult(R"({"a": 1})"));
   TS_EXPECT_CODE((*reopened)->Result(leases[1].job_id),
                  absl::StatusCode::kNotFound);
   TS_EXPECT_CODE((*reopened)->Result(leases[2].job_id),
                  absl::StatusCode::kNotFound);
-  TS_ASSERT_OK((*reopened)->Complete("w", leases[3].job_id, 1, testing::TestResult()));
+  TS_ASSERT_OK(
+      (*reopened)->Complete("w", leases[3].job_id, 1, testing::TestResult()));
   TS_ASSERT_OK((*reopened)->Healthy());
 }
 

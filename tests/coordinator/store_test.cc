@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <set>
 
+#include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/results.h"
 
 namespace tailsweep {
 namespace {
@@ -126,8 +126,8 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
                  absl::StatusCode::kFailedPrecondition);
   TS_EXPECT_CODE(store_->Complete("wa", relet.job_id, 1, testing::TestResult()),
                  absl::StatusCode::kFailedPrecondition);
-  TS_ASSERT_OK(
-      store_->Complete("wc", relet.job_id, 2, testing::TestResult(R"({"ratio_median": 1})")));
+  TS_ASSERT_OK(store_->Complete("wc", relet.job_id, 2,
+                                testing::TestResult(R"({"ratio_median": 1})")));
 }
 
 TEST_F(StoreTest, MetricsAndCompletionAreIdempotent) {
@@ -140,10 +140,13 @@ TEST_F(StoreTest, MetricsAndCompletionAreIdempotent) {
   TS_ASSERT_OK(store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));
   TS_ASSERT_OK_AND_ASSIGN(int64_t n, store_->MetricCount(l[0].job_id));
   EXPECT_EQ(n, 3);
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult(R"({"a": 1})")));
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult(R"({"a": 2})")));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch,
+                                testing::TestResult(R"({"a": 1})")));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch,
+                                testing::TestResult(R"({"a": 2})")));
   TS_ASSERT_OK_AND_ASSIGN(std::string result, store_->Result(l[0].job_id));
-  EXPECT_EQ(result, testing::TestResult(R"({"a": 1})"));  // the replay changed nothing
+  EXPECT_EQ(result,
+            testing::TestResult(R"({"a": 1})"));  // the replay changed nothing
   TS_ASSERT_OK(
       store_->AddMetrics("w", l[0].job_id, l[0].epoch, batch));  // late resend
   TS_EXPECT_CODE(store_->Result(jobs_[3].id), absl::StatusCode::kNotFound);
@@ -178,7 +181,8 @@ TEST_F(StoreTest, CancelStopsHoldersAndResumeRerunsOnlyFailedAndCancelled) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 2, 1000));
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult()));
+  TS_ASSERT_OK(
+      store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult()));
   TS_ASSERT_OK_AND_ASSIGN(int64_t cancelled, store_->CancelSweep("s"));
   EXPECT_EQ(cancelled, 3);
   TS_EXPECT_CODE(store_->Heartbeat("w", l[1].job_id, l[1].epoch, 1000),
@@ -195,7 +199,8 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
                           store_->LeaseJobs("w", 1, 1000));
-  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch, testing::TestResult(R"({"x": 1})")));
+  TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch,
+                                testing::TestResult(R"({"x": 1})")));
   Reopen();
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
   EXPECT_EQ(counts.done, 1);
@@ -246,8 +251,10 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
   TS_ASSERT_OK_AND_ASSIGN(auto next, store_->LeaseJobs("w", 2, 1000, "w/2"));
   EXPECT_EQ(next.size(), 2u);
   // A retry that arrives after its leases ended leases nothing new.
-  TS_ASSERT_OK(store_->Complete("w", first[0].job_id, 1, testing::TestResult()));
-  TS_ASSERT_OK(store_->Complete("w", first[1].job_id, 1, testing::TestResult()));
+  TS_ASSERT_OK(
+      store_->Complete("w", first[0].job_id, 1, testing::TestResult()));
+  TS_ASSERT_OK(
+      store_->Complete("w", first[1].job_id, 1, testing::TestResult()));
   TS_ASSERT_OK_AND_ASSIGN(auto late, store_->LeaseJobs("w", 2, 1000, "w/1"));
   EXPECT_TRUE(late.empty());
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts after, store_->Counts("s"));

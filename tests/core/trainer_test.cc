@@ -166,7 +166,8 @@ TEST_F(TrainerFiles, ResumedRunMatchesTheUninterruptedOneBitForBit) {
   JobConfig other = c;
   other.lr = 1e-2;
   TS_ASSERT_OK_AND_ASSIGN(auto o, Trainer::Create(other, torch::kCPU, env));
-  TS_EXPECT_CODE(o->ResumeFrom(newest.path), absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(o->ResumeFrom(newest.path),
+                 absl::StatusCode::kInvalidArgument);
   TS_EXPECT_CODE(o->ResumeFrom(dir_ + "/missing.pt"),
                  absl::StatusCode::kNotFound);
 }

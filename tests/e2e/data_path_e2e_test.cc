@@ -109,8 +109,8 @@ fixed:
     EXPECT_EQ(log.exit_code, 0) << log.err;
     logged += log.out.find("train: 20/20") != std::string::npos;
   }
-  EXPECT_EQ(logged, 1);  // the healthy run's final progress line
-  EXPECT_EQ(diverged, 1);  // the diverged step's loss, stored as NaN
+  EXPECT_EQ(logged, 1);          // the healthy run's final progress line
+  EXPECT_EQ(diverged, 1);        // the diverged step's loss, stored as NaN
   EXPECT_GE(with_attention, 4);  // the healthy run: layer 1, every log step
   // The table marks the diverged cell, and the NaN reads back in CSV.
   EXPECT_NE(Cli("results data --group-by lr").out.find("!"), std::string::npos);
@@ -143,7 +143,8 @@ fixed:
   ASSERT_EQ(swept.exit_code, 0) << swept.err;
   // The same rows, then a footer line.
   EXPECT_EQ(swept.out.substr(0, local.out.size()), local.out) << swept.out;
-  EXPECT_EQ(std::count(local.out.begin(), local.out.end(), '\n'), 1 + 2 * 2 * 5);
+  EXPECT_EQ(std::count(local.out.begin(), local.out.end(), '\n'),
+            1 + 2 * 2 * 5);
 }
 
 }  // namespace

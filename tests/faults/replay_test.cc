@@ -11,9 +11,9 @@
 
 #include "coordinator/sqlite_db.h"
 #include "coordinator/store.h"
+#include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/results.h"
 
 namespace tailsweep {
 namespace {
@@ -51,14 +51,16 @@ std::vector<Call> Script(const SweepSpec& spec,
             .IgnoreError();
       },
       [=](Store& s) {
-        s.Complete("w1", a, 1, testing::TestResult(R"({"ratio_median": 0.5})")).IgnoreError();
+        s.Complete("w1", a, 1, testing::TestResult(R"({"ratio_median": 0.5})"))
+            .IgnoreError();
       },
       [=](Store& s) { s.Fail("w1", b, 1, "boom").IgnoreError(); },
       [=](Store& s) { s.Release("w2", c, 1, "preempted").IgnoreError(); },
       [=](Store& s) { s.LeaseJobs("w3", 1, 5000, "w3/1").IgnoreError(); },
       [=](Store& s) { s.AddMetrics("w3", c, 2, points(4)).IgnoreError(); },
       [=](Store& s) {
-        s.Complete("w3", c, 2, testing::TestResult(R"({"ratio_median": 0.7})")).IgnoreError();
+        s.Complete("w3", c, 2, testing::TestResult(R"({"ratio_median": 0.7})"))
+            .IgnoreError();
       },
   };
 }

@@ -12,10 +12,14 @@
 namespace tailsweep::testing {
 
 inline std::string TestResult(const std::string& overrides = "{}") {
-  nlohmann::json doc = {{"steps_done", 10},      {"resumed_from_step", 0},
-                        {"final_loss", 0.5},     {"diverged", false},
-                        {"diverged_step", nullptr}, {"collapsed", false},
-                        {"collapse_step", nullptr}, {"stopped", false},
+  nlohmann::json doc = {{"steps_done", 10},
+                        {"resumed_from_step", 0},
+                        {"final_loss", 0.5},
+                        {"diverged", false},
+                        {"diverged_step", nullptr},
+                        {"collapsed", false},
+                        {"collapse_step", nullptr},
+                        {"stopped", false},
                         {"config", nlohmann::json::object()}};
   const nlohmann::json extra = nlohmann::json::parse(overrides);
   if (extra.contains("ratio_median")) {

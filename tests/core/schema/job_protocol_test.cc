@@ -24,12 +24,21 @@ class JobProtocolTest : public ::testing::Test {
 
 TEST_F(JobProtocolTest, TrainCommandOnAGpuSlot) {
   ChildJob job{"/bin/tailsweep", "train", {{"kernel", "log"}, {"steps", "20"}},
-               "cuda:3", 4, dir_};
+               "cuda:3",         4,       dir_};
   TS_ASSERT_OK_AND_ASSIGN(ChildCommand c, ChildCommandFor(job));
-  const std::vector<std::string> argv = {
-      "/bin/tailsweep", "--threads", "4",       "lab",      "train",
-      "--set",          "kernel=log", "--set",  "steps=20", "--out-dir",
-      dir_,             "--device",   "cuda"};
+  const std::vector<std::string> argv = {"/bin/tailsweep",
+                                         "--threads",
+                                         "4",
+                                         "lab",
+                                         "train",
+                                         "--set",
+                                         "kernel=log",
+                                         "--set",
+                                         "steps=20",
+                                         "--out-dir",
+                                         dir_,
+                                         "--device",
+                                         "cuda"};
   EXPECT_EQ(c.argv, argv);
   const std::vector<std::string> env = {"OMP_NUM_THREADS=4",
                                         "CUDA_VISIBLE_DEVICES=3"};
@@ -38,30 +47,30 @@ TEST_F(JobProtocolTest, TrainCommandOnAGpuSlot) {
 
 TEST_F(JobProtocolTest, TrainResumesWhenACheckpointIsThere) {
   TS_ASSERT_OK(WriteFileAtomic(dir_ + "/checkpoints/step-00000010.pt", "x"));
-  TS_ASSERT_OK_AND_ASSIGN(
-      ChildCommand c, ChildCommandFor({"t", "train", {}, "cpu", 1, dir_}));
+  TS_ASSERT_OK_AND_ASSIGN(ChildCommand c,
+                          ChildCommandFor({"t", "train", {}, "cpu", 1, dir_}));
   EXPECT_EQ(c.argv.back(), "--resume");
 }
 
 TEST_F(JobProtocolTest, TailsKeysBecomeLabTailsFlags) {
-  ChildJob job{"t", "tails", {{"seam", "0.95"}, {"n", "512"}, {"seed", "7"}},
-               "cpu", 2, dir_};
+  ChildJob job{"t",   "tails", {{"seam", "0.95"}, {"n", "512"}, {"seed", "7"}},
+               "cpu", 2,       dir_};
   TS_ASSERT_OK_AND_ASSIGN(ChildCommand c, ChildCommandFor(job));
   const std::vector<std::string> argv = {
-      "t",           "--threads", "2",         "lab",
-      "tails",       "--seams",   "0.95",      "--budgets",
-      "512",         "--index-grid", "1.1:2.5:0.1", "--trials",
-      "20",          "--seed",    "7",         "--reference-index",
-      "1.5",         "--out-dir", dir_};
+      "t",     "--threads",    "2",           "lab",
+      "tails", "--seams",      "0.95",        "--budgets",
+      "512",   "--index-grid", "1.1:2.5:0.1", "--trials",
+      "20",    "--seed",       "7",           "--reference-index",
+      "1.5",   "--out-dir",    dir_};
   EXPECT_EQ(c.argv, argv);
 }
 
 TEST_F(JobProtocolTest, BadJobsAreRefused) {
   TS_EXPECT_CODE(ChildCommandFor({"t", "eval", {}, "cpu", 1, dir_}),
                  absl::StatusCode::kInvalidArgument);
-  TS_EXPECT_CODE(ChildCommandFor({"t", "train", {{"colour", "red"}}, "cpu", 1,
-                                  dir_}),
-                 absl::StatusCode::kInvalidArgument);
+  TS_EXPECT_CODE(
+      ChildCommandFor({"t", "train", {{"colour", "red"}}, "cpu", 1, dir_}),
+      absl::StatusCode::kInvalidArgument);
   TS_EXPECT_CODE(ChildCommandFor({"t", "tails", {{"n", "-3"}}, "cpu", 1, dir_}),
                  absl::StatusCode::kInvalidArgument);
 }

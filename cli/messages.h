@@ -1,0 +1,28 @@
+#ifndef TAILSWEEP_CLI_MESSAGES_H_
+#define TAILSWEEP_CLI_MESSAGES_H_
+
+// Text and JSON forms of the API's small shared pieces, as every service
+// command prints them, and the --format option of the reading commands.
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "proto/tailsweep.pb.h"
+
+namespace tailsweep::cli {
+
+// "key=value key=value" of a cell.
+std::string CellText(
+    const google::protobuf::RepeatedPtrField<v1::KeyValue>& cell);
+// {"key": "value", ...} of a cell.
+nlohmann::json CellJson(
+    const google::protobuf::RepeatedPtrField<v1::KeyValue>& cell);
+// --format, one of `allowed` (the first is the default the caller set).
+void AddFormat(CLI::App& app, std::string* format,
+               const std::vector<std::string>& allowed);
+
+}  // namespace tailsweep::cli
+
+#endif  // TAILSWEEP_CLI_MESSAGES_H_
