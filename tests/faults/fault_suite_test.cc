@@ -89,8 +89,10 @@ class FaultSuite : public ::testing::Test, public testing::Cluster {
 TEST_F(FaultSuite, WorkerKilledAtRandomStepsResumesFromCheckpoints) {
   // Every kill costs an attempt (the lease expires): allow them all.
   StartCoordinator({"--max-attempts", "50"});
-  // Long enough that every round kills a running job.
-  const int steps = 400 + 40 * (rounds - 3);
+  // Long enough that every round kills a running job: a step of this tiny
+  // model takes about 4 ms here, so a job lasts 6 s, past the longest wait
+  // (3 s) of a round.
+  const int steps = 1500 + 150 * (rounds - 3);
   Submit(Spec("kill_worker", steps));
   for (int round = 0; round < rounds; ++round) {
     ChildProcess& worker = StartWorker(absl::StrCat("w", round));
