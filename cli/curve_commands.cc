@@ -132,8 +132,8 @@ RunFn DefineLogs(CLI::App& app) {
     v1::GetJobLogRequest req;
     req.set_job(f->job);
     v1::GetJobLogResponse log;
-    if (absl::Status s = f->c.Check(
-            f->c.Stub().GetJobLog(f->c.Context().get(), req, &log));
+    if (absl::Status s =
+            f->c.Check(f->c.Stub().GetJobLog(f->c.Context().get(), req, &log));
         !s.ok()) {
       return s;
     }
@@ -162,7 +162,8 @@ RunFn DefineLogs(CLI::App& app) {
 
 std::vector<Command> CurveCommands() {
   return {
-      {"curves", "Metric series of a job or of every job of a sweep (CSV, JSON)",
+      {"curves",
+       "Metric series of a job or of every job of a sweep (CSV, JSON)",
        DefineCurves},
       {"logs", "The stderr tail of a job's last attempt", DefineLogs},
   };
