@@ -11,17 +11,9 @@
 #include "core/schema/file_util.h"
 
 namespace tailsweep {
-namespace {
-
-std::string PathIn(const std::string& dir, const char* name) {
-  return (std::filesystem::path(dir) / name).string();
-}
-
-}  // namespace
-
 absl::Status LocalJobFiles::MakeJobDir(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(PathIn(dir, kCheckpointDirName), ec);
+  std::filesystem::create_directories(JobPath(dir, kCheckpointDirName), ec);
   if (ec) {
     return absl::InternalError(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
@@ -53,7 +45,7 @@ FileChunk LocalJobFiles::ReadFrom(const std::string& path, int64_t offset,
 
 absl::StatusOr<CheckpointFile> LocalJobFiles::NewestCheckpoint(
     const std::string& dir) {
-  return NewestCheckpointIn(PathIn(dir, kCheckpointDirName));
+  return NewestCheckpointIn(JobPath(dir, kCheckpointDirName));
 }
 
 FinishedJob LocalJobFiles::ReadFinished(const std::string& kind,
@@ -63,7 +55,7 @@ FinishedJob LocalJobFiles::ReadFinished(const std::string& kind,
 
 std::string LocalJobFiles::StderrTail(const std::string& dir,
                                       int64_t max_bytes) {
-  return ReadFileTail(PathIn(dir, kStderrFileName), max_bytes);
+  return ReadFileTail(JobPath(dir, kStderrFileName), max_bytes);
 }
 
 }  // namespace tailsweep

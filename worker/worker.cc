@@ -22,10 +22,6 @@ constexpr int64_t kStderrTailBytes = 8 * 1024;
 // guards against a bug looping).
 constexpr int kMaxPlansPerRound = 1000;
 
-std::string PathIn(const std::string& dir, const char* name) {
-  return (std::filesystem::path(dir) / name).string();
-}
-
 CoordinatorClientOptions ClientOptions(const WorkerOptions& o) {
   CoordinatorClientOptions c;
   c.worker_id = o.worker_id;
@@ -240,9 +236,9 @@ void Worker::Start(const Pending& pending) {
   job->tag = JobTag(job->lease.job_id(), job->lease.epoch());
   job->slot = pending.slot;
   job->device = pending.slot.substr(0, pending.slot.rfind('/'));
-  job->dir = PathIn(options_.work_dir, job->lease.job_id().c_str());
+  job->dir = JobPath(options_.work_dir, job->lease.job_id());
   job->relay = std::make_unique<MetricsRelay>(
-      files_, PathIn(job->dir, kMetricsFileName), job->tag,
+      files_, JobPath(job->dir, kMetricsFileName), job->tag,
       options_.max_batch_points, options_.max_unacked_batches);
   job->next_heartbeat_ms = clock_->NowMs() + options_.lease_ms / 3;
   Job& j = *job;
@@ -257,7 +253,7 @@ void Worker::Start(const Pending& pending) {
   const int64_t local_step = local.ok() ? local->step : 0;
   int64_t stored = 0;
   const grpc::Status download = client_.DownloadCheckpoint(
-      j.lease, PathIn(j.dir, kCheckpointDirName), local_step, &stored);
+      j.lease, JobPath(j.dir, kCheckpointDirName), local_step, &stored);
   if (download.ok()) {
     j.uploaded_step = stored;
   } else if (download.error_code() != grpc::StatusCode::NOT_FOUND) {

@@ -11,13 +11,9 @@
 #include "core/tails_job.h"
 
 namespace tailsweep {
-namespace {
-
-std::string PathIn(const std::string& dir, const char* name) {
+std::string JobPath(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / name).string();
 }
-
-}  // namespace
 
 absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
   ChildCommand out;
@@ -62,7 +58,7 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
   }
   out.argv.insert(out.argv.end(),
                   {"--out-dir", job.dir, "--device", cuda ? "cuda" : "cpu"});
-  if (NewestCheckpointIn(PathIn(job.dir, kCheckpointDirName)).ok()) {
+  if (NewestCheckpointIn(JobPath(job.dir, kCheckpointDirName)).ok()) {
     out.argv.push_back("--resume");
   }
   return out;
@@ -79,7 +75,7 @@ FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
                           exit_code == kExitBadInput ? " (input refused)" : "");
     return out;
   }
-  absl::StatusOr<std::string> text = ReadFile(PathIn(dir, kResultFileName));
+  absl::StatusOr<std::string> text = ReadFile(JobPath(dir, kResultFileName));
   if (!text.ok()) {
     out.error =
         absl::StrCat("exit code 0 but no result: ", text.status().message());

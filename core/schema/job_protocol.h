@@ -38,6 +38,10 @@ inline constexpr char kCheckpointDirName[] = "checkpoints";
 inline constexpr char kStdoutFileName[] = "stdout.txt";
 inline constexpr char kStderrFileName[] = "stderr.txt";
 
+// DIR/NAME: a file of the job directory (one of the names above), or a job
+// directory under a work directory.
+std::string JobPath(const std::string& dir, const std::string& name);
+
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
