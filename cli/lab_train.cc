@@ -34,19 +34,6 @@ using nlohmann::json;
 volatile std::sig_atomic_t stop_signal = 0;
 void OnStopSignal(int) { stop_signal = 1; }
 
-EvalSummary Summary(const EvalResult& e) {
-  EvalSummary s;
-  s.ratio_mean = e.ratio_mean;
-  s.ratio_median = e.ratio_median;
-  s.ratio_ci_low = e.ratio_ci_low;
-  s.ratio_ci_high = e.ratio_ci_high;
-  s.spread_ratio = e.spread_ratio;
-  s.delta = e.delta;
-  s.eval_instances = static_cast<int64_t>(e.ratios.size());
-  s.hill_stat = e.hill_stat;
-  return s;
-}
-
 absl::StatusOr<torch::Device> ParseDevice(const std::string& name) {
   if (name == "cpu") return torch::Device(torch::kCPU);
   if (name == "cuda" || absl::StartsWith(name, "cuda:")) {
@@ -186,7 +173,7 @@ RunFn DefineTrain(CLI::App& app) {
     r.collapse_step = t.collapse_step;
     r.stopped = t.stopped;
     r.config = JobConfigToKeyValues(config);
-    if (result->evaluation) r.evaluation = Summary(*result->evaluation);
+    if (result->evaluation) r.evaluation = SummaryOf(*result->evaluation);
     if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),
                                          TrainResultJson(r) + "\n");
         !s.ok()) {
@@ -234,7 +221,7 @@ RunFn DefineEval(CLI::App& app) {
     r.diverged = eval->state.diverged_step >= 0;
     r.diverged_step = eval->state.diverged_step;
     r.config = JobConfigToKeyValues(eval->state.config);
-    r.evaluation = Summary(eval->evaluation);
+    r.evaluation = SummaryOf(eval->evaluation);
     std::cout << TrainResultJson(r) << "\n";
     return absl::OkStatus();
   };

@@ -12,24 +12,50 @@
 
 namespace tailsweep {
 
+absl::StatusOr<Evaluator> Evaluator::Create(const JobConfig& config,
+                                            torch::Device device) {
+  ReferenceOptions ref_options;
+  ref_options.n = config.n_points;
+  ref_options.trials = config.reference_trials;
+  ref_options.seed = config.eval_seed + 1;  // apart from the instances' stream
+  absl::StatusOr<Reference> reference =
+      SamplingReference({config.op, config.marginal}, ref_options);
+  if (!reference.ok()) return reference.status();
+  return Evaluator(config, device, reference->mean);
+}
+
 absl::StatusOr<EvalResult> Evaluate(PointTransformer& model,
                                     const JobConfig& config,
                                     torch::Device device) {
+  absl::StatusOr<Evaluator> evaluator = Evaluator::Create(config, device);
+  if (!evaluator.ok()) return evaluator.status();
+  return evaluator->Run(model);
+}
+
+EvalSummary SummaryOf(const EvalResult& e) {
+  EvalSummary s;
+  s.ratio_mean = e.ratio_mean;
+  s.ratio_median = e.ratio_median;
+  s.ratio_ci_low = e.ratio_ci_low;
+  s.ratio_ci_high = e.ratio_ci_high;
+  s.spread_ratio = e.spread_ratio;
+  s.delta = e.delta;
+  s.eval_instances = static_cast<int64_t>(e.ratios.size());
+  s.hill_stat = e.hill_stat;
+  return s;
+}
+
+absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
+  const JobConfig& config = config_;
+  const torch::Device device = device_;
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
   const Task task{config.op, config.marginal};
   bool hill = config.marginal == MarginalFamily::kMirroredPareto;
 
-  ReferenceOptions ref_options;
-  ref_options.n = config.n_points;
-  ref_options.trials = config.reference_trials;
-  ref_options.seed = config.eval_seed + 1;  // apart from the instances' stream
-  absl::StatusOr<Reference> reference = SamplingReference(task, ref_options);
-  if (!reference.ok()) return reference.status();
-
   EvalResult result;
-  result.delta = reference->mean;
+  result.delta = delta_;
   TaskSampler sampler(task, config.eval_seed);
   const std::vector<Instance> instances =
       sampler.DrawInstances(config.eval_instances);
@@ -55,7 +81,7 @@ absl::StatusOr<EvalResult> Evaluate(PointTransformer& model,
         model->forward(input).to(torch::kCPU, torch::kDouble);
     for (size_t b = 0; b < chunk.size(); ++b) {
       if (!torch::isfinite(prediction[b]).all().item<bool>()) {
-        // A diverged model: recorded as NaN (JSON null), never sorted.
+        // A diverged model: recorded as NaN, never sorted.
         finite = false;
         result.ratios.push_back(NAN);
         spread_total = NAN;

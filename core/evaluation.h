@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/job_config.h"
 #include "core/model.h"
+#include "core/training_signals.h"
 
 namespace tailsweep {
 
@@ -28,12 +29,37 @@ struct EvalResult {
   std::optional<double> hill_stat;  // mirrored Pareto only
 };
 
-// Runs `model` (in eval mode, no grad) on config.eval_instances instances of
-// config.n_points points, config.batch at a time, on `device`. Statuses from
-// the statistics (e.g. an undefined Hill estimate) pass through.
+// The evaluation of one job config, its sampling reference drawn once, so a
+// run that evaluates every few hundred steps pays for the reference once.
+// Evaluating touches no random stream of the training (its own generators,
+// seeded from config.eval_seed), so it does not change a run's trajectory.
+class Evaluator {
+ public:
+  // Draws the reference. Statuses from the reference pass through.
+  static absl::StatusOr<Evaluator> Create(const JobConfig& config,
+                                          torch::Device device);
+
+  // Runs `model` (in eval mode, no grad; its mode is restored) on
+  // config.eval_instances instances of config.n_points points, config.batch
+  // at a time. A model with non-finite outputs gives NaN ratios. Statuses
+  // from the statistics pass through.
+  absl::StatusOr<EvalResult> Run(PointTransformer& model) const;
+
+ private:
+  Evaluator(const JobConfig& config, torch::Device device, double delta)
+      : config_(config), device_(device), delta_(delta) {}
+  JobConfig config_;
+  torch::Device device_;
+  double delta_;
+};
+
+// Evaluator::Create(config, device) then Run(model).
 absl::StatusOr<EvalResult> Evaluate(PointTransformer& model,
                                     const JobConfig& config,
                                     torch::Device device);
+
+// The summary that results and metrics lines carry.
+EvalSummary SummaryOf(const EvalResult& result);
 
 }  // namespace tailsweep
 

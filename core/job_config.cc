@@ -17,7 +17,16 @@ struct KeySpec {
   JobKey key;
   std::function<absl::Status(JobConfig&, absl::string_view)> set;
   std::function<std::string(const JobConfig&)> get;
+  // False for keys added after job ids were first issued: listed only when
+  // not at their default (see JobConfigToKeyValues).
+  bool listed_at_default = true;
 };
+
+// Marks a key added after job ids were first issued.
+KeySpec Added(KeySpec spec) {
+  spec.listed_at_default = false;
+  return spec;
+}
 
 absl::Status Bad(absl::string_view key, absl::string_view value,
                  absl::string_view allowed) {
@@ -143,6 +152,10 @@ const std::vector<KeySpec>& Specs() {
              &JobConfig::checkpoint_every, 1),
       IntKey("eval_instances", "held-out evaluation instances",
              &JobConfig::eval_instances, 2),
+      Added(IntKey("eval_every",
+                   "steps between evaluations during training, a multiple of "
+                   "log_every; 0: only the final one",
+                   &JobConfig::eval_every, 0)),
       SeedKey("eval_seed",
               "seed of the evaluation instances (share it across "
               "a sweep)",
@@ -195,6 +208,11 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
                                                    ") must be <= key 'steps' (",
                                                    c.steps, ")"));
   }
+  if (c.eval_every % c.log_every != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "key 'eval_every' (", c.eval_every,
+        ") must be 0 or a multiple of key 'log_every' (", c.log_every, ")"));
+  }
   if (!IsIdentifiable({c.op, c.marginal})) {
     return absl::InvalidArgumentError(
         "operator 'matrix_inverse' with marginal 'gaussian' is unidentifiable "
@@ -206,8 +224,13 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
 
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
     const JobConfig& config) {
+  static const JobConfig* defaults = new JobConfig;
   std::vector<std::pair<std::string, std::string>> out;
-  for (const KeySpec& s : Specs()) out.emplace_back(s.key.name, s.get(config));
+  for (const KeySpec& s : Specs()) {
+    std::string value = s.get(config);
+    if (!s.listed_at_default && value == s.get(*defaults)) continue;
+    out.emplace_back(s.key.name, std::move(value));
+  }
   return out;
 }
 

@@ -41,8 +41,11 @@ struct JobConfig {
   int64_t log_every = 10;      // steps between logged metrics [choice]
   int64_t checkpoint_every = 500;  // [choice]
   int64_t eval_instances = 64;     // held-out instances M [choice]
-  uint64_t eval_seed = 20261001;   // shared by all jobs of a sweep [choice]
-  int64_t reference_trials = 64;   // trials of the sampling reference [choice]
+  // Steps between evaluations during training; 0: only the final one. A
+  // multiple of log_every, so an evaluation rides on a logged step [choice].
+  int64_t eval_every = 0;
+  uint64_t eval_seed = 20261001;  // shared by all jobs of a sweep [choice]
+  int64_t reference_trials = 64;  // trials of the sampling reference [choice]
   double collapse_threshold = 0.05;
   double hill_fraction = 0.1;  // top fraction for the Hill estimator
   int64_t query_tile = 256;    // attention tiling (no effect on values)
@@ -63,12 +66,17 @@ const std::vector<JobKey>& JobKeys();
 absl::Status SetJobKey(JobConfig& config, absl::string_view key,
                        absl::string_view value);
 
-// Cross-key rules: heads divide d_model, warmup <= steps, the task is
-// identifiable (not Gaussian matrix inverse). InvalidArgument naming keys.
+// Cross-key rules: heads divide d_model, warmup <= steps, eval_every is a
+// multiple of log_every, the task is identifiable (not Gaussian matrix
+// inverse). InvalidArgument naming keys.
 absl::Status ValidateJobConfig(const JobConfig& config);
 
-// All keys with their values as text, canonical order; SetJobKey of each
-// pair rebuilds an equal config.
+// The keys with their values as text, canonical order; SetJobKey of each
+// pair rebuilds an equal config. A key added after job ids were first issued
+// (eval_every) is listed only when it differs from its default, so a job's
+// key/values, and with them its id (a hash of them), stay what they were
+// before the key existed: resubmitting an old spec to an old database finds
+// its jobs.
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
     const JobConfig& config);
 

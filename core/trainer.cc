@@ -88,6 +88,21 @@ absl::Status Trainer::Checkpoint() {
                         *optimizer_, state);
 }
 
+absl::StatusOr<std::optional<EvalSummary>> Trainer::PeriodicEval(int64_t step) {
+  if (config_.eval_every == 0 || step % config_.eval_every != 0 ||
+      step >= config_.steps || diverged_step_ >= 0) {
+    return std::nullopt;
+  }
+  if (!evaluator_) {
+    absl::StatusOr<Evaluator> created = Evaluator::Create(config_, device_);
+    if (!created.ok()) return created.status();
+    evaluator_.emplace(*std::move(created));
+  }
+  absl::StatusOr<EvalResult> eval = evaluator_->Run(model_);
+  if (!eval.ok()) return eval.status();
+  return SummaryOf(*eval);
+}
+
 absl::StatusOr<TrainOutcome> Trainer::Run() {
   model_->train();
   const torch::TensorOptions options =
@@ -139,6 +154,10 @@ absl::StatusOr<TrainOutcome> Trainer::Run() {
         m.attention_entropy.push_back(a.entropy);
         m.attention_max_weight.push_back(a.max_weight);
       }
+      // After step_seconds: the evaluation is not the step's cost.
+      absl::StatusOr<std::optional<EvalSummary>> eval = PeriodicEval(step);
+      if (!eval.ok()) return eval.status();
+      m.eval = *eval;
       if (absl::Status s = env_.sink->Write(m); !s.ok()) return s;
     }
     const bool stop = env_.stop_requested && env_.stop_requested();

@@ -3,11 +3,12 @@
 
 // Trains one job (science.md section 6): AdamW, linear warm-up then cosine
 // decay, gradient clipping, a fresh instance per trial per step, energy-
-// distance loss. Reports through a MetricsSink every `log_every` steps,
-// checkpoints every `checkpoint_every` steps, at the last step and when a
-// stop is requested. A non-finite loss marks the run diverged and ends it
-// cleanly; collapse is tracked on the training predictions. Both are
-// results, not errors.
+// distance loss. Reports through a MetricsSink every `log_every` steps, with
+// an evaluation on the held-out instances every `eval_every` steps before
+// the last (the job runner evaluates the final model), checkpoints every
+// `checkpoint_every` steps, at the last step and when a stop is requested. A
+// non-finite loss marks the run diverged and ends it cleanly; collapse is
+// tracked on the training predictions. Both are results, not errors.
 //
 // Deterministic: the same config, device and thread count give the same
 // metrics bit for bit, and a run resumed from a checkpoint continues exactly
@@ -18,9 +19,11 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/evaluation.h"
 #include "core/job_config.h"
 #include "core/model.h"
 #include "core/sampling.h"
@@ -75,6 +78,8 @@ class Trainer {
  private:
   Trainer(const JobConfig& config, torch::Device device, TrainerEnv env);
   absl::Status Checkpoint();
+  // The periodic evaluation of the current model, if `step` has one.
+  absl::StatusOr<std::optional<EvalSummary>> PeriodicEval(int64_t step);
 
   JobConfig config_;
   torch::Device device_;
@@ -83,6 +88,7 @@ class Trainer {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   TaskSampler sampler_;
   CollapseTracker collapse_;
+  std::optional<Evaluator> evaluator_;  // made at the first evaluation
   int64_t step_ = 0;
   int64_t diverged_step_ = -1;
 };

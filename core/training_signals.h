@@ -5,12 +5,25 @@
 // the learning-rate schedule and collapse detection. Torch-free.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "core/job_config.h"
 
 namespace tailsweep {
+
+// An evaluation on the held-out instances (science.md section 6): the
+// distance ratios' summary; what result.json holds at the end and a metrics
+// line holds at a periodic evaluation (job_config.h's eval_every).
+struct EvalSummary {
+  double ratio_mean = 0, ratio_median = 0;
+  double ratio_ci_low = 0, ratio_ci_high = 0;  // 95% bootstrap over instances
+  double spread_ratio = 0;
+  double delta = 0;  // the sampling reference
+  int64_t eval_instances = 0;
+  std::optional<double> hill_stat;  // mirrored Pareto only, when defined
+};
 
 // One logged step. Steps count from 1.
 struct StepMetrics {
@@ -23,6 +36,8 @@ struct StepMetrics {
   // Per layer, in order: mean attention entropy and largest weight.
   std::vector<double> attention_entropy;
   std::vector<double> attention_max_weight;
+  // Set at a periodic evaluation step, after the step's update.
+  std::optional<EvalSummary> eval;
 };
 
 // Where a trainer sends its metrics. Implementations decide where they go

@@ -29,15 +29,6 @@
 
 namespace tailsweep {
 
-struct EvalSummary {
-  double ratio_mean = 0, ratio_median = 0;
-  double ratio_ci_low = 0, ratio_ci_high = 0;  // 95% bootstrap over instances
-  double spread_ratio = 0;
-  double delta = 0;  // the sampling reference
-  int64_t eval_instances = 0;
-  std::optional<double> hill_stat;
-};
-
 struct TrainResult {
   int64_t steps_done = 0;
   int64_t resumed_from_step = 0;

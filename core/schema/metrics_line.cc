@@ -17,6 +17,9 @@ json Numbers(const std::vector<double>& values) {
   return out;
 }
 
+// The key of a periodic evaluation in a metrics line.
+constexpr char kEvalLineKey[] = "eval";
+
 absl::Status Bad(absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("metrics line: ", why));
 }
@@ -30,15 +33,16 @@ bool NamedPoint::operator==(const NamedPoint& o) const {
 }
 
 std::string MetricsLine(const StepMetrics& m) {
-  return json{{"step", m.step},
-              {kLossMetric, JsonNumber(m.loss)},
-              {kLrMetric, JsonNumber(m.lr)},
-              {kGradNormMetric, JsonNumber(m.grad_norm)},
-              {kSpreadRatioMetric, JsonNumber(m.spread_ratio)},
-              {kStepSecondsMetric, JsonNumber(m.step_seconds)},
-              {kAttentionEntropyMetric, Numbers(m.attention_entropy)},
-              {kAttentionMaxWeightMetric, Numbers(m.attention_max_weight)}}
-      .dump();
+  json line{{"step", m.step},
+            {kLossMetric, JsonNumber(m.loss)},
+            {kLrMetric, JsonNumber(m.lr)},
+            {kGradNormMetric, JsonNumber(m.grad_norm)},
+            {kSpreadRatioMetric, JsonNumber(m.spread_ratio)},
+            {kStepSecondsMetric, JsonNumber(m.step_seconds)},
+            {kAttentionEntropyMetric, Numbers(m.attention_entropy)},
+            {kAttentionMaxWeightMetric, Numbers(m.attention_max_weight)}};
+  if (m.eval) line[kEvalLineKey] = EvalSummaryJson(*m.eval);
+  return line.dump();
 }
 
 absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line) {
@@ -79,7 +83,54 @@ absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line) {
       f.out->push_back(*v);
     }
   }
+  if (const auto it = doc.find(kEvalLineKey); it != doc.end()) {
+    if (!it->is_object()) return Bad("'eval' not an object");
+    absl::StatusOr<EvalSummary> eval =
+        ParseEvalSummary(*it, "metrics line eval");
+    if (!eval.ok()) return eval.status();
+    m.eval = *eval;
+  }
   return m;
+}
+
+std::vector<NamedPoint> EvalPoints(const EvalSummary& e, int64_t step) {
+  const std::string p = kEvalMetricPrefix;
+  std::vector<NamedPoint> out = {{p + "ratio_mean", step, e.ratio_mean},
+                                 {p + "ratio_median", step, e.ratio_median},
+                                 {p + "ratio_ci_low", step, e.ratio_ci_low},
+                                 {p + "ratio_ci_high", step, e.ratio_ci_high},
+                                 {p + "spread_ratio", step, e.spread_ratio},
+                                 {p + "delta", step, e.delta}};
+  if (e.hill_stat) out.push_back({p + "hill_stat", step, *e.hill_stat});
+  return out;
+}
+
+json EvalSummaryJson(const EvalSummary& e) {
+  json doc = {{"ratio_mean", JsonNumber(e.ratio_mean)},
+              {"ratio_median", JsonNumber(e.ratio_median)},
+              {"ratio_ci_low", JsonNumber(e.ratio_ci_low)},
+              {"ratio_ci_high", JsonNumber(e.ratio_ci_high)},
+              {"spread_ratio", JsonNumber(e.spread_ratio)},
+              {"delta", JsonNumber(e.delta)},
+              {"eval_instances", e.eval_instances}};
+  if (e.hill_stat) doc["hill_stat"] = JsonNumber(*e.hill_stat);
+  return doc;
+}
+
+absl::StatusOr<EvalSummary> ParseEvalSummary(const json& object,
+                                             absl::string_view what) {
+  JsonFields in(object, what);
+  EvalSummary e;
+  e.ratio_mean = in.Number("ratio_mean");
+  e.ratio_median = in.Number("ratio_median");
+  e.ratio_ci_low = in.Number("ratio_ci_low");
+  e.ratio_ci_high = in.Number("ratio_ci_high");
+  e.spread_ratio = in.Number("spread_ratio");
+  e.delta = in.Number("delta");
+  e.eval_instances = in.Integer("eval_instances");
+  e.hill_stat = in.OptionalNumber("hill_stat");
+  if (!in.status().ok()) return in.status();
+  return e;
 }
 
 std::string LayerMetricName(absl::string_view base, size_t layer) {
@@ -99,6 +150,10 @@ std::vector<NamedPoint> StepPoints(const StepMetrics& m) {
   for (size_t l = 0; l < m.attention_max_weight.size(); ++l) {
     out.push_back({LayerMetricName(kAttentionMaxWeightMetric, l), m.step,
                    m.attention_max_weight[l]});
+  }
+  if (m.eval) {
+    for (NamedPoint& p : EvalPoints(*m.eval, m.step))
+      out.push_back(std::move(p));
   }
   return out;
 }

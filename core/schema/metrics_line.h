@@ -4,17 +4,21 @@
 // A job's metrics, from the trainer to the store, in one contract:
 // - metrics.jsonl holds one JSON object per logged step (MetricsLine), keys
 //   step, loss, lr, grad_norm, spread_ratio, step_seconds, and per layer in
-//   order attention_entropy and attention_max_weight (arrays); non-finite
-//   numbers as json_number.h says ("nan", "inf", "-inf");
+//   order attention_entropy and attention_max_weight (arrays), and at a
+//   periodic evaluation "eval": an object with the fields result.json holds
+//   for the final one (EvalSummaryJson); non-finite numbers as json_number.h
+//   says ("nan", "inf", "-inf");
 // - the store keeps named points (StepPoints): loss, lr, grad_norm,
 //   spread_ratio, step_seconds, attention_entropy/L, attention_max_weight/L
-//   (L = layer from 0), each at the line's step;
+//   (L = layer from 0), each at the line's step, and eval/<field>
+//   (EvalPoints) where the line has an evaluation;
 // - the result adds (ResultPoints, job_result.h) eval/<field> at the final
 //   step and collapse_onset / diverged_onset at their steps.
 // Units: loss is energy distance; lr per step; step_seconds wall seconds;
 // entropy in nats; spread and eval ratios are dimensionless. Torch-free.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,18 @@ absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line);
 
 // The points of one step, in the order the header lists them.
 std::vector<NamedPoint> StepPoints(const StepMetrics& metrics);
+
+// eval/ratio_mean, eval/ratio_median, eval/ratio_ci_low, eval/ratio_ci_high,
+// eval/spread_ratio, eval/delta and eval/hill_stat (when defined) at `step`.
+std::vector<NamedPoint> EvalPoints(const EvalSummary& eval, int64_t step);
+
+// An evaluation's fields as one flat JSON object: ratio_mean, ratio_median,
+// ratio_ci_low, ratio_ci_high, spread_ratio, delta, eval_instances and
+// hill_stat (when defined).
+nlohmann::json EvalSummaryJson(const EvalSummary& eval);
+// InvalidArgument "<what>: field ..." for a missing or mistyped field.
+absl::StatusOr<EvalSummary> ParseEvalSummary(const nlohmann::json& object,
+                                             absl::string_view what);
 
 // "attention_entropy/3" and the like.
 std::string LayerMetricName(absl::string_view base, size_t layer);

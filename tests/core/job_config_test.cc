@@ -38,7 +38,25 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
     ASSERT_TRUE(SetJobKey(rebuilt, key, value).ok()) << key << "=" << value;
   }
   EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
-  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size());
+  // Every key but eval_every, which is listed only off its default.
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 1);
+}
+
+// Keys added after job ids were first issued leave the key/values of a job
+// that does not use them (and so its id) as they were.
+TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
+  JobConfig c;
+  auto listed = [](const JobConfig& config) {
+    for (const auto& [key, value] : JobConfigToKeyValues(config)) {
+      if (key == "eval_every") return value;
+    }
+    return std::string("(absent)");
+  };
+  EXPECT_EQ(listed(c), "(absent)");
+  ASSERT_TRUE(SetJobKey(c, "eval_every", "500").ok());
+  EXPECT_EQ(listed(c), "500");
+  ASSERT_TRUE(SetJobKey(c, "eval_every", "0").ok());
+  EXPECT_EQ(listed(c), "(absent)");
 }
 
 TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
@@ -59,7 +77,8 @@ TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
            {"lr", "-1", "> 0"},
            {"lr", "nan", "> 0"},
            {"collapse_threshold", "2", "<= 1"},
-           {"seed", "-3", ">= 0"}}) {
+           {"seed", "-3", ">= 0"},
+           {"eval_every", "-1", ">= 0"}}) {
     const absl::Status s = SetJobKey(c, t.key, t.value);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << t.key;
     EXPECT_NE(s.message().find(t.key), std::string::npos) << s;
@@ -76,6 +95,14 @@ TEST(JobConfig, CrossKeyRules) {
   c.warmup = c.steps + 1;
   EXPECT_NE(ValidateJobConfig(c).message().find("warmup"), std::string::npos);
   c.warmup = 0;
+  c.log_every = 20;
+  c.eval_every = 50;
+  const absl::Status every = ValidateJobConfig(c);
+  EXPECT_NE(every.message().find("multiple of key 'log_every' (20)"),
+            std::string::npos)
+      << every;
+  c.eval_every = 100;
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
   c.op = OperatorKind::kMatrixInverse;
   c.marginal = MarginalFamily::kGaussian;
   EXPECT_EQ(ValidateJobConfig(c).code(), absl::StatusCode::kInvalidArgument);

@@ -279,5 +279,46 @@ TEST_F(TrainerFiles, EvaluationIsPairedDeterministicAndReportsHillForPareto) {
   TS_EXPECT_CODE(RunJob(c, options), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(TrainerFiles, PeriodicEvaluationsLeaveTheRunUnchanged) {
+  JobConfig c = Tiny();
+  c.steps = 10;
+  c.warmup = 5;
+  c.log_every = 2;
+  c.checkpoint_every = 4;
+  c.eval_instances = 4;
+  auto run = [&](const JobConfig& config, const std::string& dir) {
+    MemorySink sink;
+    JobRunOptions options;
+    options.trainer.sink = &sink;
+    options.trainer.checkpoint_dir = dir;
+    absl::StatusOr<JobResult> result = RunJob(config, options);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return sink.metrics;
+  };
+  const std::vector<StepMetrics> plain = run(c, "");
+  c.eval_every = 4;
+  const std::vector<StepMetrics> evaluated = run(c, dir_);
+
+  ASSERT_EQ(evaluated.size(), plain.size());
+  std::vector<int64_t> eval_steps;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(evaluated[i].loss, plain[i].loss) << "step " << plain[i].step;
+    EXPECT_EQ(evaluated[i].grad_norm, plain[i].grad_norm);
+    EXPECT_FALSE(plain[i].eval.has_value());
+    if (evaluated[i].eval) eval_steps.push_back(evaluated[i].step);
+  }
+  // Steps 4 and 8; the final model (step 10) is the job runner's to evaluate.
+  EXPECT_EQ(eval_steps, (std::vector<int64_t>{4, 8}));
+  // It is the same evaluation as that of the checkpoint at that step.
+  TS_ASSERT_OK_AND_ASSIGN(
+      CheckpointEval at8,
+      EvaluateCheckpoint(CheckpointPath(dir_, 8), 0, torch::kCPU));
+  const EvalSummary& periodic = *evaluated[3].eval;
+  ASSERT_EQ(evaluated[3].step, 8);
+  EXPECT_EQ(periodic.ratio_median, at8.evaluation.ratio_median);
+  EXPECT_EQ(periodic.spread_ratio, at8.evaluation.spread_ratio);
+  EXPECT_EQ(periodic.eval_instances, 4);
+}
+
 }  // namespace
 }  // namespace tailsweep

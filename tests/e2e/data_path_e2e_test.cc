@@ -71,8 +71,9 @@ class DataPathE2E : public ::testing::Test, public testing::Cluster {
 TEST_F(DataPathE2E, StoredMetricsEqualTheJobsFilesKeyByKeyNaNIncluded) {
   StartCoordinator();
   StartWorker("w1", {"--exit-when-idle"});
-  // Two cells: a healthy run and one that diverges at once (huge steps, no
-  // clipping), whose last logged loss is NaN.
+  // Two cells: a healthy run, evaluated every 10 steps and at the end, and
+  // one that diverges at once (huge steps, no clipping), whose last logged
+  // loss is NaN.
   Submit(R"(name: data
 grid:
   lr: [3e-3, 1e6]
@@ -86,6 +87,7 @@ fixed:
   clip: 1e30
   log_every: 5
   checkpoint_every: 10
+  eval_every: 10
   eval_instances: 4
   reference_trials: 4
 )");
@@ -95,15 +97,21 @@ fixed:
   const nlohmann::json list = nlohmann::json::parse(jobs.out);
   ASSERT_EQ(list.size(), 2u);
   int diverged = 0, with_attention = 0, logged = 0;
+  std::vector<int64_t> healthy_eval_steps;
   for (const auto& job : list) {
     const std::string id = job["job_id"];
     const std::vector<NamedPoint> written = Written(WorkDir("w1") + "/" + id);
     ASSERT_FALSE(written.empty());
     EXPECT_EQ(Stored(id), written) << "job " << id;
+    std::vector<int64_t> eval_steps;
+    bool nan_loss = false;
     for (const NamedPoint& p : written) {
-      if (p.name == "loss" && std::isnan(p.value)) ++diverged;
+      if (p.name == "loss" && std::isnan(p.value)) nan_loss = true;
       if (p.name == "attention_entropy/1") ++with_attention;
+      if (p.name == "eval/ratio_median") eval_steps.push_back(p.step);
     }
+    diverged += nan_loss;
+    if (!nan_loss) healthy_eval_steps = eval_steps;
     // The job's stderr reached the coordinator with its result.
     const testing::CommandResult log = Cli("logs " + id.substr(0, 10));
     EXPECT_EQ(log.exit_code, 0) << log.err;
@@ -112,6 +120,8 @@ fixed:
   EXPECT_EQ(logged, 1);          // the healthy run's final progress line
   EXPECT_EQ(diverged, 1);        // the diverged step's loss, stored as NaN
   EXPECT_GE(with_attention, 4);  // the healthy run: layer 1, every log step
+  // The healthy run's periodic evaluation (step 10) and final one (step 20).
+  EXPECT_EQ(healthy_eval_steps, (std::vector<int64_t>{10, 20}));
   // The table marks the diverged cell, and the NaN reads back in CSV.
   EXPECT_NE(Cli("results data --group-by lr").out.find("!"), std::string::npos);
   EXPECT_NE(Cli("curves data --metric loss").out.find(",nan\r\n"),

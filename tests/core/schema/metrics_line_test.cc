@@ -74,6 +74,45 @@ TEST(MetricsLine, PointsNameEveryLayer) {
   EXPECT_EQ(points, expected);
 }
 
+TEST(MetricsLine, APeriodicEvaluationRidesOnItsLine) {
+  StepMetrics m = Sample();
+  EvalSummary e;
+  e.ratio_mean = 2.5;
+  e.ratio_median = 2;
+  e.ratio_ci_low = 1.5;
+  e.ratio_ci_high = kNaN;
+  e.spread_ratio = 0.5;
+  e.delta = 0.01;
+  e.eval_instances = 16;
+  m.eval = e;
+  const std::string line = MetricsLine(m);
+  EXPECT_NE(line.find("\"eval\":{"), std::string::npos) << line;
+  TS_ASSERT_OK_AND_ASSIGN(StepMetrics back, ParseMetricsLine(line));
+  ASSERT_TRUE(back.eval.has_value());
+  EXPECT_EQ(back.eval->eval_instances, 16);
+  EXPECT_FALSE(back.eval->hill_stat.has_value());
+  EXPECT_EQ(StepPoints(back), StepPoints(m));
+  const std::vector<NamedPoint> points = StepPoints(m);
+  const std::vector<NamedPoint> tail(points.end() - 6, points.end());
+  const std::vector<NamedPoint> expected = {
+      {"eval/ratio_mean", 20, 2.5},   {"eval/ratio_median", 20, 2},
+      {"eval/ratio_ci_low", 20, 1.5}, {"eval/ratio_ci_high", 20, kNaN},
+      {"eval/spread_ratio", 20, 0.5}, {"eval/delta", 20, 0.01}};
+  EXPECT_EQ(tail, expected);
+
+  // A line without one has none; a malformed one is refused by name.
+  TS_ASSERT_OK_AND_ASSIGN(StepMetrics plain,
+                          ParseMetricsLine(MetricsLine(Sample())));
+  EXPECT_FALSE(plain.eval.has_value());
+  std::string bad = line;
+  bad.replace(bad.find("\"eval_instances\""), 16, "\"eval_instanceZ\"");
+  const absl::StatusOr<StepMetrics> refused = ParseMetricsLine(bad);
+  TS_EXPECT_CODE(refused, absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("eval_instances"),
+            std::string::npos)
+      << refused.status();
+}
+
 TEST(JobResult, TrainRoundTripsAndGivesItsPoints) {
   TrainResult r;
   r.steps_done = 100;

@@ -58,9 +58,36 @@ TEST(SweepSpec, SameSpecSameJobsAndAnExtendedGridAddsOnlyNewCells) {
   size_t kept = 0;
   for (const JobSpec& j : more) kept += old_ids.count(j.id);
   EXPECT_EQ(kept, 3u);
-  // The id covers the full assignment, defaults included.
+  // The id covers the full assignment, defaults included (save keys added
+  // since ids were first issued, job_config.h).
   EXPECT_EQ(first[0].params.size(), 26u);
   EXPECT_EQ(first[0].id, ContentHash(first[0].params));
+}
+
+// Job ids are how a resubmitted spec finds its jobs in an existing database:
+// they must not change between builds. These were issued before eval_every
+// existed (a key added since is left out at its default).
+TEST(SweepSpec, JobIdsAreStableAcrossBuilds) {
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec spec,
+      ParseSweepSpec("name: golden\ngrid: {kernel: [softmax, log]}\n"
+                     "fixed: {steps: 10, warmup: 0}\n",
+                     "g.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].id,
+            "6f54b30ba50680397b69346f4ce562d36e56b81fbaef49b86309dfdbfa07ad22");
+  EXPECT_EQ(jobs[1].id,
+            "bb2aaddeb4f79681f71a4e4e8685e65a8e764b375d9c9793776bc57522e76884");
+
+  // A job that uses the new key is a different job.
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec evaluated,
+      ParseSweepSpec("name: golden\ngrid: {kernel: [softmax, log]}\n"
+                     "fixed: {steps: 10, warmup: 0, eval_every: 10}\n",
+                     "g.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> other, ExpandSweep(evaluated));
+  EXPECT_NE(other[0].id, jobs[0].id);
 }
 
 TEST(SweepSpec, ErrorsNameFilePositionKeyAndAllowedValues) {
