@@ -38,6 +38,7 @@ int Main(int argc, char** argv) {
   CLI::App app{"tailsweep-coordinator: leases sweep jobs to workers over gRPC"};
   std::string db_path, listen = "127.0.0.1:50551", data_dir;
   int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
+  int64_t lease_grace_ms = StoreOptions{}.lease_grace_ms;
   int max_message_bytes = 4 << 20;
   std::string token_file, tls_cert, tls_key, log_level;
   app.set_version_flag("--version",
@@ -52,6 +53,12 @@ int Main(int argc, char** argv) {
       ->required();
   app.add_option("--max-attempts", max_attempts, "Attempts before a job fails")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--lease-grace-ms", lease_grace_ms,
+                 "How long past its deadline a lease expires (covers a "
+                 "worker's longest training step plus a checkpoint write, so "
+                 "a frozen worker's job has stopped itself first)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--max-checkpoint-bytes", max_checkpoint_bytes,
                  "Largest checkpoint accepted")
@@ -133,6 +140,7 @@ int Main(int argc, char** argv) {
   SystemClock clock;
   StoreOptions options;
   options.max_attempts = max_attempts;
+  options.lease_grace_ms = lease_grace_ms;
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(db_path, &clock, options);
   if (!store.ok()) {
@@ -164,9 +172,10 @@ int Main(int argc, char** argv) {
                Version(), listen, port, tls_cert.empty() ? "" : ", TLS",
                token.empty() ? "" : ", token", db_path);
   LeaseExpiry expiry(
-      [&](std::vector<Store::ExpiredLease>* out) {
-        return (*store)->ExpireLeases(out);
+      [&](int64_t now, std::vector<Store::ExpiredLease>* out) {
+        return (*store)->ExpireLeases(now, out);
       },
+      [&](int64_t now) { (*store)->RestartLeaseClocks(now); }, &clock,
       [](int64_t ms) {
         for (int64_t waited = 0; waited < ms && !stop_requested;
              waited += 100) {

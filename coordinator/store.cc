@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   not_before_ms     INTEGER NOT NULL DEFAULT 0,  -- retry backoff
   last_error        TEXT,
   lease_request     TEXT,                 -- request_id of the live lease
+  lease_ms          INTEGER,              -- period of the live lease
   created_ms        INTEGER NOT NULL,
   updated_ms        INTEGER NOT NULL
 );
@@ -93,6 +94,20 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 )sql";
 
+absl::Status AddColumnIfMissing(sql::Db& db, absl::string_view table,
+                                absl::string_view column,
+                                absl::string_view type) {
+  absl::StatusOr<sql::Statement> has =
+      db.Prepare("SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?");
+  if (!has.ok()) return has.status();
+  has->Bind(1, table).Bind(2, column);
+  if (absl::StatusOr<bool> row = has->Step(); !row.ok()) return row.status();
+  if (has->Int(0) > 0) return absl::OkStatus();
+  has->Reset().IgnoreError();
+  return db.Exec(
+      absl::StrCat("ALTER TABLE ", table, " ADD COLUMN ", column, " ", type));
+}
+
 }  // namespace
 
 absl::string_view JobStateName(JobState state) {
@@ -118,17 +133,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       sql::Db::Open(path, options.vfs);
   if (!db.ok()) return db.status();
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
-  // Files written before jobs.lease_request existed get the column.
-  absl::StatusOr<sql::Statement> has = (*db)->Prepare(
-      "SELECT COUNT(*) FROM pragma_table_info('jobs') "
-      "WHERE name = 'lease_request'");
-  if (!has.ok()) return has.status();
-  if (absl::StatusOr<bool> row = has->Step(); !row.ok()) return row.status();
-  const bool migrate = has->Int(0) == 0;
-  has->Reset().IgnoreError();
-  if (migrate) {
-    TS_RETURN_IF_ERROR(
-        (*db)->Exec("ALTER TABLE jobs ADD COLUMN lease_request TEXT"));
+  // Files written by older builds get the columns added since.
+  for (const auto& [column, type] :
+       {std::pair<const char*, const char*>{"lease_request", "TEXT"},
+        {"lease_ms", "INTEGER"}}) {
+    TS_RETURN_IF_ERROR(AddColumnIfMissing(**db, "jobs", column, type));
   }
   absl::StatusOr<std::unique_ptr<sql::Db>> reader =
       sql::Db::Open(path, options.vfs);
@@ -148,7 +157,7 @@ absl::Status Store::Event(sql::Db& db, const std::string& job_id, int64_t epoch,
       .Bind(2, epoch)
       .Bind(3, kind)
       .Bind(4, detail)
-      .Bind(5, clock_->NowMs())
+      .Bind(5, clock_->WallMs())
       .Run();
 }
 
@@ -164,13 +173,13 @@ absl::Status Store::KeepLog(sql::Db& db, const std::string& job_id,
       .Bind(2, epoch)
       .Bind(3, outcome)
       .Bind(4, stderr_tail)
-      .Bind(5, clock_->NowMs())
+      .Bind(5, clock_->WallMs())
       .Run();
 }
 
 absl::Status Store::RetryOrFail(sql::Db& db, const std::string& job_id,
                                 int64_t attempt, const std::string& error) {
-  const int64_t now = clock_->NowMs();
+  const int64_t now = clock_->WallMs();
   const bool final = attempt >= options_.max_attempts;
   const int64_t backoff = std::min(
       options_.backoff_cap_ms, options_.backoff_base_ms << std::min<int64_t>(

@@ -26,11 +26,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/batch_writer.h"
-#include "coordinator/clock.h"
 #include "coordinator/sqlite_db.h"
+#include "core/schema/clock.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
@@ -41,6 +42,10 @@ struct StoreOptions {
   // Retry backoff after a failed attempt: base * 2^(attempt-1), capped.
   int64_t backoff_base_ms = 1000;
   int64_t backoff_cap_ms = 60000;
+  // A lease expires this long after its deadline, so a worker whose own
+  // clock ran the lease out (it stops its job then, worker.h) has stopped
+  // it before anyone else can lease the job.
+  int64_t lease_grace_ms = 5000;
   // The SQLite VFS to open the file with (tests inject storage faults);
   // empty: the default.
   std::string vfs;
@@ -109,7 +114,8 @@ class Store {
                                            const std::vector<JobSpec>& jobs);
 
   // Leases up to `max_jobs` queued jobs (oldest first, past their backoff)
-  // to `worker` until now + lease_ms. Empty when none is ready. A repeated
+  // to `worker` until now + lease_ms (steady clock; the deadline returned is
+  // on the wall clock, for people). Empty when none is ready. A repeated
   // call with the same non-empty `request_id` returns the jobs the first
   // one leased (those still held, maybe none) and leases nothing more;
   // request ids are kept for a day.
@@ -117,7 +123,8 @@ class Store {
       const std::string& worker, int64_t max_jobs, int64_t lease_ms,
       const std::string& request_id = "");
 
-  // Renews a lease to now + lease_ms and returns the new deadline.
+  // Renews a lease to now + lease_ms and returns the new deadline (wall
+  // clock, for people).
   // FailedPrecondition when `epoch` is not the job's live lease held by
   // `worker`; Cancelled when the job was cancelled (the worker must stop it).
   absl::StatusOr<int64_t> Heartbeat(const std::string& worker,
@@ -150,8 +157,17 @@ class Store {
   absl::Status Release(const std::string& worker, const std::string& job_id,
                        int64_t epoch, const std::string& reason);
 
-  // Returns expired leases to the queue (or fails them at the attempt
-  // limit). Returns how many expired; when `expired` is given, also which.
+  // Lease deadlines run on the steady clock and live in memory: a live
+  // lease the store has no deadline for (granted before this process
+  // started, or a moment ago) gets a full lease period from `now_steady`.
+  // So a coordinator that was down expires nothing for its absence, and a
+  // dead worker's job is requeued a lease period (plus the grace) after the
+  // coordinator is back.
+  //
+  // Returns to the queue (or fails at the attempt limit) the leases whose
+  // deadline plus lease_grace_ms is before `now_steady` (the caller's
+  // reading: a pause after it cannot make the round expire what it should
+  // not). Returns how many expired; when `expired` is given, also which.
   struct ExpiredLease {
     std::string job_id;
     int64_t epoch = 0;
@@ -159,7 +175,11 @@ class Store {
     bool failed = false;  // the attempt limit was reached
   };
   absl::StatusOr<int64_t> ExpireLeases(
-      std::vector<ExpiredLease>* expired = nullptr);
+      int64_t now_steady, std::vector<ExpiredLease>* expired = nullptr);
+  // Gives every live lease at least a full lease period from `now_steady`:
+  // after a pause of this process (SIGSTOP, a VM frozen) that no worker
+  // could have renewed through.
+  void RestartLeaseClocks(int64_t now_steady);
 
   // Cancels the sweep's queued and leased jobs; returns how many.
   absl::StatusOr<int64_t> CancelSweep(const std::string& sweep);
@@ -259,6 +279,9 @@ class Store {
   absl::Status KeepLog(sql::Db& db, const std::string& job_id, int64_t epoch,
                        absl::string_view outcome,
                        const std::string& stderr_tail);
+  // The steady deadline of the live lease (job, epoch).
+  void SetLeaseDeadline(const std::string& job_id, int64_t epoch,
+                        int64_t lease_ms, int64_t deadline_steady);
 
   // Every mutation runs on the writer's thread, batched with others.
   std::unique_ptr<sql::BatchWriter> writer_;
@@ -267,6 +290,15 @@ class Store {
   std::unique_ptr<sql::Db> reader_;  // guarded by read_mu_
   Clock* clock_;
   StoreOptions options_;
+  // Live leases' deadlines on the steady clock, by job (ExpireLeases).
+  struct LeaseClock {
+    int64_t epoch = 0;
+    int64_t lease_ms = 0;
+    int64_t deadline = 0;  // steady ms
+  };
+  absl::Mutex lease_mu_;
+  absl::flat_hash_map<std::string, LeaseClock> lease_clocks_
+      ABSL_GUARDED_BY(lease_mu_);
 };
 
 }  // namespace tailsweep

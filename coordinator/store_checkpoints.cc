@@ -27,7 +27,7 @@ absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
                            .Bind(4, row.bytes)
                            .Bind(5, row.sha256)
                            .Bind(6, epoch)
-                           .Bind(7, clock_->NowMs())
+                           .Bind(7, clock_->WallMs())
                            .Run());
     if (db.Changes() > 0) return absl::OkStatus();
     // An older (or the same) step than the stored one: keep the stored one.

@@ -1,5 +1,7 @@
 // The store's lease mutations: lease, renew, fail, release, expire.
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
@@ -8,13 +10,22 @@ namespace tailsweep {
 
 using store_internal::FromJson;
 
+namespace {
+// The lease period of a lease granted by a build that did not record it
+// (before jobs.lease_ms): the worker's default then.
+constexpr int64_t kUnrecordedLeaseMs = 30000;
+}  // namespace
+
 absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     const std::string& worker, int64_t max_jobs, int64_t lease_ms,
     const std::string& request_id) {
-  const int64_t now = clock_->NowMs();
+  const int64_t now = clock_->WallMs();
+  const int64_t steady = clock_->SteadyMs();
   std::vector<Lease> leases;
+  std::vector<Lease> granted;  // by this call (not a retry's)
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     leases.clear();
+    granted.clear();
     if (!request_id.empty()) {
       // A retry of a call whose answer was lost: the same leases again.
       absl::StatusOr<sql::Statement> again = db.Prepare(
@@ -63,21 +74,22 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       l.kind = pick->Text(4);
       l.sweep = pick->Text(5);
       l.deadline_ms = now + lease_ms;
-      leases.push_back(std::move(l));
+      granted.push_back(std::move(l));
     }
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
-        "lease_deadline_ms = ?, updated_ms = ?, lease_request = ? "
-        "WHERE job_id = ?");
+        "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "
+        "lease_ms = ? WHERE job_id = ?");
     if (!take.ok()) return take.status();
-    for (const Lease& l : leases) {
+    for (const Lease& l : granted) {
       TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
                              .Bind(2, l.attempt)
                              .Bind(3, worker)
                              .Bind(4, l.deadline_ms)
                              .Bind(5, now)
                              .Bind(6, request_id)
-                             .Bind(7, l.job_id)
+                             .Bind(7, lease_ms)
+                             .Bind(8, l.job_id)
                              .Run());
       take->Reset().IgnoreError();
       TS_RETURN_IF_ERROR(Event(db, l.job_id, l.epoch, "leased", worker));
@@ -90,24 +102,30 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     return seen->Bind(1, worker).Bind(2, now).Run();
   });
   if (!status.ok()) return status;
+  for (Lease& l : granted) {
+    SetLeaseDeadline(l.job_id, l.epoch, lease_ms, steady + lease_ms);
+    leases.push_back(std::move(l));
+  }
   return leases;
 }
 
 absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
                                          const std::string& job_id,
                                          int64_t epoch, int64_t lease_ms) {
-  const int64_t now = clock_->NowMs();
+  const int64_t now = clock_->WallMs();
+  const int64_t steady = clock_->SteadyMs();
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st = db.Prepare(
-        "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ? "
+        "UPDATE jobs SET lease_deadline_ms = ?, updated_ms = ?, lease_ms = ? "
         "WHERE job_id = ? AND holder = ?");
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now + lease_ms)
                            .Bind(2, now)
-                           .Bind(3, job_id)
-                           .Bind(4, worker)
+                           .Bind(3, lease_ms)
+                           .Bind(4, job_id)
+                           .Bind(5, worker)
                            .Run());
     if (db.Changes() == 0) {
       return absl::FailedPreconditionError(
@@ -119,6 +137,7 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
     return seen->Bind(1, now).Bind(2, worker).Run();
   });
   if (!status.ok()) return status;
+  SetLeaseDeadline(job_id, epoch, lease_ms, steady + lease_ms);
   return now + lease_ms;
 }
 
@@ -143,7 +162,7 @@ absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
 absl::Status Store::Release(const std::string& worker,
                             const std::string& job_id, int64_t epoch,
                             const std::string& reason) {
-  const int64_t now = clock_->NowMs();
+  const int64_t now = clock_->WallMs();
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/false));
@@ -157,34 +176,80 @@ absl::Status Store::Release(const std::string& worker,
   });
 }
 
-absl::StatusOr<int64_t> Store::ExpireLeases(std::vector<ExpiredLease>* which) {
-  const int64_t now = clock_->NowMs();
+void Store::SetLeaseDeadline(const std::string& job_id, int64_t epoch,
+                             int64_t lease_ms, int64_t deadline_steady) {
+  absl::MutexLock lock(&lease_mu_);
+  LeaseClock& c = lease_clocks_[job_id];
+  if (c.epoch > epoch) return;  // a newer lease was set meanwhile
+  c = {epoch, lease_ms,
+       std::max(deadline_steady,
+                c.epoch == epoch ? c.deadline : deadline_steady)};
+}
+
+void Store::RestartLeaseClocks(int64_t now_steady) {
+  absl::MutexLock lock(&lease_mu_);
+  for (auto& [job, c] : lease_clocks_) {
+    c.deadline = std::max(c.deadline, now_steady + c.lease_ms);
+  }
+}
+
+absl::StatusOr<int64_t> Store::ExpireLeases(int64_t now_steady,
+                                            std::vector<ExpiredLease>* which) {
+  const int64_t now = clock_->WallMs();
   int64_t expired = 0;
+  std::vector<std::string> gone;  // expired here: their clocks go
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    gone.clear();
     absl::StatusOr<sql::Statement> st = db.Prepare(
-        "SELECT job_id, attempt, epoch, holder FROM jobs "
-        "WHERE state = 'leased' AND lease_deadline_ms < ?");
+        "SELECT job_id, attempt, epoch, holder, lease_ms FROM jobs "
+        "WHERE state = 'leased'");
     if (!st.ok()) return st.status();
-    st->Bind(1, now);
-    std::vector<std::tuple<std::string, int64_t, int64_t, std::string>> rows;
+    struct Live {
+      std::string job;
+      int64_t attempt, epoch;
+      std::string holder;
+      int64_t lease_ms;
+    };
+    std::vector<Live> rows;
     while (true) {
       absl::StatusOr<bool> row = st->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
-      rows.emplace_back(st->Text(0), st->Int(1), st->Int(2), st->Text(3));
+      rows.push_back({st->Text(0), st->Int(1), st->Int(2), st->Text(3),
+                      st->IsNull(4) ? kUnrecordedLeaseMs : st->Int(4)});
+    }
+    std::vector<Live> due;
+    {
+      absl::MutexLock lock(&lease_mu_);
+      absl::flat_hash_map<std::string, LeaseClock> live;
+      for (const Live& r : rows) {
+        auto it = lease_clocks_.find(r.job);
+        LeaseClock c =
+            it != lease_clocks_.end() && it->second.epoch == r.epoch
+                ? it->second
+                : LeaseClock{r.epoch, r.lease_ms, now_steady + r.lease_ms};
+        if (now_steady > c.deadline + options_.lease_grace_ms) {
+          due.push_back(r);
+        } else {
+          live[r.job] = c;
+        }
+      }
+      // Jobs no longer leased drop out. A lease committed after the SELECT
+      // sets its clock after its commit, so after this round.
+      lease_clocks_ = std::move(live);
     }
     if (which != nullptr) which->clear();
-    for (const auto& [job, attempt, epoch, holder] : rows) {
+    for (const Live& r : due) {
       const std::string error =
-          absl::StrCat("lease of worker ", holder, " expired");
-      TS_RETURN_IF_ERROR(RetryOrFail(db, job, attempt, error));
-      TS_RETURN_IF_ERROR(Event(db, job, epoch, "expired", error));
+          absl::StrCat("lease of worker ", r.holder, " expired");
+      TS_RETURN_IF_ERROR(RetryOrFail(db, r.job, r.attempt, error));
+      TS_RETURN_IF_ERROR(Event(db, r.job, r.epoch, "expired", error));
       if (which != nullptr) {
         which->push_back(
-            {job, epoch, holder, attempt >= options_.max_attempts});
+            {r.job, r.epoch, r.holder, r.attempt >= options_.max_attempts});
       }
     }
-    expired = static_cast<int64_t>(rows.size());
+    expired = static_cast<int64_t>(due.size());
     // Retries come within seconds; a day of lease calls is plenty.
     absl::StatusOr<sql::Statement> prune =
         db.Prepare("DELETE FROM lease_requests WHERE at_ms < ?");

@@ -13,7 +13,7 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
     const SweepSpec& spec, const std::vector<JobSpec>& jobs) {
   const std::string kind = spec.kind == SweepKind::kTrain ? "train" : "tails";
   const std::string fixed = ToJson(spec.fixed);
-  const int64_t now = clock_->NowMs();
+  const int64_t now = clock_->WallMs();
   SubmitResult result;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     absl::StatusOr<sql::Statement> find =
@@ -89,7 +89,7 @@ absl::StatusOr<int64_t> Store::UpdateSweepJobs(const std::string& sweep,
     absl::StatusOr<sql::Statement> st =
         db.Prepare(absl::StrCat(update, " AND ", kSweepJobs));
     if (!st.ok()) return st.status();
-    TS_RETURN_IF_ERROR(st->Bind(1, clock_->NowMs()).Bind(2, sweep).Run());
+    TS_RETURN_IF_ERROR(st->Bind(1, clock_->WallMs()).Bind(2, sweep).Run());
     changed = db.Changes();
     return absl::OkStatus();
   });

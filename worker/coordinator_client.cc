@@ -46,7 +46,7 @@ CoordinatorClient::CoordinatorClient(v1::Coordinator::StubInterface* stub,
                         std::max<int64_t>(options_.lease_ms / 4, 1)),
                std::hash<std::string>{}(options_.worker_id)) {}
 
-bool CoordinatorClient::ready() { return backoff_.Ready(clock_->NowMs()); }
+bool CoordinatorClient::ready() { return backoff_.Ready(clock_->SteadyMs()); }
 
 template <typename Fn>
 grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
@@ -58,7 +58,7 @@ grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
   AddToken(&ctx, options_.token);
   const grpc::Status status = fn(&ctx);
   if (Unreachable(status)) {
-    const int64_t wait = backoff_.Failed(clock_->NowMs());
+    const int64_t wait = backoff_.Failed(clock_->SteadyMs());
     spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
                  what, static_cast<int>(status.error_code()),
                  status.error_message(), backoff_.failures(), wait);

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "core/schema/checkpoint_name.h"
+#include "core/schema/clock.h"
 #include "proto/tailsweep.grpc.pb.h"
 #include "worker/backoff.h"
-#include "worker/clock.h"
 #include "worker/metrics_relay.h"
 
 namespace tailsweep {

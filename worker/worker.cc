@@ -61,11 +61,11 @@ void Worker::Run(const std::atomic<bool>& stop) {
   // uploaded and their leases given back uncounted, so another worker
   // resumes them from there.
   shutting_down_ = true;
-  const int64_t deadline = clock_->NowMs() + options_.shutdown_grace_ms;
+  const int64_t deadline = clock_->SteadyMs() + options_.shutdown_grace_ms;
   while (true) {
     Round();
     if (jobs_.empty() && pending_.empty()) return;
-    if (clock_->NowMs() > deadline) {
+    if (clock_->SteadyMs() > deadline) {
       spdlog::error(
           "grace period over; {} job(s) unreported (their leases "
           "will expire)",
@@ -113,7 +113,7 @@ void Worker::Round() {
 
 PlanInput Worker::View() {
   PlanInput in;
-  in.now_ms = clock_->NowMs();
+  in.now_ms = clock_->SteadyMs();
   in.slots = slots_;
   in.coordinator_ready = client_.ready();
   in.shutting_down = shutting_down_;
@@ -208,7 +208,7 @@ void Worker::Execute(const Action& action) {
 }
 
 void Worker::Lease(const std::vector<std::string>& slots) {
-  next_lease_ms_ = clock_->NowMs() + options_.poll_ms;
+  next_lease_ms_ = clock_->SteadyMs() + options_.poll_ms;
   v1::LeaseJobsResponse resp;
   const grpc::Status status =
       client_.LeaseJobs(static_cast<int>(slots.size()), &resp);
@@ -240,7 +240,7 @@ void Worker::Start(const Pending& pending) {
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
       options_.max_batch_points, options_.max_unacked_batches);
-  job->next_heartbeat_ms = clock_->NowMs() + options_.lease_ms / 3;
+  job->next_heartbeat_ms = clock_->SteadyMs() + options_.lease_ms / 3;
   Job& j = *job;
   jobs_.push_back(std::move(job));
   if (absl::Status made = files_->MakeJobDir(j.dir); !made.ok()) {
@@ -320,8 +320,9 @@ void Worker::Heartbeat(Job& job) {
   if (!status.ok() && !Unreachable(status)) {
     spdlog::warn("{}: lease not renewed: {}", job.tag, status.error_message());
   }
-  job.next_heartbeat_ms = clock_->NowMs() + (status.ok() ? options_.lease_ms / 3
-                                                         : options_.poll_ms);
+  job.next_heartbeat_ms =
+      clock_->SteadyMs() +
+      (status.ok() ? options_.lease_ms / 3 : options_.poll_ms);
 }
 
 void Worker::SendMetrics(Job& job) {

@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "core/schema/checkpoint_name.h"
+#include "core/schema/clock.h"
 #include "core/schema/job_protocol.h"
 #include "proto/tailsweep.grpc.pb.h"
-#include "worker/clock.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"

@@ -28,11 +28,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/schema/clock.h"
 #include "core/schema/logging.h"
 #include "core/schema/version.h"
 #include "proto/client_channel.h"
 #include "worker/child_process.h"
-#include "worker/clock.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
 #include "worker/worker.h"
@@ -192,7 +192,7 @@ int Main(int argc, char** argv) {
       "slot(s)",
       options.worker_id, Version(), coordinator, options.devices.size(),
       options.slots_per_device);
-  SteadyClock clock;
+  SystemClock clock;
   ChildProcessLauncher launcher;
   LocalJobFiles files;
   Worker worker(stub.get(), &clock, &launcher, &files, options);

@@ -10,8 +10,10 @@ namespace {
 TEST(LeaseExpiry, LogsEachExpiryAndCarriesOnAfterAFailingRound) {
   std::vector<std::string> history;
   int round = 0;
+  ManualClock clock;
   LeaseExpiry loop(
-      [&](std::vector<Store::ExpiredLease>* out) -> absl::StatusOr<int64_t> {
+      [&](int64_t,
+          std::vector<Store::ExpiredLease>* out) -> absl::StatusOr<int64_t> {
         ++round;
         history.push_back(absl::StrCat("expire ", round));
         if (round == 2) return absl::UnavailableError("disk busy");
@@ -21,8 +23,10 @@ TEST(LeaseExpiry, LogsEachExpiryAndCarriesOnAfterAFailingRound) {
         }
         return static_cast<int64_t>(out->size());
       },
+      [&](int64_t) { history.push_back("restart"); }, &clock,
       [&](int64_t ms) {
         history.push_back(absl::StrCat("wait ", ms));
+        clock.Advance(ms);
         return round < 3;
       },
       1000, [&](const std::string& line) { history.push_back(line); });
@@ -40,6 +44,38 @@ TEST(LeaseExpiry, LogsEachExpiryAndCarriesOnAfterAFailingRound) {
       "wait 1000"};
   EXPECT_EQ(history, expected);
   EXPECT_EQ(loop.expired_total(), 2);
+  EXPECT_EQ(loop.pauses(), 0);
+}
+
+// A round that starts long after the last (the process was stopped) first
+// gives every live lease a full period, then expires against the same now.
+TEST(LeaseExpiry, APauseRestartsTheLeaseClocksBeforeExpiring) {
+  std::vector<std::string> history;
+  ManualClock clock;
+  int round = 0;
+  LeaseExpiry loop(
+      [&](int64_t now,
+          std::vector<Store::ExpiredLease>*) -> absl::StatusOr<int64_t> {
+        history.push_back(absl::StrCat("expire at ", now));
+        return 0;
+      },
+      [&](int64_t now) { history.push_back(absl::StrCat("restart at ", now)); },
+      &clock,
+      [&](int64_t ms) {
+        ++round;
+        // Round 2 comes 40 s late: SIGSTOP, a frozen VM.
+        clock.Advance(round == 2 ? 40'000 : ms);
+        return round < 3;
+      },
+      1000, [&](const std::string& line) { history.push_back(line); });
+  loop.Run();
+  const std::vector<std::string> expected = {
+      "expire at 1000000", "expire at 1001000",
+      "no lease round for 40000 ms (this process was paused); every live "
+      "lease gets a full period from now",
+      "restart at 1041000", "expire at 1041000"};
+  EXPECT_EQ(history, expected);
+  EXPECT_EQ(loop.pauses(), 1);
 }
 
 }  // namespace

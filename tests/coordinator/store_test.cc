@@ -40,17 +40,90 @@ class StoreTest : public ::testing::Test {
     store_.reset();
     StoreOptions options;
     options.max_attempts = 2;
+    options.lease_grace_ms = grace_ms_;
     auto store = Store::Open(dir_ + "/tailsweep.db", &clock_, options);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
   }
 
+  // Expiry against the steady clock now.
+  absl::StatusOr<int64_t> Expire() {
+    return store_->ExpireLeases(clock_.SteadyMs());
+  }
+  // How many of the sweep's jobs are leased.
+  int64_t Leased() {
+    absl::StatusOr<SweepCounts> counts = store_->Counts("s");
+    EXPECT_TRUE(counts.ok()) << counts.status();
+    return counts.ok() ? counts->leased : -1;
+  }
+
   std::string dir_;
+  int64_t grace_ms_ = 0;
   ManualClock clock_;
   std::unique_ptr<Store> store_;
   SweepSpec spec_;
   std::vector<JobSpec> jobs_;
 };
+
+// Lease deadlines run on the steady clock, in memory: a wall-clock step does
+// nothing to them, and a lease the store has not seen renewed (granted
+// before a restart, or across a pause) gets a full period first.
+TEST_F(StoreTest, LeasesRunOnTheSteadyClockAndSurviveRestartsAndPauses) {
+  ASSERT_TRUE(store_->SubmitSweep(spec_, jobs_).ok());
+  TS_ASSERT_OK_AND_ASSIGN(auto leases, store_->LeaseJobs("wa", 2, 1000));
+  ASSERT_EQ(leases.size(), 2u);
+
+  // The wall clock jumps a day forward: nothing expires.
+  clock_.StepWall(24 * 3600 * 1000);
+  TS_ASSERT_OK_AND_ASSIGN(int64_t expired, Expire());
+  EXPECT_EQ(expired, 0);
+  // ... or back: a renewed lease still ends a period after the renewal.
+  clock_.StepWall(-48 * 3600 * 1000);
+  clock_.Advance(900);
+  ASSERT_TRUE(store_->Heartbeat("wa", leases[0].job_id, 1, 1000).ok());
+  clock_.Advance(200);  // leases[1] past its deadline, leases[0] renewed
+  TS_ASSERT_OK_AND_ASSIGN(expired, Expire());
+  EXPECT_EQ(expired, 1);
+  EXPECT_EQ(Leased(), 1);
+
+  // The coordinator is down far longer than a lease, then starts again:
+  // the live lease gets a full period from then, not an expiry.
+  clock_.Advance(60'000);
+  Reopen();
+  TS_ASSERT_OK_AND_ASSIGN(expired, Expire());
+  EXPECT_EQ(expired, 0);
+  clock_.Advance(900);
+  TS_ASSERT_OK_AND_ASSIGN(expired, Expire());
+  EXPECT_EQ(expired, 0);
+  ASSERT_TRUE(store_->Heartbeat("wa", leases[0].job_id, 1, 1000).ok());
+
+  // A pause of this process: no one could renew; a full period again.
+  clock_.Advance(30'000);
+  store_->RestartLeaseClocks(clock_.SteadyMs());
+  TS_ASSERT_OK_AND_ASSIGN(expired, Expire());
+  EXPECT_EQ(expired, 0);
+  // Never renewed after that: it expires one period later.
+  clock_.Advance(1001);
+  TS_ASSERT_OK_AND_ASSIGN(expired, Expire());
+  EXPECT_EQ(expired, 1);
+  EXPECT_EQ(Leased(), 0);
+}
+
+TEST_F(StoreTest, ALeaseExpiresOnlyAfterItsGrace) {
+  grace_ms_ = 5000;
+  Reopen();
+  ASSERT_TRUE(store_->SubmitSweep(spec_, jobs_).ok());
+  TS_ASSERT_OK_AND_ASSIGN(auto leases, store_->LeaseJobs("wa", 1, 1000));
+  ASSERT_EQ(leases.size(), 1u);
+  clock_.Advance(1000 + 5000);  // at deadline + grace: still held
+  TS_ASSERT_OK_AND_ASSIGN(int64_t expired, Expire());
+  EXPECT_EQ(expired, 0);
+  // In the grace the holder may still renew (its own clock said it may).
+  ASSERT_TRUE(store_->Heartbeat("wa", leases[0].job_id, 1, 1000).ok());
+  clock_.Advance(6001);
+  TS_ASSERT_OK_AND_ASSIGN(expired, Expire());
+  EXPECT_EQ(expired, 1);
+}
 
 TEST_F(StoreTest, SubmitIsIdempotentExtendsAndRefusesChangedFixedValues) {
   TS_ASSERT_OK_AND_ASSIGN(SubmitResult first,
@@ -101,7 +174,7 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
   clock_.Advance(800);
   TS_ASSERT_OK_AND_ASSIGN(int64_t deadline,
                           store_->Heartbeat("wa", a[0].job_id, 1, 1000));
-  EXPECT_EQ(deadline, clock_.NowMs() + 1000);
+  EXPECT_EQ(deadline, clock_.WallMs() + 1000);
   // Another worker acting on a lease it does not hold.
   TS_EXPECT_CODE(store_->Heartbeat("wb", a[0].job_id, 1, 1000),
                  absl::StatusCode::kPermissionDenied);
@@ -110,7 +183,7 @@ TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
   TS_EXPECT_CODE(store_->Complete("wb", a[0].job_id, 1, testing::TestResult()),
                  absl::StatusCode::kPermissionDenied);
   clock_.Advance(500);  // a[1] expired, a[0] renewed
-  TS_ASSERT_OK_AND_ASSIGN(int64_t expired, store_->ExpireLeases());
+  TS_ASSERT_OK_AND_ASSIGN(int64_t expired, Expire());
   EXPECT_EQ(expired, 3);  // a[1] and both of wb's
   TS_EXPECT_CODE(store_->Heartbeat("wa", a[1].job_id, 1, 1000),
                  absl::StatusCode::kFailedPrecondition);

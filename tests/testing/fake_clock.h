@@ -1,7 +1,7 @@
 #ifndef TAILSWEEP_TESTS_TESTING_FAKE_CLOCK_H_
 #define TAILSWEEP_TESTS_TESTING_FAKE_CLOCK_H_
 
-// A Clock (worker/clock.h) that only moves when slept on: SleepMs advances
+// A Clock (core/schema/clock.h) that only moves when slept on: SleepMs advances
 // it at once, then runs the events that came due (At, in time order) and
 // the watchers (OnAdvance, e.g. fake jobs writing their files). Tests never
 // sleep for real. Not thread-safe.
@@ -12,13 +12,14 @@
 #include <utility>
 #include <vector>
 
-#include "worker/clock.h"
+#include "core/schema/clock.h"
 
 namespace tailsweep {
 
 class FakeClock final : public Clock {
  public:
-  int64_t NowMs() override { return now_ms_; }
+  int64_t WallMs() override { return 1'700'000'000'000 + now_ms_; }
+  int64_t SteadyMs() override { return now_ms_; }
   void SleepMs(int64_t ms) override {
     if (ms > 0) now_ms_ += ms;
     while (!events_.empty() && events_.begin()->first <= now_ms_) {

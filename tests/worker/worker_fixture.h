@@ -115,7 +115,7 @@ class WorkerFixture : public ::testing::Test {
   void Record(std::string what, const Status& status) {
     if (!status.ok())
       absl::StrAppend(&what, ": ", CodeName(status.error_code()));
-    if (stamps_) what = absl::StrCat("t=", clock_.NowMs(), " ", what);
+    if (stamps_) what = absl::StrCat("t=", clock_.SteadyMs(), " ", what);
     calls_.push_back(std::move(what));
   }
 

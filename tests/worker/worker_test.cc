@@ -58,7 +58,7 @@ TEST_F(WorkerTest, UnacknowledgedBatchesAreBoundedAndAllSentInOrderLater) {
   stamps_ = true;
   Offer({{Lease("a", 1, {{"steps", "6"}, {"checkpoint_every", "0"}})}});
   answer_metrics_ = [this](const v1::ReportMetricsRequest&) {
-    return clock_.NowMs() < 1000 ? kDown : Status::OK;
+    return clock_.SteadyMs() < 1000 ? kDown : Status::OK;
   };
   RunWorker();
   EXPECT_EQ(calls_,
@@ -267,8 +267,9 @@ TEST_F(WorkerTest, FinishedJobKeepsHeartbeatingUntilItsResultIsAcknowledged) {
   stamps_ = true;
   Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
   answer_report_ = [this] {
-    return clock_.NowMs() < 2500 ? Status(grpc::StatusCode::UNAVAILABLE, "busy")
-                                 : Status::OK;
+    return clock_.SteadyMs() < 2500
+               ? Status(grpc::StatusCode::UNAVAILABLE, "busy")
+               : Status::OK;
   };
   RunWorker();
   EXPECT_EQ(
