@@ -25,6 +25,7 @@
 #include "core/schema/file_util.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
+#include "core/schema/lease_file.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -156,7 +157,22 @@ RunFn DefineTrain(CLI::App& app) {
     options.resume = f->resume;
     options.trainer.sink = &sink;
     options.trainer.checkpoint_dir = (dir / kCheckpointDirName).string();
-    options.trainer.stop_requested = [] { return stop_signal != 0; };
+    // Run by a worker: stop too when the worker has not renewed the lease
+    // in time (lease_file.h).
+    SystemClock clock;
+    LeaseWatchdog watchdog(f->out_dir, &clock);
+    bool lease_ran_out = false;
+    options.trainer.stop_requested = [&] {
+      if (stop_signal != 0) return true;
+      if (!lease_ran_out && watchdog.Expired()) {
+        lease_ran_out = true;
+        std::fprintf(stderr,
+                     "train: the worker has not renewed this job's lease in "
+                     "time (%s); stopping\n",
+                     JobPath(f->out_dir, kLeaseFileName).c_str());
+      }
+      return lease_ran_out;
+    };
     absl::Status open_status;
     options.on_start = [&](int64_t step) { open_status = file.Open(step); };
     absl::StatusOr<JobResult> result = RunJob(config, options);

@@ -4,6 +4,7 @@
 #include "coordinator/store.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/store_internal.h"
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS metrics (
   name    TEXT NOT NULL,
   step    INTEGER NOT NULL,
   value   REAL,
+  epoch   INTEGER NOT NULL DEFAULT 0,       -- the lease that sent it
   PRIMARY KEY (job_id, name, step)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS results (
@@ -80,6 +82,7 @@ CREATE TABLE IF NOT EXISTS lease_requests (  -- LeaseJobs calls, for retries
   at_ms       INTEGER NOT NULL,
   PRIMARY KEY (worker_id, request_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lease_requests_age ON lease_requests (at_ms);
 CREATE TABLE IF NOT EXISTS job_logs (   -- stderr tails sent with outcomes
   job_id       TEXT NOT NULL,
   epoch        INTEGER NOT NULL,
@@ -134,10 +137,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (!db.ok()) return db.status();
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
   // Files written by older builds get the columns added since.
-  for (const auto& [column, type] :
-       {std::pair<const char*, const char*>{"lease_request", "TEXT"},
-        {"lease_ms", "INTEGER"}}) {
-    TS_RETURN_IF_ERROR(AddColumnIfMissing(**db, "jobs", column, type));
+  for (const auto& [table, column, type] :
+       {std::tuple<const char*, const char*, const char*>{
+            "jobs", "lease_request", "TEXT"},
+        {"jobs", "lease_ms", "INTEGER"},
+        {"metrics", "epoch", "INTEGER NOT NULL DEFAULT 0"}}) {
+    TS_RETURN_IF_ERROR(AddColumnIfMissing(**db, table, column, type));
   }
   absl::StatusOr<std::unique_ptr<sql::Db>> reader =
       sql::Db::Open(path, options.vfs);

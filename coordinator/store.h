@@ -118,7 +118,8 @@ class Store {
   // on the wall clock, for people). Empty when none is ready. A repeated
   // call with the same non-empty `request_id` returns the jobs the first
   // one leased (those still held, maybe none) and leases nothing more;
-  // request ids are kept for a day.
+  // request ids are kept for a day. A call that finds nothing queued (and
+  // is no repeat) writes nothing: it is answered from the read connection.
   absl::StatusOr<std::vector<Lease>> LeaseJobs(
       const std::string& worker, int64_t max_jobs, int64_t lease_ms,
       const std::string& request_id = "");
@@ -131,16 +132,20 @@ class Store {
                                     const std::string& job_id, int64_t epoch,
                                     int64_t lease_ms);
 
-  // Stores metric points; existing (job, name, step) keys are kept as they
-  // are. FailedPrecondition for a stale epoch.
+  // Stores metric points under the lease's epoch. A point at an existing
+  // (job, name, step) replaces it when it comes from a later lease (a
+  // resumed attempt), and is ignored otherwise (a resend). FailedPrecondition
+  // for a stale epoch.
   absl::Status AddMetrics(const std::string& worker, const std::string& job_id,
                           int64_t epoch,
                           const std::vector<MetricPoint>& points);
 
   // Marks the job done with its result, a result.json of the job's kind
   // (core/schema/job_result.h; InvalidArgument, naming the field, for any
-  // other shape), and keeps the job's stderr tail (JobLog). Repeating the
-  // same call is OK; a stale epoch is FailedPrecondition.
+  // other shape), and keeps the job's stderr tail (JobLog). Points of
+  // earlier leases past the step the result resumed from are deleted, so
+  // the stored curve is one run's. Repeating the same call is OK; a stale
+  // epoch is FailedPrecondition.
   absl::Status Complete(const std::string& worker, const std::string& job_id,
                         int64_t epoch, const std::string& result_json,
                         const std::string& stderr_tail = "");
@@ -163,6 +168,9 @@ class Store {
   // So a coordinator that was down expires nothing for its absence, and a
   // dead worker's job is requeued a lease period (plus the grace) after the
   // coordinator is back.
+  //
+  // Once a minute it also records when idle workers last polled and prunes
+  // the lease calls remembered for retries.
   //
   // Returns to the queue (or fails at the attempt limit) the leases whose
   // deadline plus lease_grace_ms is before `now_steady` (the caller's
@@ -254,6 +262,8 @@ class Store {
   absl::StatusOr<int64_t> MetricCount(const std::string& job_id);
   // The result JSON of a done job; NotFound otherwise.
   absl::StatusOr<std::string> Result(const std::string& job_id);
+  // Transactions the writer has committed (or tried to): for benchmarks.
+  int64_t WriterTransactions() const { return writer_->transactions(); }
   // OK until the store has had a storage failure (then every write fails
   // with it until a restart).
   absl::Status Healthy() const { return writer_->failure(); }
@@ -279,6 +289,10 @@ class Store {
   absl::Status KeepLog(sql::Db& db, const std::string& job_id, int64_t epoch,
                        absl::string_view outcome,
                        const std::string& stderr_tail);
+  // True when LeaseJobs may lease something or must answer again: a job is
+  // ready or (worker, request_id) is remembered. On the read connection.
+  absl::StatusOr<bool> MayLease(const std::string& worker,
+                                const std::string& request_id, int64_t now);
   // The steady deadline of the live lease (job, epoch).
   void SetLeaseDeadline(const std::string& job_id, int64_t epoch,
                         int64_t lease_ms, int64_t deadline_steady);
@@ -299,6 +313,10 @@ class Store {
   absl::Mutex lease_mu_;
   absl::flat_hash_map<std::string, LeaseClock> lease_clocks_
       ABSL_GUARDED_BY(lease_mu_);
+  // When idle workers last polled (wall ms), not yet in `workers`.
+  absl::flat_hash_map<std::string, int64_t> idle_seen_
+      ABSL_GUARDED_BY(lease_mu_);
+  int64_t next_upkeep_steady_ = 0;  // the writer thread's only
 };
 
 }  // namespace tailsweep

@@ -14,13 +14,41 @@ namespace {
 // The lease period of a lease granted by a build that did not record it
 // (before jobs.lease_ms): the worker's default then.
 constexpr int64_t kUnrecordedLeaseMs = 30000;
+// How often ExpireLeases also writes idle workers' last-seen times and
+// prunes the remembered lease calls.
+constexpr int64_t kUpkeepEveryMs = 60000;
 }  // namespace
+
+absl::StatusOr<bool> Store::MayLease(const std::string& worker,
+                                     const std::string& request_id,
+                                     int64_t now) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND "
+      "not_before_ms <= ?) OR EXISTS (SELECT 1 FROM lease_requests WHERE "
+      "worker_id = ? AND request_id = ?)");
+  if (!st.ok()) return st.status();
+  st->Bind(1, now).Bind(2, worker).Bind(3, request_id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  return st->Int(0) != 0;
+}
 
 absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     const std::string& worker, int64_t max_jobs, int64_t lease_ms,
     const std::string& request_id) {
   const int64_t now = clock_->WallMs();
   const int64_t steady = clock_->SteadyMs();
+  // An idle worker's poll writes nothing: with nothing queued and no
+  // earlier call to answer again, the answer is empty, and when it was
+  // last seen waits in memory for the next flush (ExpireLeases).
+  absl::StatusOr<bool> may = MayLease(worker, request_id, now);
+  if (!may.ok()) return may.status();
+  if (!*may) {
+    absl::MutexLock lock(&lease_mu_);
+    idle_seen_[worker] = now;
+    return std::vector<Lease>{};
+  }
   std::vector<Lease> leases;
   std::vector<Lease> granted;  // by this call (not a retry's)
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
@@ -47,12 +75,13 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       }
       // Seen before: the leases above (those still held), nothing new.
       absl::StatusOr<sql::Statement> seen = db.Prepare(
-          "INSERT OR IGNORE INTO lease_requests (worker_id, request_id, "
-          "at_ms) VALUES (?, ?, ?)");
+          "SELECT 1 FROM lease_requests WHERE worker_id = ? AND "
+          "request_id = ?");
       if (!seen.ok()) return seen.status();
-      TS_RETURN_IF_ERROR(
-          seen->Bind(1, worker).Bind(2, request_id).Bind(3, now).Run());
-      if (db.Changes() == 0) return absl::OkStatus();
+      seen->Bind(1, worker).Bind(2, request_id);
+      absl::StatusOr<bool> known = seen->Step();
+      if (!known.ok()) return known.status();
+      if (*known) return absl::OkStatus();
     }
     absl::StatusOr<sql::Statement> pick = db.Prepare(
         "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
@@ -81,6 +110,16 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
         "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "
         "lease_ms = ? WHERE job_id = ?");
     if (!take.ok()) return take.status();
+    if (!granted.empty() && !request_id.empty()) {
+      // Only a call that leased something needs answering again (a retry
+      // of an empty answer may lease afresh: nothing was given before).
+      absl::StatusOr<sql::Statement> remember = db.Prepare(
+          "INSERT OR IGNORE INTO lease_requests (worker_id, request_id, "
+          "at_ms) VALUES (?, ?, ?)");
+      if (!remember.ok()) return remember.status();
+      TS_RETURN_IF_ERROR(
+          remember->Bind(1, worker).Bind(2, request_id).Bind(3, now).Run());
+    }
     for (const Lease& l : granted) {
       TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
                              .Bind(2, l.attempt)
@@ -250,11 +289,30 @@ absl::StatusOr<int64_t> Store::ExpireLeases(int64_t now_steady,
       }
     }
     expired = static_cast<int64_t>(due.size());
-    // Retries come within seconds; a day of lease calls is plenty.
+    if (now_steady < next_upkeep_steady_) return absl::OkStatus();
+    // Once a minute: when idle workers were last seen, and pruning the
+    // remembered lease calls (retries come within seconds; a day is
+    // plenty), by their index.
+    absl::flat_hash_map<std::string, int64_t> seen;
+    {
+      absl::MutexLock lock(&lease_mu_);
+      seen.swap(idle_seen_);
+    }
+    absl::StatusOr<sql::Statement> mark = db.Prepare(
+        "INSERT INTO workers (worker_id, last_seen_ms) VALUES (?, ?) "
+        "ON CONFLICT (worker_id) DO UPDATE SET last_seen_ms = "
+        "MAX(last_seen_ms, excluded.last_seen_ms)");
+    if (!mark.ok()) return mark.status();
+    for (const auto& [worker, at] : seen) {
+      TS_RETURN_IF_ERROR(mark->Bind(1, worker).Bind(2, at).Run());
+      mark->Reset().IgnoreError();
+    }
     absl::StatusOr<sql::Statement> prune =
         db.Prepare("DELETE FROM lease_requests WHERE at_ms < ?");
     if (!prune.ok()) return prune.status();
-    return prune->Bind(1, now - 24 * 3600 * 1000).Run();
+    TS_RETURN_IF_ERROR(prune->Bind(1, now - 24 * 3600 * 1000).Run());
+    next_upkeep_steady_ = now_steady + kUpkeepEveryMs;
+    return absl::OkStatus();
   });
   if (!status.ok()) return status;
   return expired;

@@ -1,6 +1,7 @@
 // The store's reads: they run on their own connection (WAL lets them go on
 // while the writer commits), one at a time.
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -88,6 +89,21 @@ absl::StatusOr<std::vector<Store::WorkerRow>> Store::Workers() {
     if (!*row) break;
     out.push_back({st->Text(0), st->Int(1), st->Int(2)});
   }
+  // Idle workers seen since the last flush (ExpireLeases).
+  absl::MutexLock seen_lock(&lease_mu_);
+  for (const auto& [worker, at] : idle_seen_) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const WorkerRow& w) {
+      return w.worker_id == worker;
+    });
+    if (it == out.end()) {
+      out.push_back({worker, at, 0});
+    } else {
+      it->last_seen_ms = std::max(it->last_seen_ms, at);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.worker_id < b.worker_id;
+  });
   return out;
 }
 

@@ -15,15 +15,21 @@ absl::Status Store::AddMetrics(const std::string& worker,
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/true));
+    // A point of a later attempt replaces an earlier attempt's at the same
+    // step (a resumed run need not repeat the first one bit for bit); the
+    // same attempt's again is a resend and changes nothing.
     absl::StatusOr<sql::Statement> st = db.Prepare(
-        "INSERT OR IGNORE INTO metrics (job_id, name, step, value) "
-        "VALUES (?, ?, ?, ?)");
+        "INSERT INTO metrics (job_id, name, step, value, epoch) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, name, step) DO UPDATE "
+        "SET value = excluded.value, epoch = excluded.epoch "
+        "WHERE excluded.epoch > metrics.epoch");
     if (!st.ok()) return st.status();
     for (const MetricPoint& p : points) {
       TS_RETURN_IF_ERROR(st->Bind(1, job_id)
                              .Bind(2, p.name)
                              .Bind(3, p.step)
                              .Bind(4, p.value)
+                             .Bind(5, epoch)
                              .Run());
       st->Reset().IgnoreError();
     }
@@ -45,11 +51,16 @@ absl::Status Store::Complete(const std::string& worker,
     if (!kind.ok()) return kind.status();
     kind->Bind(1, job_id);
     TS_RETURN_IF_ERROR(kind->Step().status());
-    const absl::Status shape = kind->Text(0) == "tails"
-                                   ? ParseTailsResult(result_json).status()
-                                   : ParseTrainResult(result_json).status();
+    const bool tails = kind->Text(0) == "tails";
     kind->Reset().IgnoreError();
-    if (!shape.ok()) return shape;
+    int64_t resumed_from = 0;
+    if (tails) {
+      TS_RETURN_IF_ERROR(ParseTailsResult(result_json).status());
+    } else {
+      absl::StatusOr<TrainResult> train = ParseTrainResult(result_json);
+      if (!train.ok()) return train.status();
+      resumed_from = train->resumed_from_step;
+    }
     // Stored compact, one line per result (sqlite3 and pandas read it so).
     const std::string compact = nlohmann::json::parse(result_json).dump();
     absl::StatusOr<sql::Statement> st = db.Prepare(
@@ -64,6 +75,13 @@ absl::Status Store::Complete(const std::string& worker,
     if (!res.ok()) return res.status();
     TS_RETURN_IF_ERROR(
         res->Bind(1, job_id).Bind(2, compact).Bind(3, now).Run());
+    // One run per stored curve: past the step this attempt resumed from,
+    // only its own points stay (an earlier attempt may have gone further).
+    absl::StatusOr<sql::Statement> splice = db.Prepare(
+        "DELETE FROM metrics WHERE job_id = ? AND epoch < ? AND step > ?");
+    if (!splice.ok()) return splice.status();
+    TS_RETURN_IF_ERROR(
+        splice->Bind(1, job_id).Bind(2, epoch).Bind(3, resumed_from).Run());
     TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "done", stderr_tail));
     return Event(db, job_id, epoch, "done", "");
   });

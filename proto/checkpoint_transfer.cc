@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,9 +17,17 @@
 namespace tailsweep::transfer {
 namespace {
 
+// A full disk (or quota) is RESOURCE_EXHAUSTED: retrying the same transfer
+// cannot help until someone makes room. Other failures are INTERNAL.
 absl::Status IoError(absl::string_view what, const std::string& path) {
-  return absl::InternalError(
-      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  const int error = errno;
+  const std::string message =
+      absl::StrCat(what, " ", path, ": ", std::strerror(error));
+  if (error == ENOSPC || error == EDQUOT) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(message, " (the data directory is full)"));
+  }
+  return absl::InternalError(message);
 }
 
 }  // namespace

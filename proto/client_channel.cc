@@ -1,5 +1,6 @@
 #include "proto/client_channel.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -58,10 +59,12 @@ absl::StatusOr<Client> Connect(const ChannelOptions& options) {
     credentials = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;
-  if (options.fast_reconnect) {
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 4000);
+  if (options.max_reconnect_backoff_ms > 0) {
+    const int cap = static_cast<int>(
+        std::min<int64_t>(options.max_reconnect_backoff_ms, 1 << 30));
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(250, cap));
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(250, cap));
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, cap);
   }
   client.channel =
       grpc::CreateCustomChannel(options.address, credentials, args);

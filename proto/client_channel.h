@@ -18,9 +18,10 @@ struct ChannelOptions {
   std::string address;     // host:port
   std::string token_file;  // empty: no token
   std::string tls_ca;      // PEM CA certificates; empty: plaintext
-  // Reconnect within seconds after an outage (gRPC's own backoff otherwise
-  // grows to two minutes). For daemons that must notice a restart.
-  bool fast_reconnect = false;
+  // > 0: reconnect at least this often after an outage (gRPC's own backoff
+  // otherwise grows to two minutes). For daemons that must be back before
+  // their leases run out: the worker uses a quarter lease, at most 4 s.
+  int64_t max_reconnect_backoff_ms = 0;
 };
 
 struct Client {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/client_channel.h"
+#include "worker/progress_watchdog.h"
 
 namespace tailsweep {
 
@@ -56,7 +57,36 @@ grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(options_.rpc_timeout_ms));
   AddToken(&ctx, options_.token);
-  const grpc::Status status = fn(&ctx);
+  return Answered(what, fn(&ctx));
+}
+
+template <typename Fn>
+grpc::Status CoordinatorClient::Transfer(const char* what, Fn fn) {
+  if (!ready())
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "backing off");
+  // As long as it needs while chunks move; cut off (and retried as
+  // unreachable) once it stalls for a call's timeout.
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(kTransferDeadlineMs));
+  AddToken(&ctx, options_.token);
+  grpc::Status status;
+  bool stalled = false;
+  {
+    ProgressWatchdog watchdog(&ctx, options_.rpc_timeout_ms);
+    status = fn(&ctx, watchdog);
+    stalled = watchdog.fired();
+  }
+  if (stalled) {
+    status = grpc::Status(
+        grpc::StatusCode::DEADLINE_EXCEEDED,
+        absl::StrCat("no progress for ", options_.rpc_timeout_ms, " ms"));
+  }
+  return Answered(what, status);
+}
+
+grpc::Status CoordinatorClient::Answered(const char* what,
+                                         const grpc::Status& status) {
   if (Unreachable(status)) {
     const int64_t wait = backoff_.Failed(clock_->SteadyMs());
     spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
@@ -73,15 +103,25 @@ grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
 }
 
 grpc::Status CoordinatorClient::LeaseJobs(int max_jobs,
-                                          v1::LeaseJobsResponse* out) {
-  v1::LeaseJobsRequest req;
-  req.set_worker_id(options_.worker_id);
-  req.set_max_jobs(max_jobs);
-  req.set_lease_ms(options_.lease_ms);
-  req.set_request_id(absl::StrCat(options_.worker_id, "/", ++lease_calls_));
-  return Call("lease", [&](grpc::ClientContext* ctx) {
-    return stub_->LeaseJobs(ctx, req, out);
+                                          v1::LeaseJobsResponse* out,
+                                          int64_t* asked_ms) {
+  if (!unanswered_lease_) {
+    unanswered_since_ms_ = clock_->SteadyMs();
+    v1::LeaseJobsRequest req;
+    req.set_worker_id(options_.worker_id);
+    req.set_max_jobs(max_jobs);
+    req.set_lease_ms(options_.lease_ms);
+    req.set_request_id(absl::StrCat(options_.worker_id, "/", ++lease_calls_));
+    unanswered_lease_ = req;
+  }
+  const grpc::Status status = Call("lease", [&](grpc::ClientContext* ctx) {
+    return stub_->LeaseJobs(ctx, *unanswered_lease_, out);
   });
+  // Without an answer the coordinator may have leased jobs to us: the same
+  // request goes again (same id, same size), and it answers with those.
+  *asked_ms = unanswered_since_ms_;
+  if (!Unreachable(status)) unanswered_lease_.reset();
+  return status;
 }
 
 grpc::Status CoordinatorClient::Heartbeat(const v1::JobLease& lease) {
@@ -128,13 +168,16 @@ grpc::Status CoordinatorClient::UploadCheckpoint(const v1::JobLease& lease,
   // A broken stream (Unavailable) is the call's own answer; any other
   // SendFile error is the file's, and the call is cancelled.
   absl::Status file_error = absl::OkStatus();
-  grpc::Status status =
-      Call("upload checkpoint", [&](grpc::ClientContext* ctx) {
+  grpc::Status status = Transfer(
+      "upload checkpoint",
+      [&](grpc::ClientContext* ctx, ProgressWatchdog& progress) {
         std::unique_ptr<grpc::ClientWriterInterface<v1::CheckpointChunk>>
             writer = stub_->UploadCheckpoint(ctx, &resp);
         const absl::Status sent = transfer::SendFile(
             file.path, header, [&](const v1::CheckpointChunk& chunk) {
-              return writer->Write(chunk);
+              const bool ok = writer->Write(chunk);
+              progress.Progress();
+              return ok;
             });
         if (!sent.ok() && !absl::IsUnavailable(sent)) {
           file_error = sent;
@@ -159,32 +202,39 @@ grpc::Status CoordinatorClient::DownloadCheckpoint(
   req.set_job_id(lease.job_id());
   req.set_epoch(lease.epoch());
   absl::Status received = absl::OkStatus();
-  grpc::Status status = Call("download checkpoint", [&](grpc::ClientContext*
-                                                            ctx) {
-    std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>> reader =
-        stub_->DownloadCheckpoint(ctx, req);
-    v1::CheckpointChunk first;
-    if (reader->Read(&first) && first.has_header()) {
-      const v1::CheckpointHeader& header = first.header();
-      absl::StatusOr<int64_t> named = CheckpointStepOf(header.name());
-      if (!named.ok()) {
-        received = named.status();
-      } else if (header.step() > local_step) {
-        received = transfer::ReceiveFile(
-            header, [&](v1::CheckpointChunk* c) { return reader->Read(c); },
-            (std::filesystem::path(checkpoint_dir) / header.name()).string());
-      }
-      if (received.ok()) *stored_step = header.step();
-      if (header.step() <= local_step || !received.ok()) ctx->TryCancel();
-    }
-    grpc::Status finished = reader->Finish();
-    // Cancelled by us once we had what we needed.
-    if (received.ok() && *stored_step > 0 &&
-        finished.error_code() == grpc::StatusCode::CANCELLED) {
-      return grpc::Status::OK;
-    }
-    return finished;
-  });
+  grpc::Status status = Transfer(
+      "download checkpoint",
+      [&](grpc::ClientContext* ctx, ProgressWatchdog& progress) {
+        std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>>
+            reader = stub_->DownloadCheckpoint(ctx, req);
+        v1::CheckpointChunk first;
+        if (reader->Read(&first) && first.has_header()) {
+          const v1::CheckpointHeader& header = first.header();
+          absl::StatusOr<int64_t> named = CheckpointStepOf(header.name());
+          if (!named.ok()) {
+            received = named.status();
+          } else if (header.step() > local_step) {
+            received = transfer::ReceiveFile(
+                header,
+                [&](v1::CheckpointChunk* c) {
+                  const bool more = reader->Read(c);
+                  progress.Progress();
+                  return more;
+                },
+                (std::filesystem::path(checkpoint_dir) / header.name())
+                    .string());
+          }
+          if (received.ok()) *stored_step = header.step();
+          if (header.step() <= local_step || !received.ok()) ctx->TryCancel();
+        }
+        grpc::Status finished = reader->Finish();
+        // Cancelled by us once we had what we needed.
+        if (received.ok() && *stored_step > 0 &&
+            finished.error_code() == grpc::StatusCode::CANCELLED) {
+          return grpc::Status::OK;
+        }
+        return finished;
+      });
   if (!received.ok()) {
     return grpc::Status(grpc::StatusCode::DATA_LOSS,
                         std::string(received.message()));

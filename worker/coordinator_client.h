@@ -3,13 +3,16 @@
 
 // The worker's calls to the coordinator (proto/tailsweep.proto), one method
 // per RPC: each fills the request (worker id, the lease's job and epoch),
-// sets the deadline and the token, and answers the call's status. Answers
+// sets the deadline and the token, and answers the call's status.
+// Checkpoint transfers run under a progress deadline instead (cut off when
+// no chunk moves for a call's timeout), whatever their size. Answers
 // that mean "unreachable" (Unreachable()) start or extend an exponential
 // backoff with jitter (backoff.h), capped at a quarter lease; while it
 // lasts, ready() is false and calls answer UNAVAILABLE without being made.
 // Any answer ends it. Reachability changes are logged. Not thread-safe.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/schema/checkpoint_name.h"
@@ -45,7 +48,14 @@ class CoordinatorClient {
   // False while backing off.
   bool ready();
 
-  grpc::Status LeaseJobs(int max_jobs, v1::LeaseJobsResponse* out);
+  // Asks for up to `max_jobs` leases. A call that got no answer
+  // (Unreachable) is repeated by the next LeaseJobs, with its request id
+  // and size (not `max_jobs`), until one comes: the coordinator then
+  // answers with the leases the lost answer held, so none is stranded.
+  // *asked_ms: when the answered request was first sent (steady), which is
+  // when its leases began at the latest.
+  grpc::Status LeaseJobs(int max_jobs, v1::LeaseJobsResponse* out,
+                         int64_t* asked_ms);
   grpc::Status Heartbeat(const v1::JobLease& lease);
   grpc::Status ReportMetrics(const v1::JobLease& lease,
                              const MetricsBatch& batch);
@@ -68,14 +78,24 @@ class CoordinatorClient {
   grpc::Status ReleaseJob(const v1::JobLease& lease, const std::string& reason);
 
  private:
+  // The longest a checkpoint transfer may take while it moves.
+  static constexpr int64_t kTransferDeadlineMs = 6 * 3600 * 1000;
+
   template <typename Fn>
   grpc::Status Call(const char* what, Fn fn);
+  // A streaming call under a progress deadline (progress_watchdog.h).
+  template <typename Fn>
+  grpc::Status Transfer(const char* what, Fn fn);
+  // Backoff and reachability logs from a call's answer.
+  grpc::Status Answered(const char* what, const grpc::Status& status);
 
   v1::Coordinator::StubInterface* stub_;
   Clock* clock_;
   const CoordinatorClientOptions options_;
   Backoff backoff_;
   int64_t lease_calls_ = 0;
+  std::optional<v1::LeaseJobsRequest> unanswered_lease_;
+  int64_t unanswered_since_ms_ = 0;  // when it was first sent
 };
 
 }  // namespace tailsweep

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/schema/file_util.h"
+#include "core/schema/lease_file.h"
 
 namespace tailsweep {
 absl::Status LocalJobFiles::MakeJobDir(const std::string& dir) {
@@ -56,6 +57,11 @@ FinishedJob LocalJobFiles::ReadFinished(const std::string& kind,
 std::string LocalJobFiles::StderrTail(const std::string& dir,
                                       int64_t max_bytes) {
   return ReadFileTail(JobPath(dir, kStderrFileName), max_bytes);
+}
+
+absl::Status LocalJobFiles::WriteLease(const std::string& dir,
+                                       int64_t run_until_ms) {
+  return WriteLeaseFile(dir, run_until_ms);
 }
 
 }  // namespace tailsweep

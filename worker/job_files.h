@@ -50,6 +50,11 @@ class JobFiles {
 
   // The last `max_bytes` of the job's stderr ("" when it has none).
   virtual std::string StderrTail(const std::string& dir, int64_t max_bytes) = 0;
+
+  // Tells the job's child to run until `run_until_ms` (steady clock) and no
+  // longer (the lease watchdog, core/schema/lease_file.h).
+  virtual absl::Status WriteLease(const std::string& dir,
+                                  int64_t run_until_ms) = 0;
 };
 
 class LocalJobFiles final : public JobFiles {
@@ -62,6 +67,8 @@ class LocalJobFiles final : public JobFiles {
   FinishedJob ReadFinished(const std::string& kind, const std::string& dir,
                            int exit_code) override;
   std::string StderrTail(const std::string& dir, int64_t max_bytes) override;
+  absl::Status WriteLease(const std::string& dir,
+                          int64_t run_until_ms) override;
 };
 
 }  // namespace tailsweep

@@ -80,4 +80,18 @@ void MetricsRelay::Fill() {
       offset_ + static_cast<int64_t>(text.size() - pos) >= chunk.size;
 }
 
+bool MetricsRelay::SplitFront() {
+  MetricsBatch& front = unacked_.front();
+  if (front.points.size() < 2) return false;
+  const auto half = front.points.begin() +
+                    static_cast<std::ptrdiff_t>(front.points.size() / 2);
+  MetricsBatch second{
+      front.seq,
+      std::vector<NamedPoint>(std::make_move_iterator(half),
+                              std::make_move_iterator(front.points.end()))};
+  front.points.erase(half, front.points.end());
+  unacked_.insert(unacked_.begin() + 1, std::move(second));
+  return true;
+}
+
 }  // namespace tailsweep

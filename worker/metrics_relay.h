@@ -49,9 +49,12 @@ class MetricsRelay {
   bool has_unacked() const { return !unacked_.empty(); }
   // REQUIRES: has_unacked().
   const MetricsBatch& front() const { return unacked_.front(); }
-  // The front batch was acknowledged (or refused for good): forget it.
-  // REQUIRES: has_unacked().
+  // The front batch was acknowledged: forget it. REQUIRES: has_unacked().
   void PopFront() { unacked_.pop_front(); }
+  // The front batch was too large to be accepted: it becomes two batches
+  // of half its points each, with its seq. False (nothing changes) when it
+  // holds one point. REQUIRES: has_unacked().
+  bool SplitFront();
   // The last Fill read every complete line the file had.
   bool read_to_end() const { return read_to_end_; }
   // Every line read so far is acknowledged, and the last Fill read them all.

@@ -27,6 +27,10 @@ void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
   const bool ready = in.coordinator_ready;
   const bool heartbeat_due = ready && in.now_ms >= job.next_heartbeat_ms;
   if (job.running) {
+    if (in.now_ms >= job.lease_until_ms) {
+      out->push_back(JobAction(Kind::kLapse, job));
+      return;
+    }
     if (in.shutting_down && !job.stop_sent) {
       out->push_back(JobAction(Kind::kSignalStop, job));
     }
@@ -73,6 +77,8 @@ const char* Name(Kind kind) {
   switch (kind) {
     case Kind::kKill:
       return "kill";
+    case Kind::kLapse:
+      return "lapse";
     case Kind::kForget:
       return "forget";
     case Kind::kSignalStop:

@@ -19,11 +19,17 @@
 // - Done: CompleteJob; failed: FailJob; stopped (a train result with
 //   "stopped", after SIGTERM): its newest checkpoint is uploaded, then the
 //   lease is given back (ReleaseJob).
+// - A running job whose lease ran out on the worker's own clock (no renewal
+//   succeeded within a lease period of the last one sent) is killed and
+//   then counts as stopped: the coordinator may lease it elsewhere once the
+//   lease and its grace are over, so it must not run on. (Its child stops
+//   itself a margin earlier, checkpointing, through the lease watchdog.)
 // - While the coordinator is unreachable (backing off) only local actions
 //   are planned. Shutting down: no leases, SIGTERM once to each running
 //   job (which checkpoints and stops).
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -43,6 +49,8 @@ struct HeldJob {
   bool fenced = false;
   bool stop_sent = false;  // SIGTERM sent (shutting down)
   int64_t next_heartbeat_ms = 0;
+  // The lease as the worker knows it: until when it surely holds (steady).
+  int64_t lease_until_ms = std::numeric_limits<int64_t>::max();
   // Metrics relay.
   bool metrics_unacked = false;  // a batch waits for its acknowledgement
   int64_t metrics_seq = 0;       // the oldest unacknowledged batch
@@ -74,6 +82,7 @@ struct PlanInput {
 struct Action {
   enum class Kind {
     kKill,         // SIGKILL the child, wait for it, forget the job
+    kLapse,        // SIGKILL the child, wait; the job then counts as stopped
     kForget,       // drop the job (its child has exited)
     kSignalStop,   // SIGTERM the child
     kStart,        // start pending lease `pending`

@@ -131,9 +131,10 @@ PlanInput Worker::View() {
     h.fenced = job->fenced;
     h.stop_sent = job->stop_sent;
     h.next_heartbeat_ms = job->next_heartbeat_ms;
-    h.metrics_unacked = job->relay->has_unacked();
+    h.lease_until_ms = job->lease_until_ms;
+    h.metrics_unacked = job->relay->has_unacked() && !job->metrics_refused;
     if (h.metrics_unacked) h.metrics_seq = job->relay->front().seq;
-    h.metrics_read_to_end = job->relay->read_to_end();
+    h.metrics_read_to_end = job->relay->read_to_end() || job->metrics_refused;
     h.result_points_queued = job->result_points_queued;
     h.checkpoint_step = job->checkpoint ? job->checkpoint->step : 0;
     h.uploaded_step = job->uploaded_step;
@@ -173,6 +174,16 @@ void Worker::Execute(const Action& action) {
       KillNow(*job);
       job->done = true;
       return;
+    case Kind::kLapse:
+      spdlog::warn(
+          "{}: no lease renewal succeeded for {} ms; the job is stopped so "
+          "that it cannot run twice, and given back when the coordinator "
+          "answers",
+          job->tag, options_.lease_ms);
+      job->lapsed = true;
+      KillNow(*job);
+      job->finished = FinishedJob{JobOutcome::kStopped, "", ""};
+      return;
     case Kind::kForget:
       job->done = true;
       return;
@@ -210,8 +221,9 @@ void Worker::Execute(const Action& action) {
 void Worker::Lease(const std::vector<std::string>& slots) {
   next_lease_ms_ = clock_->SteadyMs() + options_.poll_ms;
   v1::LeaseJobsResponse resp;
+  int64_t asked = 0;
   const grpc::Status status =
-      client_.LeaseJobs(static_cast<int>(slots.size()), &resp);
+      client_.LeaseJobs(static_cast<int>(slots.size()), &resp, &asked);
   if (!status.ok()) {
     if (!Unreachable(status)) {
       spdlog::error("lease: {}", status.error_message());
@@ -219,13 +231,19 @@ void Worker::Lease(const std::vector<std::string>& slots) {
     return;
   }
   idle_ = resp.leases_size() == 0;
-  for (int i = 0; i < resp.leases_size() && i < static_cast<int>(slots.size());
-       ++i) {
+  for (int i = 0; i < resp.leases_size(); ++i) {
     const v1::JobLease& lease = resp.leases(i);
+    if (i >= static_cast<int>(slots.size())) {
+      // Cannot happen (a repeated call keeps its size and slots only free
+      // up meanwhile); said loudly, the lease expires on the coordinator.
+      spdlog::error("{}: leased beyond the {} free slot(s); not started",
+                    JobTag(lease.job_id(), lease.epoch()), slots.size());
+      continue;
+    }
     spdlog::info("{} leased: sweep {}, {} attempt {}, slot {}",
                  JobTag(lease.job_id(), lease.epoch()), lease.sweep(),
                  lease.kind(), lease.attempt(), slots[i]);
-    pending_.push_back({lease, slots[i]});
+    pending_.push_back({lease, asked, slots[i]});
   }
 }
 
@@ -240,7 +258,10 @@ void Worker::Start(const Pending& pending) {
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
       options_.max_batch_points, options_.max_unacked_batches);
-  job->next_heartbeat_ms = clock_->SteadyMs() + options_.lease_ms / 3;
+  // Renewed a third into the lease, counted from when it began: at once for
+  // a lease whose first answers were lost.
+  job->next_heartbeat_ms = pending.asked_ms + options_.lease_ms / 3;
+  job->lease_until_ms = pending.asked_ms + options_.lease_ms;
   Job& j = *job;
   jobs_.push_back(std::move(job));
   if (absl::Status made = files_->MakeJobDir(j.dir); !made.ok()) {
@@ -274,6 +295,7 @@ void Worker::Start(const Pending& pending) {
   child.device = j.device;
   child.threads = options_.threads_per_slot;
   child.dir = j.dir;
+  TellChildTheLease(j);
   absl::StatusOr<std::unique_ptr<JobHandle>> handle = launcher_->Start(child);
   if (!handle.ok()) {
     j.running = false;
@@ -288,6 +310,11 @@ void Worker::Start(const Pending& pending) {
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
   job.finished = files_->ReadFinished(job.lease.kind(), job.dir, exit_code);
+  // Stopped by its lease watchdog rather than by us.
+  if (job.finished.outcome == JobOutcome::kStopped && !job.stop_sent &&
+      clock_->SteadyMs() >= job.lease_until_ms - options_.lease_margin_ms) {
+    job.lapsed = true;
+  }
   if (job.finished.outcome == JobOutcome::kFailed) {
     spdlog::warn("{} failed: {}", job.tag, job.finished.error);
   } else {
@@ -314,9 +341,24 @@ void Worker::Fence(Job& job, const char* what, const grpc::Status& status) {
   job.fenced = true;
 }
 
+void Worker::TellChildTheLease(Job& job) {
+  const absl::Status s = files_->WriteLease(
+      job.dir, job.lease_until_ms - options_.lease_margin_ms);
+  if (!s.ok()) {
+    // The worker still kills the job when the lease runs out.
+    spdlog::warn("{}: lease watchdog not written: {}", job.tag,
+                 std::string(s.message()));
+  }
+}
+
 void Worker::Heartbeat(Job& job) {
+  const int64_t sent = clock_->SteadyMs();
   const grpc::Status status = client_.Heartbeat(job.lease);
   if (LeaseGone(status)) return Fence(job, "heartbeat", status);
+  if (status.ok()) {
+    job.lease_until_ms = sent + options_.lease_ms;
+    if (job.running) TellChildTheLease(job);
+  }
   if (!status.ok() && !Unreachable(status)) {
     spdlog::warn("{}: lease not renewed: {}", job.tag, status.error_message());
   }
@@ -332,11 +374,22 @@ void Worker::SendMetrics(Job& job) {
     job.relay->PopFront();
   } else if (LeaseGone(status)) {
     Fence(job, "metrics", status);
+  } else if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+             job.relay->SplitFront()) {
+    // Larger than the coordinator takes (--max-message-bytes): in halves.
+    spdlog::info("{}: metric batch {} too large ({}); sent in halves", job.tag,
+                 job.relay->front().seq, status.error_message());
   } else if (!Unreachable(status)) {
-    // Refused as malformed: resending cannot help; say so and go on.
-    spdlog::error("{}: metric batch {} dropped: {}", job.tag,
-                  job.relay->front().seq, status.error_message());
-    job.relay->PopFront();
+    // Refused for good (unauthenticated, invalid, a point too large):
+    // resending cannot help and dropping would lose points silently. The
+    // job stops and is reported failed with the reason.
+    const std::string why =
+        absl::StrCat("the coordinator refused metric batch ",
+                     job.relay->front().seq, ": ", status.error_message());
+    spdlog::error("{}: {}; the job is stopped", job.tag, why);
+    KillNow(job);
+    job.metrics_refused = true;
+    job.finished = FinishedJob{JobOutcome::kFailed, "", why};
   }
 }
 
@@ -384,7 +437,9 @@ void Worker::Report(Job& job, Action::Kind kind) {
     if (status.ok()) ++failed_;
   } else {
     what = "release";
-    status = client_.ReleaseJob(job.lease, "preempted (SIGTERM)");
+    status = client_.ReleaseJob(
+        job.lease, job.lapsed ? "stopped: its lease ran out on the worker"
+                              : "preempted (SIGTERM)");
   }
   if (Unreachable(status)) return;  // again next round
   if (LeaseGone(status)) return Fence(job, what, status);

@@ -13,6 +13,15 @@
 // the coordinator client (coordinator_client.h), the launcher and the job
 // files (job_files.h), all injected.
 //
+// A cell never runs twice at once: each job's lease is also tracked on the
+// worker's own steady clock, from when the last successful renewal was
+// sent. Its child is told (the lease watchdog file) to stop a margin before
+// that lease runs out, and is killed when it does, so a worker frozen or cut
+// off from the coordinator has stopped the job before the coordinator,
+// which waits a grace past its own later deadline, leases it to anyone
+// else. Such a job then counts as stopped: its checkpoint is uploaded and
+// its lease given back once the coordinator answers (or it is fenced).
+//
 // Nothing is lost while the coordinator is unreachable:
 // - metrics are read from the job's metrics.jsonl (on disk) into numbered
 //   batches; at most `max_unacked_batches` unacknowledged batches are held in
@@ -54,6 +63,10 @@ struct WorkerOptions {
   int slots_per_device = 1;
   int threads_per_slot = 1;
   int64_t lease_ms = 30000;
+  // The job's child is told to stop (lease watchdog) this long before the
+  // lease runs out on the worker's clock; the worker kills it at the end.
+  // 0 < lease_margin_ms < lease_ms.
+  int64_t lease_margin_ms = 5000;
   int64_t poll_ms = 200;
   int64_t rpc_timeout_ms = 10000;
   // Reconnect backoff while the coordinator is unreachable.
@@ -96,6 +109,11 @@ class Worker {
     std::optional<CheckpointFile> checkpoint;  // newest local one
     int64_t uploaded_step = 0;                 // newest the coordinator has
     int64_t next_heartbeat_ms = 0;
+    int64_t lease_until_ms = 0;  // steady; see the class comment
+    bool lapsed = false;         // killed when its lease ran out here
+    // Its metrics were refused for good: it was stopped, and is reported
+    // failed without waiting for them.
+    bool metrics_refused = false;
     bool fenced = false;  // the lease is gone: stop, report nothing
     bool stop_sent = false;
     bool result_points_queued = false;
@@ -103,6 +121,9 @@ class Worker {
   };
   struct Pending {
     v1::JobLease lease;
+    // When the LeaseJobs call was first sent (steady): the lease began by
+    // then, whatever answer was lost before this one.
+    int64_t asked_ms = 0;
     std::string slot;
     bool started = false;
   };
@@ -117,6 +138,8 @@ class Worker {
   void Start(const Pending& pending);
   void Exited(Job& job, int exit_code);
   void KillNow(Job& job);
+  // Writes the job's lease watchdog from its lease_until_ms.
+  void TellChildTheLease(Job& job);
   void Heartbeat(Job& job);
   void SendMetrics(Job& job);
   void QueueResult(Job& job);

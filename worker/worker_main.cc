@@ -16,12 +16,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -39,6 +42,20 @@
 
 namespace tailsweep {
 namespace {
+
+// host-pid-RANDOM: unique per daemon start, even for containers that all
+// run as PID 1 on one host name, and across PID reuse.
+std::string UniqueWorkerId() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  const uint64_t instance =
+      (static_cast<uint64_t>(random()) << 32) ^ random() ^
+      static_cast<uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count());
+  return absl::StrCat(host, "-", getpid(), "-",
+                      absl::Hex(instance & 0xffffffffffULL, absl::kZeroPad10));
+}
 
 std::atomic<bool> stop_requested{false};
 
@@ -107,6 +124,13 @@ int Main(int argc, char** argv) {
       ->envname("TAILSWEEP_LEASE_MS")
       ->check(CLI::Range(int64_t{1000}, int64_t{3600000}))
       ->capture_default_str();
+  int64_t lease_margin_ms = -1;
+  app.add_option("--lease-margin-ms", lease_margin_ms,
+                 "How long before the lease runs out on this worker's clock "
+                 "a job that could not renew it stops itself (default: a "
+                 "sixth of --lease-ms, at most 5000)")
+      ->envname("TAILSWEEP_LEASE_MARGIN_MS")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--poll-ms", options.poll_ms,
                  "Pause between rounds (lease, relay, report)")
       ->envname("TAILSWEEP_POLL_MS")
@@ -174,11 +198,19 @@ int Main(int argc, char** argv) {
         std::max(1, cores / static_cast<int>(options.devices.size() *
                                              options.slots_per_device));
   }
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  options.worker_id = std::string(host) + "-" + std::to_string(getpid());
+  options.lease_margin_ms = lease_margin_ms >= 0
+                                ? lease_margin_ms
+                                : std::min<int64_t>(5000, options.lease_ms / 6);
+  if (options.lease_margin_ms >= options.lease_ms / 2) {
+    spdlog::error("--lease-margin-ms {} must be below half of --lease-ms {}",
+                  options.lease_margin_ms, options.lease_ms);
+    return 2;
+  }
+  options.worker_id = UniqueWorkerId();
   absl::StatusOr<Client> client =
-      Connect({coordinator, token_file, tls_ca, /*fast_reconnect=*/true});
+      Connect({coordinator, token_file, tls_ca,
+               /*max_reconnect_backoff_ms=*/
+               std::min<int64_t>(4000, options.lease_ms / 4)});
   if (!client.ok()) {
     spdlog::error("{}", std::string(client.status().message()));
     return 2;

@@ -15,7 +15,8 @@
 //   rename on resume), checkpoints/step-N.pt (checkpoint_name.h, written
 //   atomically), result.json (job_result.h, written atomically once the
 //   job ends), stdout.txt and stderr.txt (the child's output; progress on
-//   stderr).
+//   stderr), and lease, which the worker writes: the lease watchdog
+//   (lease_file.h), after which a train child stops as on SIGTERM.
 // - Exit: status 0 with result.json means done, or, for a train result
 //   with "stopped": true, stopped: the job was asked to stop (SIGTERM),
 //   checkpointed and must be resumed from that checkpoint; it is not a

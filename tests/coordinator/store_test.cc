@@ -109,6 +109,81 @@ TEST_F(StoreTest, LeasesRunOnTheSteadyClockAndSurviveRestartsAndPauses) {
   EXPECT_EQ(Leased(), 0);
 }
 
+// One run per stored curve: a second attempt resumed from step 10 replaces
+// the first attempt's points past 10, and the first attempt's points past
+// where the second ended go.
+TEST_F(StoreTest, AResumedAttemptsPointsReplaceTheFirstAttemptsPastItsStart) {
+  ASSERT_TRUE(store_->SubmitSweep(spec_, jobs_).ok());
+  TS_ASSERT_OK_AND_ASSIGN(auto first, store_->LeaseJobs("wa", 1, 1000));
+  const std::string job = first[0].job_id;
+  ASSERT_TRUE(store_
+                  ->AddMetrics("wa", job, 1,
+                               {{"loss", 5, 1.0},
+                                {"loss", 10, 0.9},
+                                {"loss", 15, 0.8},
+                                {"loss", 20, 0.7}})
+                  .ok());
+  clock_.Advance(1001);
+  ASSERT_TRUE(Expire().ok());
+  clock_.Advance(60'000);  // past the retry backoff
+  TS_ASSERT_OK_AND_ASSIGN(auto second, store_->LeaseJobs("wb", 1, 1000));
+  ASSERT_EQ(second[0].job_id, job);
+  ASSERT_EQ(second[0].epoch, 2);
+  ASSERT_TRUE(store_->AddMetrics("wb", job, 2, {{"loss", 15, 0.85}}).ok());
+  // A resend changes nothing.
+  ASSERT_TRUE(store_->AddMetrics("wb", job, 2, {{"loss", 15, 0.85}}).ok());
+  ASSERT_TRUE(
+      store_
+          ->Complete("wb", job, 2,
+                     testing::TestResult(
+                         R"({"steps_done": 15, "resumed_from_step": 10})"))
+          .ok());
+  Store::MetricsQuery q;
+  q.job_id = job;
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<MetricPoint> stored, store_->Metrics(q));
+  std::vector<std::pair<int64_t, double>> loss;
+  for (const MetricPoint& p : stored) loss.emplace_back(p.step, p.value);
+  EXPECT_EQ(loss, (std::vector<std::pair<int64_t, double>>{
+                      {5, 1.0}, {10, 0.9}, {15, 0.85}}));
+}
+
+// Idle workers cost nothing durable: a poll that finds nothing queued
+// commits no transaction; the worker is still listed (from memory until
+// the once-a-minute upkeep writes it).
+TEST_F(StoreTest, AnIdlePollWritesNothing) {
+  const int64_t before = store_->WriterTransactions();
+  for (int i = 0; i < 50; ++i) {
+    TS_ASSERT_OK_AND_ASSIGN(
+        auto none,
+        store_->LeaseJobs("idle", 2, 1000, absl::StrCat("idle/", i)));
+    EXPECT_TRUE(none.empty());
+  }
+  EXPECT_EQ(store_->WriterTransactions(), before);
+  TS_ASSERT_OK_AND_ASSIGN(auto workers, store_->Workers());
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].worker_id, "idle");
+  EXPECT_EQ(workers[0].last_seen_ms, clock_.WallMs());
+
+  // The answer to idle/49 was "nothing" and may have been lost: its retry
+  // after jobs arrived leases them, and a retry of that gets them again.
+  ASSERT_TRUE(store_->SubmitSweep(spec_, jobs_).ok());
+  TS_ASSERT_OK_AND_ASSIGN(auto got,
+                          store_->LeaseJobs("idle", 2, 1000, "idle/49"));
+  ASSERT_EQ(got.size(), 2u);
+  TS_ASSERT_OK_AND_ASSIGN(auto again,
+                          store_->LeaseJobs("idle", 2, 1000, "idle/49"));
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].job_id, got[0].job_id);
+  EXPECT_EQ(again[1].job_id, got[1].job_id);
+
+  // The upkeep writes the idle worker down; after a restart it is there.
+  ASSERT_TRUE(Expire().ok());
+  Reopen();
+  TS_ASSERT_OK_AND_ASSIGN(workers, store_->Workers());
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].jobs_held, 2);
+}
+
 TEST_F(StoreTest, ALeaseExpiresOnlyAfterItsGrace) {
   grace_ms_ = 5000;
   Reopen();

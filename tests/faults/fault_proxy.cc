@@ -22,6 +22,7 @@ sockaddr_in Loopback(int port) {
 
 struct Pipe {
   int client = -1, server = -1;
+  bool lost_bytes = false;  // replies dropped: its HTTP/2 stream is broken
 };
 
 void ClosePipe(Pipe& p) {
@@ -30,11 +31,13 @@ void ClosePipe(Pipe& p) {
   p.client = p.server = -1;
 }
 
-// Moves what is readable from `from` to `to`; false when either end closed.
+// Moves what is readable from `from` to `to` (to < 0: reads and drops it);
+// false when either end closed.
 bool Forward(int from, int to) {
   char buffer[64 * 1024];
   const ssize_t n = ::read(from, buffer, sizeof(buffer));
   if (n <= 0) return false;
+  if (to < 0) return true;
   for (ssize_t done = 0; done < n;) {
     const ssize_t w = ::write(to, buffer + done, n - done);
     if (w <= 0) return false;
@@ -75,8 +78,14 @@ void FaultProxy::Loop() {
       for (Pipe& p : pipes) ClosePipe(p);
       pipes.clear();
     }
-    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}};
     if (mode == Mode::kPass) {
+      for (Pipe& p : pipes) {
+        if (p.lost_bytes) ClosePipe(p);
+      }
+    }
+    const bool moving = mode == Mode::kPass || mode == Mode::kDropReplies;
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}};
+    if (moving) {
       for (const Pipe& p : pipes) {
         fds.push_back({p.client, POLLIN, 0});
         fds.push_back({p.server, POLLIN, 0});
@@ -101,7 +110,7 @@ void FaultProxy::Loop() {
         }
       }
     }
-    if (mode != Mode::kPass) continue;  // stalled: nothing moves
+    if (!moving) continue;  // stalled: nothing moves
     for (size_t i = 0; i < polled; ++i) {
       const pollfd& c = fds[1 + 2 * i];
       const pollfd& s = fds[2 + 2 * i];
@@ -110,7 +119,9 @@ void FaultProxy::Loop() {
         ok = Forward(pipes[i].client, pipes[i].server);
       }
       if (ok && (s.revents & (POLLIN | POLLHUP | POLLERR))) {
-        ok = Forward(pipes[i].server, pipes[i].client);
+        const bool drop = mode == Mode::kDropReplies;
+        pipes[i].lost_bytes = pipes[i].lost_bytes || drop;
+        ok = Forward(pipes[i].server, drop ? -1 : pipes[i].client);
       }
       if (!ok) ClosePipe(pipes[i]);
     }

@@ -4,7 +4,10 @@
 // A TCP proxy between a worker and the coordinator that can cut the
 // network: in kStall nothing passes either way (packets vanish, connections
 // stay open, as in a partition), in kDrop every connection is reset and new
-// ones are refused; kPass forwards. Runs its own thread.
+// ones are refused; in kDropReplies requests pass and every reply vanishes
+// (the server acts, the client never learns), and a connection that lost
+// bytes so is closed when the mode ends, as one that broke would be; kPass
+// forwards. Runs its own thread.
 
 #include <atomic>
 #include <string>
@@ -14,7 +17,7 @@ namespace tailsweep::testing {
 
 class FaultProxy {
  public:
-  enum class Mode { kPass, kStall, kDrop };
+  enum class Mode { kPass, kStall, kDrop, kDropReplies };
 
   // Listens on 127.0.0.1:listen_port and forwards to 127.0.0.1:target_port.
   FaultProxy(int listen_port, int target_port);

@@ -16,75 +16,12 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "tests/faults/fault_proxy.h"
-#include "tests/testing/cluster.h"
+#include "tests/faults/fault_fixture.h"
 
 namespace tailsweep {
 namespace {
 
 using testing::RunCommand;
-
-int rounds = 3;  // --long: 20
-
-// `cells` cells (kernels), `steps` steps, a loss point every 5 steps, a
-// checkpoint every 10.
-std::string Spec(const std::string& name, int steps, int cells = 2,
-                 int log_every = 5) {
-  const char* kernels[] = {"softmax", "log", "linear", "quadratic"};
-  std::string grid;
-  for (int i = 0; i < cells; ++i) {
-    absl::StrAppend(&grid, i ? ", " : "", kernels[i]);
-  }
-  return absl::StrCat("name: ", name, "\ngrid:\n  kernel: [", grid, R"(]
-fixed:
-  n_points: 64
-  d_model: 16
-  heads: 2
-  layers: 1
-  warmup: 3
-  checkpoint_every: 10
-  eval_instances: 4
-  reference_trials: 4
-  steps: )",
-                      steps, "\n  log_every: ", log_every, "\n");
-}
-
-class FaultSuite : public ::testing::Test, public testing::Cluster {
- protected:
-  FaultSuite() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_faults_") {}
-
-  // Every done job's result equals a clean, uninterrupted run of its
-  // config, bit for bit (the result's numbers print exactly).
-  void ExpectResultsEqualCleanRuns() {
-    const testing::CommandResult r =
-        RunCommand("sqlite3 " + dir_ + "/db \"SELECT result FROM results\"");
-    std::istringstream lines(r.out);
-    std::string line;
-    int compared = 0;
-    while (std::getline(lines, line)) {
-      const nlohmann::json result = nlohmann::json::parse(line);
-      std::string sets;
-      for (const auto& [k, v] : result["config"].items()) {
-        sets += " --set " + k + "=" +
-                (v.is_string() ? v.get<std::string>() : v.dump());
-      }
-      const std::string out = absl::StrCat(dir_, "/clean-", compared);
-      const testing::CommandResult clean =
-          RunCommand(bin_ + "/tailsweep --threads 1 lab train" + sets +
-                     " --out-dir " + out);
-      ASSERT_EQ(clean.exit_code, 0) << clean.err;
-      const nlohmann::json want =
-          nlohmann::json::parse(testing::ReadFile(out + "/result.json"));
-      for (const char* key : {"final_loss", "ratio_median", "ratio_mean",
-                              "ratio_ci_low", "collapse_step"}) {
-        EXPECT_EQ(result[key], want[key]) << key;
-      }
-      ++compared;
-    }
-    EXPECT_GT(compared, 0);
-  }
-  std::mt19937_64 rng_{20261201};
-};
 
 TEST_F(FaultSuite, WorkerKilledAtRandomStepsResumesFromCheckpoints) {
   // Every kill costs an attempt (the lease expires): allow them all.
@@ -149,20 +86,6 @@ TEST_F(FaultSuite, CoordinatorKilledAtRandomMomentsLosesNothing) {
           .out,
       "ok\n");
 }
-
-class PartitionTest : public FaultSuite {
- protected:
-  void SetUp() override {
-    proxy_port_ = port_ + 1;
-    proxy_ = std::make_unique<testing::FaultProxy>(proxy_port_, port_);
-    ASSERT_TRUE(proxy_->listening());
-  }
-  std::string ProxyAddress() const {
-    return absl::StrCat("127.0.0.1:", proxy_port_);
-  }
-  int proxy_port_ = 0;
-  std::unique_ptr<testing::FaultProxy> proxy_;
-};
 
 TEST_F(PartitionTest, ShorterThanTheLeaseLosesAndReassignsNothing) {
   StartCoordinator();
@@ -295,39 +218,7 @@ TEST_F(FaultSuite,
   EXPECT_EQ(resumed, 2);
 }
 
-TEST_F(FaultSuite, WorkerFrozenPastItsLeaseIsFencedAndStopsItsJobs) {
-  StartCoordinator();
-  ChildProcess& frozen = StartWorker("frozen");
-  Submit(Spec("freeze", 5000, 2));
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
-  ASSERT_TRUE(WaitFor("SELECT COUNT(*) > 0 FROM metrics", 1, 60));
-  kill(frozen.pid(), SIGSTOP);  // its jobs run on; it cannot renew
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'expired'", 2, 30));
-  StartWorker("taker");
-  ASSERT_TRUE(WaitFor(
-      "SELECT COUNT(*) FROM jobs WHERE state = 'leased' AND epoch = 2", 2, 60));
-  EXPECT_EQ(ProcessesMentioning(WorkDir("frozen") + "/"), 2);
-  kill(frozen.pid(), SIGCONT);
-  // Its next call carries epoch 1 and is refused: it kills its two jobs
-  // within a heartbeat (lease / 3 = 1.3 s) plus a poll.
-  bool stopped = false;
-  for (int i = 0; i < 40 && !stopped; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    stopped = ProcessesMentioning(WorkDir("frozen") + "/") == 0;
-  }
-  EXPECT_TRUE(stopped) << testing::ReadFile(dir_ + "/frozen.err");
-  EXPECT_NE(testing::ReadFile(dir_ + "/frozen.err").find("stale epoch 1"),
-            std::string::npos);
-  // The taker holds both jobs: one live holder each.
-  EXPECT_EQ(Query("SELECT COUNT(DISTINCT holder) FROM jobs WHERE state = "
-                  "'leased' AND epoch = 2"),
-            1);
-  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE epoch = 1 AND state = "
-                  "'leased'"),
-            0);
-}
+// A frozen worker daemon: lease_faults_test.cc (FrozenOrCutOff).
 
 }  // namespace
 }  // namespace tailsweep

@@ -133,7 +133,12 @@ class WorkerFixture : public ::testing::Test {
   v1::FailJobRequest failed_;
   v1::CompleteJobRequest completed_;
 
-  // Answers; default: OK.
+  std::vector<std::string> lease_request_ids_;  // every LeaseJobs call's
+
+  // Answers; default: OK. A LeaseJobs call that is not answered OK leases
+  // nothing, as if its answer was lost.
+  std::function<Status(const v1::LeaseJobsRequest&)> answer_lease_ =
+      [](const auto&) { return Status::OK; };
   std::function<Status(const v1::HeartbeatRequest&)> answer_heartbeat_ =
       [](const auto&) { return Status::OK; };
   std::function<Status(const v1::ReportMetricsRequest&)> answer_metrics_ =
@@ -153,6 +158,12 @@ inline void WorkerFixture::Wire() {
   ON_CALL(stub_, LeaseJobs(_, _, _))
       .WillByDefault([this](auto*, const v1::LeaseJobsRequest& req,
                             v1::LeaseJobsResponse* resp) {
+        lease_request_ids_.push_back(req.request_id());
+        const Status s = answer_lease_(req);
+        if (!s.ok()) {
+          Record("LeaseJobs", s);
+          return s;
+        }
         std::string got;
         if (!offers_.empty()) {
           for (const v1::JobLease& l : offers_.front()) {

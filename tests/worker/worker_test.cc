@@ -5,6 +5,9 @@
 
 #include <cmath>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "core/schema/lease_file.h"
 #include "tests/worker/worker_fixture.h"
 
 namespace tailsweep {
@@ -200,6 +203,47 @@ TEST_F(WorkerTest, CrashingJobIsFailedWithItsStderrTail) {
                      "fake: CUDA error: out of memory\n"}));
 }
 
+// The coordinator takes at most 12 points a request (as --max-message-bytes
+// would): a 18-point batch goes in halves, nothing is dropped.
+TEST_F(WorkerTest, ABatchTooLargeForTheCoordinatorIsSentInHalves) {
+  options_.max_batch_points = 18;  // two lines of 9
+  Offer({{Lease(
+      "a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}, {"step_ms", "1"}})}});
+  answer_metrics_ = [](const v1::ReportMetricsRequest& req) {
+    return req.points_size() > 12
+               ? Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too large")
+               : Status::OK;
+  };
+  RunWorker();
+  int64_t points = 0;
+  for (const auto& r : reported_) points += r.points_size();
+  EXPECT_EQ(points, 2 * 9 + 6);  // both lines and the result's points
+  EXPECT_EQ(
+      calls_,
+      (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+               "start a", "ReportMetrics seq=1 points=18 steps=1-2: OTHER",
+               "LeaseJobs -> none", "ReportMetrics seq=1 points=9 steps=1",
+               "ReportMetrics seq=1 points=9 steps=2",
+               "ReportMetrics seq=2 points=6 steps=2", "CompleteJob"}));
+}
+
+// Refused for good (UNAUTHENTICATED): not dropped silently; the job is
+// stopped and reported failed with the reason.
+TEST_F(WorkerTest, MetricsRefusedForGoodStopTheJobAndSayWhy) {
+  Offer({{Lease("a", 1, {{"steps", "100"}})}});
+  answer_metrics_ = [](const auto&) {
+    return Status(grpc::StatusCode::UNAUTHENTICATED, "bad token");
+  };
+  RunWorker();
+  calls_.push_back("error=" + failed_.error());
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1: OTHER",
+                     "kill a", "FailJob", "LeaseJobs -> none",
+                     "error=the coordinator refused metric batch 1: bad "
+                     "token"}));
+}
+
 TEST_F(WorkerTest, JobExitingWithoutAResultIsFailed) {
   Offer({{Lease(
       "a", 1,
@@ -285,6 +329,64 @@ TEST_F(WorkerTest, FinishedJobKeepsHeartbeatingUntilItsResultIsAcknowledged) {
           "t=1300 CompleteJob: UNAVAILABLE", "t=1800 CompleteJob: UNAVAILABLE",
           "t=2500 Heartbeat job=a epoch=1", "t=2500 CompleteJob",
           "t=2500 LeaseJobs -> none"}));
+}
+
+// The coordinator is unreachable from t=500 to t=6000 (every answer
+// UNAVAILABLE). The lease, asked for at t=0 and never renewed, runs out on
+// the worker's clock at t=3000: the job is killed then (it cannot run on
+// while someone else may get the job), and once the coordinator answers its
+// checkpoint is uploaded and its lease given back, not failed.
+TEST_F(WorkerTest, ALeaseThatCannotBeRenewedStopsTheJobAndGivesItBackLater) {
+  options_.lease_ms = 3000;
+  options_.lease_margin_ms = 500;
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "100"}, {"checkpoint_every", "5"}})}});
+  auto down = [this] {
+    const int64_t t = clock_.SteadyMs();
+    return t >= 500 && t < 6000 ? Status(grpc::StatusCode::UNAVAILABLE, "down")
+                                : Status::OK;
+  };
+  answer_heartbeat_ = [&](const auto&) { return down(); };
+  answer_metrics_ = [&](const auto&) { return down(); };
+  answer_upload_ = [&](const auto&) { return down(); };
+  answer_report_ = down;
+  answer_lease_ = [&](const auto&) { return down(); };
+  RunWorker();
+  // The watchdog told the child to stop a margin before the lease ends.
+  EXPECT_EQ(ReadLeaseFile(dir_ + "/a"), 2500);
+  Strings key;
+  for (const std::string& c : calls_) {
+    if (absl::StrContains(c, "kill") || absl::StrContains(c, "Release") ||
+        absl::StrContains(c, "Upload") || absl::StrContains(c, "start") ||
+        absl::StrContains(c, "FailJob")) {
+      key.push_back(c);
+    }
+  }
+  EXPECT_EQ(key,
+            (Strings{"start a", "kill a", "t=6700 UploadCheckpoint step=30",
+                     "t=6700 ReleaseJob reason=stopped: its lease ran out "
+                     "on the worker"}))
+      << absl::StrJoin(calls_, "\n");
+}
+
+// A LeaseJobs answer lost on the way (UNAVAILABLE twice) is asked for again
+// with the same request id, so the coordinator can answer with the jobs it
+// leased to the lost call; the next new call gets a new id.
+TEST_F(WorkerTest, ALeaseCallWithoutAnAnswerIsRepeatedWithTheSameRequestId) {
+  int answered = 0;
+  answer_lease_ = [&](const auto&) {
+    return ++answered <= 2 ? Status(grpc::StatusCode::UNAVAILABLE, "lost")
+                           : Status::OK;
+  };
+  Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+  RunWorker();
+  ASSERT_GE(lease_request_ids_.size(), 4u);
+  EXPECT_EQ(lease_request_ids_[0], "w/1");
+  EXPECT_EQ(lease_request_ids_[1], "w/1");
+  EXPECT_EQ(lease_request_ids_[2], "w/1");
+  EXPECT_EQ(lease_request_ids_[3], "w/2");
+  EXPECT_NE(std::find(calls_.begin(), calls_.end(), "CompleteJob"),
+            calls_.end());
 }
 
 }  // namespace

@@ -1,0 +1,288 @@
+// Leases under faults (system.md, "Leases and fencing"): the coordinator's
+// absence never expires a lease, a cell never runs twice at once, and a
+// lost reply strands nothing. Real coordinator, workers and jobs on
+// loopback; the worker's lease is 4 s, the coordinator's grace 1 s.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/faults/fault_fixture.h"
+
+namespace tailsweep {
+namespace {
+
+constexpr int kLeaseMs = 4000;  // the cluster's worker default
+
+// Samples, every 100 ms on its own thread, how many live `lab train`
+// processes each job has (any worker), and keeps the largest count seen.
+class LiveRunSampler {
+ public:
+  LiveRunSampler(testing::Cluster* cluster, std::vector<std::string> jobs)
+      : cluster_(cluster), jobs_(std::move(jobs)) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        for (const std::string& job : jobs_) {
+          const int64_t n = cluster_->ProcessesMentioning(job);
+          std::string seen;
+          if (n > 1) {  // what they were, for the failure message
+            seen =
+                testing::RunCommand(
+                    "ps -eo pid,ppid,stat,etimes,args | "
+                    "grep -- '[" +
+                    job.substr(0, 1) + "]" + job.substr(1) + "' | cut -c1-300")
+                    .out;
+          }
+          std::lock_guard<std::mutex> lock(mu_);
+          most_[job] = std::max(most_[job], n);
+          if (!seen.empty() && twice_.empty()) twice_ = seen;
+          ++samples_;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  ~LiveRunSampler() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int64_t most() {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t m = 0;
+    for (const auto& [job, n] : most_) m = std::max(m, n);
+    return m;
+  }
+  int64_t samples() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return samples_;
+  }
+  // The processes of the first sample that saw a job run twice.
+  std::string twice() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return twice_;
+  }
+
+ private:
+  testing::Cluster* cluster_;
+  std::vector<std::string> jobs_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<std::string, int64_t> most_;
+  int64_t samples_ = 0;
+  std::string twice_;
+  std::thread thread_;
+};
+
+class LeaseFaults : public PartitionTest {
+ protected:
+  std::vector<std::string> JobIds() {
+    const testing::CommandResult r =
+        RunCommand("sqlite3 " + dir_ + "/db \"SELECT job_id FROM jobs\"");
+    std::vector<std::string> ids;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) ids.push_back(line);
+    return ids;
+  }
+  // Every job done once, by one attempt, each with its steps / 5 loss
+  // points exactly once, and nothing expired.
+  void ExpectDoneOnceNothingExpired(int64_t jobs) {
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), jobs);
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), jobs);
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'done'"), jobs);
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0)
+        << testing::ReadFile(dir_ + "/coordinator.err") << "\n"
+        << RunCommand("sqlite3 " + dir_ + "/db \"SELECT * FROM events\"").out;
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'failed'"), 0);
+    EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 1);
+    EXPECT_EQ(Query("SELECT COUNT(*) FROM (SELECT j.job_id FROM jobs j LEFT "
+                    "JOIN metrics m ON m.job_id = j.job_id AND m.name = "
+                    "'loss' GROUP BY j.job_id HAVING COUNT(m.step) != "
+                    "CAST(json_extract(j.params, '$.steps') AS INTEGER) / 5)"),
+              0);
+  }
+};
+
+// A short job (it finishes while the coordinator is away) and a long one.
+std::string TwoLengths(const std::string& name) {
+  return absl::StrCat("name: ", name, R"(
+grid:
+  steps: [300, 3000]
+fixed:
+  n_points: 64
+  d_model: 16
+  heads: 2
+  layers: 1
+  warmup: 3
+  checkpoint_every: 10
+  eval_instances: 4
+  reference_trials: 4
+  log_every: 5
+)");
+}
+
+// Behaviour 1: the coordinator's absence never expires a lease. Down for
+// twice the lease (kill -9, or SIGSTOP): no lease expires, no attempt is
+// counted, the result that finished meanwhile arrives, each job is done
+// once. (The workers' jobs stop themselves when they cannot renew, and
+// are given back and resumed when it is back.)
+class CoordinatorAbsence : public LeaseFaults,
+                           public ::testing::WithParamInterface<bool> {};
+
+TEST_P(CoordinatorAbsence, ExpiresNoLeaseAndLosesNoResult) {
+  const bool killed = GetParam();
+  // A longer lease than the other tests': the short job must finish while
+  // the coordinator is away, before its lease runs out on the worker, even
+  // on a loaded machine.
+  constexpr int kAbsenceLeaseMs = 8000;
+  ChildProcess* coordinator = &StartCoordinator();
+  StartWorker("w", {"--lease-ms", absl::StrCat(kAbsenceLeaseMs)});
+  Submit(TwoLengths(killed ? "absent_killed" : "absent_stopped"));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2, 60));
+  if (killed) {
+    coordinator->Signal(SIGKILL);
+    while (!coordinator->Poll()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  } else {
+    kill(coordinator->pid(), SIGSTOP);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * kAbsenceLeaseMs));
+  // The short job finished while the coordinator was away.
+  int finished = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(WorkDir("w"))) {
+    finished += std::filesystem::exists(entry.path() / "result.json") &&
+                testing::ReadFile((entry.path() / "result.json").string())
+                        .find("\"stopped\": false") != std::string::npos;
+  }
+  EXPECT_GE(finished, 1);
+  if (killed) {
+    StartCoordinator();
+  } else {
+    kill(coordinator->pid(), SIGCONT);
+  }
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 300))
+      << testing::ReadFile(dir_ + "/w.err");
+  ExpectDoneOnceNothingExpired(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(KilledOrStopped, CoordinatorAbsence, ::testing::Bool(),
+                         [](const auto& info) {
+                           return info.param ? "Killed" : "Stopped";
+                         });
+
+// Behaviour 2: a cell never runs twice at once. A worker daemon frozen
+// (SIGSTOP: its children run on) or cut off (a partition) for twice the
+// lease: its jobs stop themselves before the coordinator leases them to
+// another worker; sampled every 100 ms, never two live runs of one job.
+class FrozenOrCutOff : public LeaseFaults,
+                       public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FrozenOrCutOff, NeverRunsACellTwiceAtOnce) {
+  const bool frozen = GetParam();
+  // The grace must cover a job's stopping: its last step, its checkpoint
+  // and result written (fsync) on a machine as loaded as CI's.
+  StartCoordinator({"--lease-grace-ms", "3000"});
+  ChildProcess& far = StartWorker("far", {"--rpc-timeout-ms", "1000"},
+                                  frozen ? "" : ProxyAddress());
+  Submit(Spec(frozen ? "frozen" : "cut_off", 4000, 2));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2, 60));
+  LiveRunSampler sampler(this, JobIds());
+  StartWorker("near");  // idle until the far worker's leases expire
+  if (frozen) {
+    kill(far.pid(), SIGSTOP);
+  } else {
+    proxy_->Set(testing::FaultProxy::Mode::kStall);
+  }
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'expired'", 2, 60));
+  ASSERT_TRUE(WaitFor(
+      "SELECT COUNT(*) FROM jobs WHERE state = 'leased' AND epoch = 2", 2, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * kLeaseMs));
+  if (frozen) {
+    kill(far.pid(), SIGCONT);
+  } else {
+    proxy_->Set(testing::FaultProxy::Mode::kPass);
+  }
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 600));
+  sampler.Stop();
+  EXPECT_GT(sampler.samples(), 100);
+  EXPECT_EQ(sampler.most(), 1) << sampler.twice() << "\n"
+                               << testing::ReadFile(dir_ + "/far.err") << "\n"
+                               << testing::ReadFile(dir_ + "/near.err");
+  // The far worker's runs stopped themselves (the lease watchdog) or were
+  // stopped by it; the near worker finished each job, once.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'done' AND "
+                  "epoch = 2"),
+            2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 2);
+  ExpectEveryPointOnce(2, 4000 / 5);
+  EXPECT_EQ(ProcessesMentioning(WorkDir("far") + "/"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(DaemonFrozenOrPartitioned, FrozenOrCutOff,
+                         ::testing::Bool(), [](const auto& info) {
+                           return info.param ? "Frozen" : "CutOff";
+                         });
+
+// Behaviour 3: a lost reply strands nothing. Replies are dropped for 2 s
+// while jobs are queued: the coordinator leases them to the worker, which
+// never hears it and asks again with the same request id until it does.
+// With one attempt allowed, nothing fails and no attempt is burned. (The
+// worker polls every 3 s, so the jobs are queued before its next call.)
+TEST_F(LeaseFaults, LostLeaseRepliesStrandNoJob) {
+  StartCoordinator({"--max-attempts", "1"});
+  StartWorker(
+      "far",
+      {"--rpc-timeout-ms", "500", "--poll-ms", "3000", "--lease-ms", "8000"},
+      ProxyAddress());
+  // When the coordinator last heard from the worker (idle polls are kept
+  // in memory: ask the service, not the file).
+  auto last_seen = [&] {
+    const nlohmann::json doc =
+        nlohmann::json::parse(Cli("workers --format json").out, nullptr, false);
+    int64_t at = -1;
+    if (!doc.is_array()) return at;
+    for (const auto& w : doc)
+      at = std::max(at, w["last_seen_ms"].get<int64_t>());
+    return at;
+  };
+  int64_t seen = -1;
+  for (int i = 0; i < 300 && seen < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    seen = last_seen();
+  }
+  ASSERT_GE(seen, 0) << "the worker never called";
+  // Right after one of its calls, so the next comes ~3 s later.
+  for (int i = 0; i < 100 && last_seen() == seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  proxy_->Set(testing::FaultProxy::Mode::kDropReplies);
+  Submit(Spec("lost_replies", 300, 2));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  // Leased, yet the worker has not heard of it: nothing runs.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), 0);
+  proxy_->Set(testing::FaultProxy::Mode::kPass);
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 120))
+      << testing::ReadFile(dir_ + "/far.err");
+  ExpectDoneOnceNothingExpired(2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'leased'"), 2);
+}
+
+}  // namespace
+}  // namespace tailsweep
