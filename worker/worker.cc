@@ -288,13 +288,20 @@ void Worker::Start(const Pending& pending) {
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
   job.finished = files_->ReadFinished(job.lease.kind(), job.dir, exit_code);
-  if (job.finished.outcome == JobOutcome::kFailed) {
-    spdlog::warn("{} failed: {}", job.tag, job.finished.error);
-  } else {
-    spdlog::info("{} {}", job.tag,
-                 job.finished.outcome == JobOutcome::kDone
-                     ? "finished"
-                     : "stopped; its checkpoint goes to the coordinator");
+  switch (job.finished.outcome) {
+    case JobOutcome::kFailed:
+      spdlog::warn("{} failed: {}", job.tag, job.finished.error);
+      break;
+    case JobOutcome::kDone:
+      spdlog::info("{} finished", job.tag);
+      break;
+    case JobOutcome::kStopped:
+      spdlog::info(
+          "{} stopped ({}); its lease goes back after its newest "
+          "checkpoint, if any",
+          job.tag,
+          job.finished.error.empty() ? "checkpointed" : job.finished.error);
+      break;
   }
 }
 

@@ -243,6 +243,34 @@ TEST_F(WorkerTest, PreemptedJobUploadsItsCheckpointThenReleasesTheLease) {
                      "ReleaseJob reason=preempted (SIGTERM)"}));
 }
 
+// A child that SIGTERM kills before it installed its handler (exit 143)
+// is stopped, not failed: its lines are relayed, and with no checkpoint
+// the lease just goes back.
+TEST_F(WorkerTest, ChildKilledBySigtermBeforeItsHandlerIsReleasedNotFailed) {
+  Offer({{Lease("a", 1, {{"fake", "no-handler"}, {"checkpoint_every", "0"}})}});
+  clock_.At(250, [this] { stop_ = true; });
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "ReportMetrics seq=2 points=9 steps=2", "term a",
+                     "ReportMetrics seq=3 points=9 steps=3",
+                     "ReleaseJob reason=preempted (SIGTERM)"}));
+}
+
+// SIGTERM that reaches a tails job's child alone (the worker is not
+// stopping): released uncounted, and the worker carries on.
+TEST_F(WorkerTest, TailsJobKilledBySigtermFromOutsideIsReleasedNotFailed) {
+  v1::JobLease tails = Lease("t", 1, {{"fake", "killed-by-term"}});
+  tails.set_kind("tails");
+  Offer({{tails}});
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> t", "DownloadCheckpoint job=t: NOT_FOUND",
+                     "start t", "ReleaseJob reason=preempted (SIGTERM)",
+                     "LeaseJobs -> none"}));
+}
+
 // Epoch 1 of job a hangs in slot cpu/0; the coordinator leases a again
 // (epoch 2): the old attempt is killed before the new one starts.
 TEST_F(WorkerTest, ReLeasedJobsOldAttemptIsKilledBeforeTheNewOneStarts) {
