@@ -323,6 +323,15 @@ void Worker::Fence(Job& job, const char* what, const grpc::Status& status) {
 
 void Worker::Heartbeat(Job& job) {
   const grpc::Status status = client_.Heartbeat(job.lease);
+  if (status.error_code() == grpc::StatusCode::CANCELLED && !job.running &&
+      job.finished.outcome == JobOutcome::kDone) {
+    // Cancelled after it finished: the coordinator still takes the result
+    // of the live lease (done wins), so deliver it; nothing needs renewing.
+    spdlog::info("{}: cancelled after it finished; its result goes in",
+                 job.tag);
+    job.next_heartbeat_ms = clock_->NowMs() + options_.lease_ms / 3;
+    return;
+  }
   if (LeaseGone(status)) return Fence(job, "heartbeat", status);
   if (!status.ok() && !Unreachable(status)) {
     spdlog::warn("{}: lease not renewed: {}", job.tag, status.error_message());

@@ -314,5 +314,37 @@ TEST_F(WorkerTest, FinishedJobKeepsHeartbeatingUntilItsResultIsAcknowledged) {
           "t=2500 LeaseJobs -> none"}));
 }
 
+// The user cancels the sweep after the job finished but before its result
+// is acknowledged: the heartbeat says CANCELLED, yet the result still goes
+// in (the coordinator keeps it: done wins) and nothing is killed.
+TEST_F(WorkerTest, JobCancelledAfterItFinishedStillDeliversItsResult) {
+  options_.lease_ms = 3000;
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+  answer_report_ = [this] {
+    return clock_.NowMs() < 2500 ? Status(grpc::StatusCode::UNAVAILABLE, "busy")
+                                 : Status::OK;
+  };
+  answer_heartbeat_ = [](const v1::HeartbeatRequest&) {
+    return Status(grpc::StatusCode::CANCELLED, "job a was cancelled");
+  };
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{
+          "t=0 LeaseJobs -> a", "t=0 DownloadCheckpoint job=a: NOT_FOUND",
+          "start a", "t=100 ReportMetrics seq=1 points=9 steps=1",
+          "t=200 ReportMetrics seq=2 points=9 steps=2",
+          "t=200 LeaseJobs -> none",
+          "t=200 ReportMetrics seq=3 points=6 steps=2",
+          "t=200 CompleteJob: UNAVAILABLE", "t=500 CompleteJob: UNAVAILABLE",
+          "t=1000 Heartbeat job=a epoch=1: CANCELLED",
+          "t=1000 CompleteJob: UNAVAILABLE", "t=1300 CompleteJob: UNAVAILABLE",
+          "t=1800 CompleteJob: UNAVAILABLE",
+          "t=2500 Heartbeat job=a epoch=1: CANCELLED", "t=2500 CompleteJob",
+          "t=2500 LeaseJobs -> none"}));
+  EXPECT_EQ(completed_.job_id(), "a");
+}
+
 }  // namespace
 }  // namespace tailsweep
