@@ -1,6 +1,7 @@
 #include "cli/render.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,7 +10,119 @@
 
 namespace tailsweep::cli {
 
-std::string RenderText(const Table& table) {
+namespace {
+
+void AppendHex(unsigned char c, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->append({'\\', 'x', kHex[c >> 4], kHex[c & 15]});
+}
+
+// The length of the valid UTF-8 sequence at text[i] (2-4 bytes) and its
+// code point; 0 when the bytes there are not one.
+size_t Utf8Sequence(absl::string_view text, size_t i, uint32_t* code) {
+  const auto byte = [&](size_t k) {
+    return static_cast<unsigned char>(text[i + k]);
+  };
+  const unsigned char lead = byte(0);
+  size_t n = 0;
+  uint32_t cp = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    n = 2;
+    cp = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    n = 3;
+    cp = lead & 0x0f;
+    if (lead == 0xe0) lo = 0xa0;  // overlong
+    if (lead == 0xed) hi = 0x9f;  // surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    n = 4;
+    cp = lead & 0x07;
+    if (lead == 0xf0) lo = 0x90;  // overlong
+    if (lead == 0xf4) hi = 0x8f;  // past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char c = byte(k);
+    if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xbf)) return 0;
+    cp = (cp << 6) | (c & 0x3f);
+  }
+  *code = cp;
+  return n;
+}
+
+bool BidiControl(uint32_t cp) {
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
+std::string EscapeControl(absl::string_view text, Lines lines) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      const bool keep = c >= 0x20 && c != 0x7f;
+      const bool line = c == '\n' || c == '\t';
+      if (keep || (line && lines == Lines::kKeep)) {
+        out.push_back(static_cast<char>(c));
+      } else {
+        AppendHex(c, &out);
+      }
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t n = Utf8Sequence(text, i, &cp);
+    if (n == 0) {  // not UTF-8
+      AppendHex(c, &out);
+      ++i;
+      continue;
+    }
+    if (cp <= 0x9f) {  // C1 controls
+      for (size_t k = 0; k < n; ++k) {
+        AppendHex(static_cast<unsigned char>(text[i + k]), &out);
+      }
+    } else if (BidiControl(cp)) {
+      absl::StrAppend(&out, "\\u", absl::Hex(cp, absl::kZeroPad4));
+    } else {
+      out.append(text.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string TerminalSafeJson(absl::string_view dumped) {
+  std::string out;
+  out.reserve(dumped.size());
+  for (size_t i = 0; i < dumped.size();) {
+    const unsigned char c = static_cast<unsigned char>(dumped[i]);
+    uint32_t cp = c;
+    size_t n = 1;
+    if (c >= 0x80) n = Utf8Sequence(dumped, i, &cp);
+    if (n == 0) {  // not UTF-8 (dump() replaces such bytes): U+FFFD
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    // These occur only inside strings, where \uXXXX means the same.
+    if (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || BidiControl(cp)) {
+      absl::StrAppend(&out, "\\u", absl::Hex(cp, absl::kZeroPad4));
+    } else {
+      out.append(dumped.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+namespace {
+
+std::string Aligned(const Table& table) {
   std::vector<size_t> width(table.header.size());
   for (size_t c = 0; c < width.size(); ++c) width[c] = table.header[c].size();
   for (const auto& row : table.rows) {
@@ -32,9 +145,23 @@ std::string RenderText(const Table& table) {
   return out;
 }
 
+}  // namespace
+
+std::string RenderText(const Table& table) {
+  Table escaped = table;
+  for (std::string& cell : escaped.header) {
+    cell = EscapeControl(cell, Lines::kKeep);
+  }
+  for (auto& row : escaped.rows) {
+    for (std::string& cell : row) cell = EscapeControl(cell, Lines::kKeep);
+  }
+  return Aligned(escaped);
+}
+
 namespace {
 
-std::string CsvField(const std::string& field) {
+std::string CsvField(const std::string& raw) {
+  const std::string field = EscapeControl(raw, Lines::kKeep);
   if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
   return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
 }
@@ -46,7 +173,8 @@ std::string CsvRecord(const std::vector<std::string>& fields) {
 }
 
 std::string MarkdownCell(const std::string& cell) {
-  return absl::StrReplaceAll(cell, {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}});
+  return EscapeControl(
+      absl::StrReplaceAll(cell, {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}}));
 }
 
 std::string MarkdownRow(const std::vector<std::string>& cells) {
