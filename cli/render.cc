@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "core/number_text.h"
+#include "core/schema/utf8.h"
 
 namespace tailsweep::cli {
 
@@ -15,42 +16,6 @@ namespace {
 void AppendHex(unsigned char c, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->append({'\\', 'x', kHex[c >> 4], kHex[c & 15]});
-}
-
-// The length of the valid UTF-8 sequence at text[i] (2-4 bytes) and its
-// code point; 0 when the bytes there are not one.
-size_t Utf8Sequence(absl::string_view text, size_t i, uint32_t* code) {
-  const auto byte = [&](size_t k) {
-    return static_cast<unsigned char>(text[i + k]);
-  };
-  const unsigned char lead = byte(0);
-  size_t n = 0;
-  uint32_t cp = 0;
-  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    n = 2;
-    cp = lead & 0x1f;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    n = 3;
-    cp = lead & 0x0f;
-    if (lead == 0xe0) lo = 0xa0;  // overlong
-    if (lead == 0xed) hi = 0x9f;  // surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    n = 4;
-    cp = lead & 0x07;
-    if (lead == 0xf0) lo = 0x90;  // overlong
-    if (lead == 0xf4) hi = 0x8f;  // past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char c = byte(k);
-    if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xbf)) return 0;
-    cp = (cp << 6) | (c & 0x3f);
-  }
-  *code = cp;
-  return n;
 }
 
 bool BidiControl(uint32_t cp) {
@@ -76,7 +41,7 @@ std::string EscapeControl(absl::string_view text, Lines lines) {
       continue;
     }
     uint32_t cp = 0;
-    const size_t n = Utf8Sequence(text, i, &cp);
+    const size_t n = Utf8SequenceAt(text, i, &cp);
     if (n == 0) {  // not UTF-8
       AppendHex(c, &out);
       ++i;
@@ -103,7 +68,7 @@ std::string TerminalSafeJson(absl::string_view dumped) {
     const unsigned char c = static_cast<unsigned char>(dumped[i]);
     uint32_t cp = c;
     size_t n = 1;
-    if (c >= 0x80) n = Utf8Sequence(dumped, i, &cp);
+    if (c >= 0x80) n = Utf8SequenceAt(dumped, i, &cp);
     if (n == 0) {  // not UTF-8 (dump() replaces such bytes): U+FFFD
       out += "\\ufffd";
       ++i;

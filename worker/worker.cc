@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
+#include "core/schema/utf8.h"
 
 namespace tailsweep {
 namespace {
@@ -379,7 +380,10 @@ void Worker::Upload(Job& job) {
 }
 
 void Worker::Report(Job& job, Action::Kind kind) {
-  const std::string tail = files_->StderrTail(job.dir, kStderrTailBytes);
+  // A child's stderr may hold any bytes, and a tail may start mid-character:
+  // text fields must be UTF-8, or the whole call would not parse.
+  const std::string tail =
+      ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
   grpc::Status status;
   const char* what = "report";
   if (kind == Action::Kind::kComplete) {
@@ -395,7 +399,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
           tail.substr(tail.size() -
                       std::min<size_t>(tail.size(), kErrorStderrBytes)));
     }
-    status = client_.FailJob(job.lease, error, tail);
+    status = client_.FailJob(job.lease, ValidUtf8(error), tail);
     if (status.ok()) ++failed_;
   } else {
     what = "release";

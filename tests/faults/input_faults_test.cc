@@ -468,6 +468,31 @@ TEST_F(InputFaults, OverlongIdsAndFreeTextAreInvalidArgument) {
   EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind <> 'leased'"), 0);
 }
 
+// A child whose stderr is not UTF-8 (a stray byte, a character cut short):
+// its failure still arrives, with the bytes replaced. (proto3 strings must
+// be UTF-8; the raw bytes made FailJob unparseable, so the report was lost
+// and the lease expired instead.)
+TEST_F(InputFaults, AFailureWhoseStderrIsNotUtf8IsStillReported) {
+  const std::string wrapper = dir_ + "/garbled-tailsweep";
+  std::ofstream(wrapper) << "#!/bin/sh\ncase \"$*\" in *\"lab train\"*) "
+                            "printf '\\377 boom \\342\\202' >&2; exit 1;; "
+                            "esac\nexec "
+                         << bin_ << "/tailsweep \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  StartCoordinator({"--max-attempts", "1"});
+  StartWorker("w", {"--tailsweep-bin", wrapper});
+  SubmitAs("a.yaml", TrainSpec("garbled", "softmax", 20));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 1, 60))
+      << testing::ReadFile(dir_ + "/w.err");
+  EXPECT_EQ(QueryText("SELECT last_error FROM jobs"),
+            "exit code 1: \xef\xbf\xbd boom \xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0);
+  const CommandResult logs =
+      Cli("logs " + QueryText("SELECT job_id FROM jobs"));
+  EXPECT_EQ(logs.out, "\xef\xbf\xbd boom \xef\xbf\xbd\xef\xbf\xbd\n");
+}
+
 // A job's error and stderr tail carry terminal escapes (colour, a window
 // title, a bell, a C1 CSI): every output of the CLI shows them escaped;
 // `logs` keeps the tail's line breaks and tabs.

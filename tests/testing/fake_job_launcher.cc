@@ -65,9 +65,11 @@ class FakeJobLauncher::Job {
         exit_code_ = 128 + SIGTERM;
         return;
       }
-      if (fake_ == "crash" && done_ == 2) {
+      if ((fake_ == "crash" || fake_ == "garbled-crash") && done_ == 2) {
         Append("stderr.txt",
-               "Traceback: step 2\nfake: CUDA error: out of memory\n");
+               fake_ == "crash"
+                   ? "Traceback: step 2\nfake: CUDA error: out of memory\n"
+                   : "\xff boom \xe2\x82");
         exit_code_ = 1;
         return;
       }

@@ -16,6 +16,8 @@
 //                 a stopped result, exit 0.
 //   crash         logs step 1, then writes a traceback to stderr and exits 1
 //                 at its second step.
+//   garbled-crash as crash, but its stderr is bytes that are not UTF-8
+//                 (a stray 0xff, a character cut short).
 //   hang          writes nothing and never exits; ignores SIGTERM.
 //   slow-metrics  each line's newline comes half a step after the line.
 //   torn-line     its second line is torn (not JSON, with a newline).

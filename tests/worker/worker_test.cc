@@ -200,6 +200,18 @@ TEST_F(WorkerTest, CrashingJobIsFailedWithItsStderrTail) {
                      "fake: CUDA error: out of memory\n"}));
 }
 
+// A child's stderr that is not UTF-8 would make the FailJob call
+// unparseable (proto3 strings), losing the report: it goes as valid UTF-8.
+TEST_F(WorkerTest, StderrThatIsNotUtf8IsSentAsValidUtf8) {
+  Offer({{Lease("a", 1, {{"fake", "garbled-crash"}})}});
+  RunWorker();
+  v1::FailJobRequest parsed;
+  EXPECT_TRUE(parsed.ParseFromString(failed_.SerializeAsString()));
+  const std::string r = "\xef\xbf\xbd";  // U+FFFD, one per bad byte
+  EXPECT_EQ(parsed.stderr_tail(), r + " boom " + r + r);
+  EXPECT_EQ(parsed.error(), "exit code 1: " + r + " boom " + r + r);
+}
+
 TEST_F(WorkerTest, JobExitingWithoutAResultIsFailed) {
   Offer({{Lease(
       "a", 1,
