@@ -9,6 +9,7 @@
 #include "cli/connection.h"
 #include "cli/messages.h"
 #include "cli/output.h"
+#include "cli/pages.h"
 #include "cli/render.h"
 #include "core/number_text.h"
 #include "core/schema/json_number.h"
@@ -61,17 +62,14 @@ RunFn DefineCurves(CLI::App& app) {
       std::string cell;
     };
     std::vector<Target> targets;
-    v1::ListJobsRequest list;
-    list.set_sweep(f->target);
-    v1::ListJobsResponse jobs;
-    const grpc::Status listed =
-        f->c.Stub().ListJobs(f->c.Context().get(), list, &jobs);
-    if (listed.ok()) {
-      for (const auto& j : jobs.jobs()) {
+    absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+        ListAllJobs(f->c, f->target, "");
+    if (jobs.ok()) {
+      for (const auto& j : *jobs) {
         targets.push_back({j.job_id(), CellText(j.cell())});
       }
-    } else if (listed.error_code() == grpc::StatusCode::NOT_FOUND ||
-               listed.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    } else if (absl::IsNotFound(jobs.status()) ||
+               absl::IsInvalidArgument(jobs.status())) {
       v1::GetJobLogRequest find;
       find.set_job(f->target);
       v1::GetJobLogResponse job;
@@ -87,7 +85,7 @@ RunFn DefineCurves(CLI::App& app) {
       if (absl::Status s = f->c.Check(found); !s.ok()) return s;
       targets.push_back({job.job_id(), ""});
     } else {
-      return f->c.Check(listed);
+      return jobs.status();
     }
     json doc = json::array();
     Table t{{"job", "cell", "metric", "step", "value"}, {}};
@@ -137,18 +135,21 @@ RunFn DefineLogs(CLI::App& app) {
         !s.ok()) {
       return s;
     }
+    // What workers sent is shown with its control characters escaped;
+    // line breaks and tabs of the tail stay readable.
     std::cerr << "job " << log.job_id() << ": " << log.state()
               << (log.last_error().empty() ? "" : ", last error: ")
-              << log.last_error().substr(0, log.last_error().find('\n'))
+              << EscapeControl(
+                     log.last_error().substr(0, log.last_error().find('\n')))
               << "\n";
     if (log.logs_size() == 0) {
       std::cerr << "no stderr kept for this job yet (it is sent when an "
                    "attempt ends)\n";
     }
     for (const v1::JobLog& entry : log.logs()) {
-      std::cerr << "--- epoch " << entry.epoch() << " (" << entry.outcome()
-                << ") ---\n";
-      std::cout << entry.stderr_tail();
+      std::cerr << "--- epoch " << entry.epoch() << " ("
+                << EscapeControl(entry.outcome()) << ") ---\n";
+      std::cout << EscapeControl(entry.stderr_tail(), Lines::kKeep);
       if (!entry.stderr_tail().empty() && entry.stderr_tail().back() != '\n') {
         std::cout << "\n";
       }

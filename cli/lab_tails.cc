@@ -1,5 +1,8 @@
 // `tailsweep lab tails`: the tail-sensitivity testbed (science.md 7).
 
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -45,6 +48,16 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& flag,
   return out;
 }
 
+// SIGTERM (preemption): a tails job keeps nothing worth saving midway, so
+// it stops at once with the job protocol's "stopped" status, and the worker
+// gives the lease back instead of counting a failure.
+void OnStopSignal(int) {
+  constexpr char kLine[] = "tails: stopped on SIGTERM\n";
+  [[maybe_unused]] const ssize_t n =
+      write(STDERR_FILENO, kLine, sizeof(kLine) - 1);
+  _exit(kExitStopped);
+}
+
 }  // namespace
 
 Command TailsCommand() {
@@ -83,6 +96,7 @@ Command TailsCommand() {
                        "Also write the rows as DIR/result.json (the job "
                        "protocol's result file; DIR must exist)");
         return [f]() -> absl::Status {
+          std::signal(SIGTERM, OnStopSignal);
           TailsConfig config;
           absl::StatusOr<std::vector<double>> grid =
               ParseIndexGrid("--index-grid", f->grid);

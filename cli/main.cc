@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/connection.h"
+#include "cli/render.h"
 #include "core/schema/version.h"
 #include "core/threads.h"
 
@@ -73,7 +74,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::fprintf(stderr, "tailsweep: %s\n",
-                 ParseErrorMessage(e, commands).c_str());
+                 EscapeControl(ParseErrorMessage(e, commands)).c_str());
     return 2;
   }
   SetComputeThreads(threads);
@@ -89,8 +90,9 @@ int Main(int argc, char** argv) {
       status = absl::InternalError(e.what());
     }
     if (!status.ok()) {
+      // Messages quote what others sent (spec keys, job errors): escaped.
       std::fprintf(stderr, "%s: %s\n", name.c_str(),
-                   std::string(status.message()).c_str());
+                   EscapeControl(status.message(), Lines::kKeep).c_str());
     }
     return ExitCode(status);
   }

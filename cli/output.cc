@@ -11,7 +11,11 @@
 
 namespace tailsweep::cli {
 
-void PrintJson(const nlohmann::json& doc) { std::cout << doc.dump(2) << "\n"; }
+void PrintJson(const nlohmann::json& doc) {
+  std::cout << TerminalSafeJson(doc.dump(
+                   2, ' ', false, nlohmann::json::error_handler_t::replace))
+            << "\n";
+}
 
 void PrintTable(const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows) {

@@ -12,7 +12,8 @@
 
 namespace tailsweep::cli {
 
-// Writes `doc` to stdout, indented, with a trailing newline.
+// Writes `doc` to stdout, indented, with a trailing newline; safe on a
+// terminal (TerminalSafeJson, cli/render.h).
 void PrintJson(const nlohmann::json& doc);
 
 // Writes a table to stdout: a header row, then rows; columns left-aligned

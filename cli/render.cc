@@ -1,15 +1,93 @@
 #include "cli/render.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "core/number_text.h"
+#include "core/schema/utf8.h"
 
 namespace tailsweep::cli {
 
-std::string RenderText(const Table& table) {
+namespace {
+
+void AppendHex(unsigned char c, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->append({'\\', 'x', kHex[c >> 4], kHex[c & 15]});
+}
+
+bool BidiControl(uint32_t cp) {
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
+std::string EscapeControl(absl::string_view text, Lines lines) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      const bool keep = c >= 0x20 && c != 0x7f;
+      const bool line = c == '\n' || c == '\t';
+      if (keep || (line && lines == Lines::kKeep)) {
+        out.push_back(static_cast<char>(c));
+      } else {
+        AppendHex(c, &out);
+      }
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(text, i, &cp);
+    if (n == 0) {  // not UTF-8
+      AppendHex(c, &out);
+      ++i;
+      continue;
+    }
+    if (cp <= 0x9f) {  // C1 controls
+      for (size_t k = 0; k < n; ++k) {
+        AppendHex(static_cast<unsigned char>(text[i + k]), &out);
+      }
+    } else if (BidiControl(cp)) {
+      absl::StrAppend(&out, "\\u", absl::Hex(cp, absl::kZeroPad4));
+    } else {
+      out.append(text.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string TerminalSafeJson(absl::string_view dumped) {
+  std::string out;
+  out.reserve(dumped.size());
+  for (size_t i = 0; i < dumped.size();) {
+    const unsigned char c = static_cast<unsigned char>(dumped[i]);
+    uint32_t cp = c;
+    size_t n = 1;
+    if (c >= 0x80) n = Utf8SequenceAt(dumped, i, &cp);
+    if (n == 0) {  // not UTF-8 (dump() replaces such bytes): U+FFFD
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    // These occur only inside strings, where \uXXXX means the same.
+    if (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || BidiControl(cp)) {
+      absl::StrAppend(&out, "\\u", absl::Hex(cp, absl::kZeroPad4));
+    } else {
+      out.append(dumped.data() + i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+namespace {
+
+std::string Aligned(const Table& table) {
   std::vector<size_t> width(table.header.size());
   for (size_t c = 0; c < width.size(); ++c) width[c] = table.header[c].size();
   for (const auto& row : table.rows) {
@@ -32,9 +110,23 @@ std::string RenderText(const Table& table) {
   return out;
 }
 
+}  // namespace
+
+std::string RenderText(const Table& table) {
+  Table escaped = table;
+  for (std::string& cell : escaped.header) {
+    cell = EscapeControl(cell, Lines::kKeep);
+  }
+  for (auto& row : escaped.rows) {
+    for (std::string& cell : row) cell = EscapeControl(cell, Lines::kKeep);
+  }
+  return Aligned(escaped);
+}
+
 namespace {
 
-std::string CsvField(const std::string& field) {
+std::string CsvField(const std::string& raw) {
+  const std::string field = EscapeControl(raw, Lines::kKeep);
   if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
   return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
 }
@@ -46,7 +138,8 @@ std::string CsvRecord(const std::vector<std::string>& fields) {
 }
 
 std::string MarkdownCell(const std::string& cell) {
-  return absl::StrReplaceAll(cell, {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}});
+  return EscapeControl(
+      absl::StrReplaceAll(cell, {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}}));
 }
 
 std::string MarkdownRow(const std::vector<std::string>& cells) {

@@ -2,6 +2,7 @@
 // results (curve_commands.cc: curves and logs). The coordinator computes every
 // table (coordinator/aggregate.h); these only fetch and render (cli/render.h).
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "cli/connection.h"
 #include "cli/messages.h"
 #include "cli/output.h"
+#include "cli/pages.h"
 #include "cli/render.h"
 #include "core/number_text.h"
 #include "core/schema/json_number.h"
@@ -53,21 +55,16 @@ RunFn DefineJobs(CLI::App& app) {
           CLI::IsMember({"queued", "leased", "done", "failed", "cancelled"}));
   AddFormat(app, &f->format, {"table", "csv", "json"});
   return [f]() -> absl::Status {
-    v1::ListJobsRequest req;
-    req.set_sweep(f->sweep);
-    req.set_state(f->state);
-    v1::ListJobsResponse jobs;
-    if (absl::Status s =
-            f->c.Check(f->c.Stub().ListJobs(f->c.Context().get(), req, &jobs));
-        !s.ok()) {
-      return s;
-    }
+    absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+        ListAllJobs(f->c, f->sweep, f->state);
+    if (!jobs.ok()) return jobs.status();
     if (f->format == "json") {
       json doc = json::array();
-      for (const auto& j : jobs.jobs()) {
+      for (const auto& j : *jobs) {
         doc.push_back({{"job_id", j.job_id()},
                        {"cell", CellJson(j.cell())},
                        {"state", j.state()},
+                       {"job_state", j.job_state()},
                        {"attempt", j.attempt()},
                        {"epoch", j.epoch()},
                        {"holder", j.holder()},
@@ -78,14 +75,24 @@ RunFn DefineJobs(CLI::App& app) {
     }
     const bool csv = f->format == "csv";
     Table t{{"job", "cell", "state", "attempt", "holder", "last_error"}, {}};
-    for (const auto& j : jobs.jobs()) {
-      // The table shows a short id (enough for `tailsweep logs`) and the
-      // error's first line; CSV keeps everything.
+    if (csv) t.header.push_back("job_state");
+    for (const auto& j : *jobs) {
+      // The table shows a short id (enough for `tailsweep logs`), the
+      // error's first line, and a cancelled job that another sweep sharing
+      // it still runs as such; CSV keeps everything, the job's own state in
+      // its own column.
       std::string error = j.last_error();
-      if (!csv) error = error.substr(0, std::min(error.find('\n'), size_t{60}));
+      std::string state = j.state();
+      if (!csv) {
+        error = error.substr(0, std::min(error.find('\n'), size_t{60}));
+        if (!j.job_state().empty() && j.job_state() != j.state()) {
+          absl::StrAppend(&state, " (", j.job_state(), " for another sweep)");
+        }
+      }
       t.rows.push_back({csv ? j.job_id() : j.job_id().substr(0, 12),
-                        CellText(j.cell()), j.state(),
-                        absl::StrCat(j.attempt()), j.holder(), error});
+                        CellText(j.cell()), state, absl::StrCat(j.attempt()),
+                        j.holder(), error});
+      if (csv) t.rows.back().push_back(j.job_state());
     }
     PrintIn(f->format, t);
     return absl::OkStatus();
@@ -117,11 +124,22 @@ std::string ResultCell(const v1::CellResult& r, bool markdown) {
   return text;
 }
 
+// The rows of all pages in grid order (pages come in pivot order).
+std::vector<const v1::CellResult*> InGridOrder(
+    const v1::GetResultsResponse& results) {
+  std::vector<const v1::CellResult*> rows;
+  for (const v1::CellResult& r : results.rows()) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->position() < b->position();
+  });
+  return rows;
+}
+
 // Flat rows: every grid key its own column, then the values.
-Table FlatTrainTable(const v1::GetResultsResponse& results) {
+Table FlatTrainTable(const std::vector<const v1::CellResult*>& rows) {
   Table t;
-  for (const auto& r : results.rows()) {
-    for (const auto& kv : r.cell()) {
+  for (const v1::CellResult* r : rows) {
+    for (const auto& kv : r->cell()) {
       if (std::find(t.header.begin(), t.header.end(), kv.key()) ==
           t.header.end()) {
         t.header.push_back(kv.key());
@@ -135,7 +153,8 @@ Table FlatTrainTable(const v1::GetResultsResponse& results) {
         "collapse_step", "diverged", "hill_stat"}) {
     t.header.push_back(c);
   }
-  for (const auto& r : results.rows()) {
+  for (const v1::CellResult* p : rows) {
+    const v1::CellResult& r = *p;
     std::vector<std::string> row(keys);
     for (const auto& kv : r.cell()) {
       row[std::find(t.header.begin(), t.header.end(), kv.key()) -
@@ -198,12 +217,9 @@ RunFn DefineResults(CLI::App& app) {
     req.set_sweep(f->sweep);
     req.set_over_seeds(!f->per_seed);
     req.set_group_by(f->group_by);
-    v1::GetResultsResponse results;
-    if (absl::Status s = f->c.Check(
-            f->c.Stub().GetResults(f->c.Context().get(), req, &results));
-        !s.ok()) {
-      return s;
-    }
+    absl::StatusOr<v1::GetResultsResponse> all = GetAllResults(f->c, req);
+    if (!all.ok()) return all.status();
+    const v1::GetResultsResponse& results = *all;
     if (results.kind() == "tails") {
       Table t = TailsTable(TailsRows(results));
       if (f->format == "json") {
@@ -228,14 +244,14 @@ RunFn DefineResults(CLI::App& app) {
       return absl::OkStatus();
     }
     if (f->format == "json" || f->format == "csv") {
-      const Table flat = FlatTrainTable(results);
+      const std::vector<const v1::CellResult*> rows = InGridOrder(results);
       if (f->format == "csv") {
-        std::cout << RenderCsv(flat);
+        std::cout << RenderCsv(FlatTrainTable(rows));
         return absl::OkStatus();
       }
       json doc = json::array();
-      for (int i = 0; i < results.rows_size(); ++i) {
-        const v1::CellResult& r = results.rows(i);
+      for (const v1::CellResult* p : rows) {
+        const v1::CellResult& r = *p;
         json row = CellJson(r.cell());
         row.update({{"jobs", r.jobs()},
                     {"done", r.done()},

@@ -74,8 +74,9 @@ RunFn DefineSubmit(CLI::App& app) {
         !s.ok()) {
       return s;
     }
-    std::cout << "sweep " << resp.sweep() << ": " << resp.jobs_added()
-              << " jobs added, " << resp.jobs_existing() << " already there\n";
+    std::cout << "sweep " << EscapeControl(resp.sweep()) << ": "
+              << resp.jobs_added() << " jobs added, " << resp.jobs_existing()
+              << " already there\n";
     return absl::OkStatus();
   };
 }
@@ -146,8 +147,8 @@ RunFn DefineStatus(CLI::App& app) {
     } else {
       std::cout << absl::StrFormat(
           "%s: %d done, %d running, %d queued, %d failed, %d cancelled\n",
-          f->sweep, s->done(), s->leased(), s->queued(), s->failed(),
-          s->cancelled());
+          EscapeControl(f->sweep), s->done(), s->leased(), s->queued(),
+          s->failed(), s->cancelled());
     }
     return absl::OkStatus();
   };
@@ -172,7 +173,9 @@ RunFn DefineWatch(CLI::App& app) {
       const int64_t total =
           s->queued() + s->leased() + s->done() + s->failed() + s->cancelled();
       const int64_t finished = s->done() + s->failed() + s->cancelled();
-      if (!bar) bar = std::make_unique<Progress>(f->sweep, total);
+      if (!bar) {
+        bar = std::make_unique<Progress>(EscapeControl(f->sweep), total);
+      }
       bar->Update(finished, absl::StrFormat("done %d, running %d, queued %d, "
                                             "failed %d",
                                             s->done(), s->leased(), s->queued(),
@@ -213,7 +216,13 @@ RunFn DefineCancel(CLI::App& app) {
   return DefineSweepAction<v1::CancelSweepRequest, v1::CancelSweepResponse>(
       app, &v1::Coordinator::Stub::CancelSweep,
       [](const std::string& sweep, const v1::CancelSweepResponse& r) {
-        std::cout << sweep << ": " << r.jobs_cancelled() << " jobs cancelled\n";
+        std::cout << EscapeControl(sweep) << ": " << r.jobs_cancelled()
+                  << " jobs cancelled";
+        if (r.jobs_kept_running() > 0) {
+          std::cout << " (" << r.jobs_kept_running()
+                    << " of them run on for other sweeps that share them)";
+        }
+        std::cout << "\n";
       });
 }
 
@@ -221,7 +230,7 @@ RunFn DefineResume(CLI::App& app) {
   return DefineSweepAction<v1::ResumeSweepRequest, v1::ResumeSweepResponse>(
       app, &v1::Coordinator::Stub::ResumeSweep,
       [](const std::string& sweep, const v1::ResumeSweepResponse& r) {
-        std::cout << sweep << ": " << r.jobs_requeued()
+        std::cout << EscapeControl(sweep) << ": " << r.jobs_requeued()
                   << " failed or cancelled jobs requeued\n";
       });
 }

@@ -148,9 +148,14 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
                                              v1::CancelSweepResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
-  absl::StatusOr<int64_t> n = store_->CancelSweep(req->sweep());
+  absl::StatusOr<Store::CancelResult> n = store_->CancelSweep(req->sweep());
   if (!n.ok()) return ToGrpc(n.status());
-  resp->set_jobs_cancelled(*n);
+  spdlog::info(
+      "sweep {} cancelled: {} jobs, {} of them still run for other "
+      "sweeps",
+      req->sweep(), n->cancelled, n->kept);
+  resp->set_jobs_cancelled(n->cancelled);
+  resp->set_jobs_kept_running(n->kept);
   return grpc::Status::OK;
 }
 

@@ -12,6 +12,7 @@
 
 #include "coordinator/auth.h"
 #include "coordinator/checkpoint_store.h"
+#include "coordinator/result_pages.h"
 #include "coordinator/store.h"
 #include "proto/health.grpc.pb.h"
 #include "proto/tailsweep.grpc.pb.h"
@@ -91,6 +92,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   CheckpointStore* checkpoints_;
   int64_t max_checkpoint_bytes_;
   TokenAuth auth_;
+  ResultPages result_pages_;  // GetResults snapshots
 };
 
 // grpc.health.v1.Health: SERVING while the store works, NOT_SERVING once

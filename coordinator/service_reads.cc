@@ -28,6 +28,50 @@ void SetCounts(const SweepCounts& c, v1::GetSweepStatusResponse* out) {
   out->set_cancelled(c.cancelled);
 }
 
+v1::CellResult CellResultOf(const CellSummary& s) {
+  v1::CellResult row;
+  SetCell(s.cell, row.mutable_cell());
+  row.set_jobs(s.jobs);
+  row.set_done(s.done);
+  row.set_ratio_median(s.ratio_median);
+  row.set_ratio_mean(s.ratio_mean);
+  row.set_ratio_ci_low(s.ratio_ci_low);
+  row.set_ratio_ci_high(s.ratio_ci_high);
+  row.set_seed_min(s.seed_min);
+  row.set_seed_max(s.seed_max);
+  row.set_collapsed(s.collapsed);
+  row.set_diverged(s.diverged);
+  row.set_collapse_step(s.collapse_step);
+  row.set_hill_stat(s.hill_stat);
+  row.set_bold(s.bold);
+  row.set_failed(s.failed);
+  return row;
+}
+
+// A sweep's whole results table: what GetResults pages are cut from.
+absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
+                                          const std::string& sweep,
+                                          bool over_seeds,
+                                          const std::string& group_by) {
+  ResultsSnapshot s;
+  absl::StatusOr<SweepKind> kind = store.Kind(sweep);
+  if (!kind.ok()) return kind.status();
+  s.kind = *kind;
+  absl::StatusOr<std::vector<JobRow>> jobs = store.Jobs(sweep);
+  if (!jobs.ok()) return jobs.status();
+  s.jobs = static_cast<int64_t>(jobs->size());
+  for (const JobRow& j : *jobs) {
+    if (j.state == JobState::kDone) ++s.done;
+  }
+  if (s.kind == SweepKind::kTails) {
+    s.tails = SummarizeTails(*jobs, over_seeds);
+  } else {
+    s.summaries = Summarize(*jobs, over_seeds);
+    s.pivot = Pivot(s.summaries, group_by);
+  }
+  return s;
+}
+
 // The metrics page token: the last point's name and step.
 std::string PageToken(const MetricPoint& last) {
   return absl::StrCat(last.name, "\n", last.step);
@@ -62,23 +106,41 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
                                           v1::ListJobsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  std::optional<JobState> state;
+  Store::JobsQuery q;
+  q.sweep = req->sweep();
   for (JobState s : {JobState::kQueued, JobState::kLeased, JobState::kDone,
                      JobState::kFailed, JobState::kCancelled}) {
-    if (req->state() == JobStateName(s)) state = s;
+    if (req->state() == JobStateName(s)) q.state = s;
   }
-  absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep(), state);
+  absl::StatusOr<int64_t> after = ParseOffsetToken(req->page_token());
+  if (!after.ok()) return ToGrpc(after.status());
+  q.after_position = *after;
+  const int64_t page =
+      req->page_size() > 0 ? req->page_size() : kDefaultListPage;
+  q.limit = page + 1;  // one more tells whether a next page exists
+  absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(q);
   if (!jobs.ok()) return ToGrpc(jobs.status());
-  for (const JobRow& j : *jobs) {
-    v1::JobInfo* out = resp->add_jobs();
-    out->set_job_id(j.job_id);
-    SetCell(j.cell, out->mutable_cell());
-    out->set_state(std::string(JobStateName(j.state)));
-    out->set_epoch(j.epoch);
-    out->set_attempt(j.attempt);
-    out->set_holder(j.holder);
-    out->set_last_error(j.last_error);
-    out->set_result_json(j.result_json);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    const JobRow& j = (*jobs)[i];
+    v1::JobInfo info;
+    info.set_job_id(j.job_id);
+    SetCell(j.cell, info.mutable_cell());
+    info.set_state(std::string(JobStateName(j.state)));
+    info.set_job_state(std::string(JobStateName(j.job_state)));
+    info.set_epoch(j.epoch);
+    info.set_attempt(j.attempt);
+    info.set_holder(j.holder);
+    info.set_last_error(j.last_error);
+    info.set_result_json(j.result_json);
+    bytes += static_cast<int64_t>(info.ByteSizeLong());
+    const bool full =
+        static_cast<int64_t>(i) == page || (i > 0 && bytes > kMaxPageBytes);
+    if (full) {
+      resp->set_next_page_token(absl::StrCat((*jobs)[i - 1].position));
+      break;
+    }
+    *resp->add_jobs() = std::move(info);
   }
   return grpc::Status::OK;
 }
@@ -103,62 +165,81 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
                                             v1::GetResultsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  absl::StatusOr<SweepKind> kind = store_->Kind(req->sweep());
-  if (!kind.ok()) return ToGrpc(kind.status());
-  absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(req->sweep());
-  if (!jobs.ok()) return ToGrpc(jobs.status());
-  resp->set_jobs(static_cast<int64_t>(jobs->size()));
-  for (const JobRow& j : *jobs) {
-    if (j.state == JobState::kDone) resp->set_done(resp->done() + 1);
-  }
-  if (*kind == SweepKind::kTails) {
+  absl::StatusOr<ResultsToken> token = ParseResultsToken(req->page_token());
+  if (!token.ok()) return ToGrpc(token.status());
+  const std::string group_by =
+      req->group_by().empty() ? "kernel" : req->group_by();
+  const bool over_seeds = req->over_seeds();
+  uint64_t id = token->snapshot;
+  absl::StatusOr<std::shared_ptr<const ResultsSnapshot>> snapshot =
+      result_pages_.Get({req->sweep(), over_seeds, group_by}, &id, [&] {
+        return ResultsOf(*store_, req->sweep(), over_seeds, group_by);
+      });
+  if (!snapshot.ok()) return ToGrpc(snapshot.status());
+  const ResultsSnapshot& snap = **snapshot;
+  resp->set_jobs(snap.jobs);
+  resp->set_done(snap.done);
+  // Rows after the token's until the page is full; the next token names
+  // the snapshot and the last row sent.
+  const size_t first = static_cast<size_t>(token->after + 1);
+  const size_t page = static_cast<size_t>(
+      req->page_size() > 0 ? req->page_size() : kDefaultListPage);
+  int64_t bytes = 0;
+  auto full = [&](size_t i, int64_t row_bytes) {
+    bytes += row_bytes;
+    if (i - first < page && (i == first || bytes <= kMaxPageBytes)) {
+      return false;
+    }
+    resp->set_next_page_token(absl::StrCat(id, ".", i - 1));
+    return true;
+  };
+  if (snap.kind == SweepKind::kTails) {
     resp->set_kind("tails");
-    for (const TailsSummary& t : SummarizeTails(*jobs, req->over_seeds())) {
-      v1::TailsResultRow* row = resp->add_tails();
-      SetCell(t.cell, row->mutable_cell());
-      row->set_seam(t.row.seam);
-      row->set_n(t.row.n);
-      row->set_index(t.row.index);
-      row->set_ed_mean(t.row.ed_mean);
-      row->set_ed_sd(t.row.ed_sd);
-      row->set_w2_mean(t.row.w2_mean);
-      row->set_w2_sd(t.row.w2_sd);
-      row->set_ed_noise(t.row.ed_noise);
-      row->set_w2_noise(t.row.w2_noise);
-      row->set_seeds(t.seeds);
+    for (size_t i = first; i < snap.tails.size(); ++i) {
+      const TailsSummary& t = snap.tails[i];
+      v1::TailsResultRow row;
+      SetCell(t.cell, row.mutable_cell());
+      row.set_seam(t.row.seam);
+      row.set_n(t.row.n);
+      row.set_index(t.row.index);
+      row.set_ed_mean(t.row.ed_mean);
+      row.set_ed_sd(t.row.ed_sd);
+      row.set_w2_mean(t.row.w2_mean);
+      row.set_w2_sd(t.row.w2_sd);
+      row.set_ed_noise(t.row.ed_noise);
+      row.set_w2_noise(t.row.w2_noise);
+      row.set_seeds(t.seeds);
+      if (full(i, static_cast<int64_t>(row.ByteSizeLong()))) break;
+      *resp->add_tails() = std::move(row);
     }
     return grpc::Status::OK;
   }
   resp->set_kind("train");
-  const std::vector<CellSummary> summaries =
-      Summarize(*jobs, req->over_seeds());
-  for (const CellSummary& s : summaries) {
-    v1::CellResult* row = resp->add_rows();
-    SetCell(s.cell, row->mutable_cell());
-    row->set_jobs(s.jobs);
-    row->set_done(s.done);
-    row->set_ratio_median(s.ratio_median);
-    row->set_ratio_mean(s.ratio_mean);
-    row->set_ratio_ci_low(s.ratio_ci_low);
-    row->set_ratio_ci_high(s.ratio_ci_high);
-    row->set_seed_min(s.seed_min);
-    row->set_seed_max(s.seed_max);
-    row->set_collapsed(s.collapsed);
-    row->set_diverged(s.diverged);
-    row->set_collapse_step(s.collapse_step);
-    row->set_hill_stat(s.hill_stat);
-    row->set_bold(s.bold);
-    row->set_failed(s.failed);
-  }
-  const PivotTable pivot =
-      Pivot(summaries, req->group_by().empty() ? "kernel" : req->group_by());
   v1::PivotTable* out = resp->mutable_pivot();
-  out->set_group_by(pivot.group_by);
-  for (const std::string& c : pivot.columns) out->add_columns(c);
-  for (const PivotTable::Row& r : pivot.rows) {
-    v1::PivotRow* row = out->add_rows();
-    row->set_label(r.label);
-    for (int cell : r.cells) row->add_cells(cell);
+  out->set_group_by(snap.pivot.group_by);
+  for (const std::string& c : snap.pivot.columns) out->add_columns(c);
+  for (size_t i = first; i < snap.pivot.rows.size(); ++i) {
+    const PivotTable::Row& r = snap.pivot.rows[i];
+    // The page's copy of the row, its cells renumbered into this page.
+    v1::PivotRow row;
+    row.set_label(r.label);
+    std::vector<v1::CellResult> cells;
+    for (int cell : r.cells) {
+      if (cell < 0) {
+        row.add_cells(-1);
+        continue;
+      }
+      row.add_cells(resp->rows_size() + static_cast<int>(cells.size()));
+      cells.push_back(CellResultOf(snap.summaries[static_cast<size_t>(cell)]));
+      cells.back().set_position(cell);
+    }
+    int64_t row_bytes = static_cast<int64_t>(row.ByteSizeLong());
+    for (const v1::CellResult& c : cells) {
+      row_bytes += static_cast<int64_t>(c.ByteSizeLong());
+    }
+    if (full(i, row_bytes)) break;
+    *out->add_rows() = std::move(row);
+    for (v1::CellResult& c : cells) *resp->add_rows() = std::move(c);
   }
   return grpc::Status::OK;
 }

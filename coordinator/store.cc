@@ -44,8 +44,11 @@ CREATE TABLE IF NOT EXISTS sweep_jobs (
   job_id    TEXT NOT NULL REFERENCES jobs (job_id),
   cell      TEXT NOT NULL,                -- JSON object of the grid keys
   position  INTEGER NOT NULL,             -- order in the expanded grid
+  cancelled INTEGER NOT NULL DEFAULT 0,   -- 1: this sweep cancelled the job
   PRIMARY KEY (sweep_id, job_id)
 );
+CREATE INDEX IF NOT EXISTS sweep_jobs_by_job ON sweep_jobs (job_id);
+CREATE INDEX IF NOT EXISTS sweep_jobs_in_order ON sweep_jobs (sweep_id, position);
 CREATE TABLE IF NOT EXISTS events (
   event_id  INTEGER PRIMARY KEY,
   job_id    TEXT NOT NULL,
@@ -97,20 +100,6 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 )sql";
 
-absl::Status AddColumnIfMissing(sql::Db& db, absl::string_view table,
-                                absl::string_view column,
-                                absl::string_view type) {
-  absl::StatusOr<sql::Statement> has =
-      db.Prepare("SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?");
-  if (!has.ok()) return has.status();
-  has->Bind(1, table).Bind(2, column);
-  if (absl::StatusOr<bool> row = has->Step(); !row.ok()) return row.status();
-  if (has->Int(0) > 0) return absl::OkStatus();
-  has->Reset().IgnoreError();
-  return db.Exec(
-      absl::StrCat("ALTER TABLE ", table, " ADD COLUMN ", column, " ", type));
-}
-
 }  // namespace
 
 absl::string_view JobStateName(JobState state) {
@@ -135,15 +124,34 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   absl::StatusOr<std::unique_ptr<sql::Db>> db =
       sql::Db::Open(path, options.vfs);
   if (!db.ok()) return db.status();
+  // Files written before a column existed get it (the schema's CREATE
+  // TABLE does not change an existing table), then `backfill` runs.
+  auto add_column = [&](absl::string_view table, absl::string_view column,
+                        absl::string_view type,
+                        absl::string_view backfill) -> absl::Status {
+    absl::StatusOr<sql::Statement> has =
+        (*db)->Prepare(absl::StrCat("SELECT COUNT(*) FROM pragma_table_info('",
+                                    table, "') WHERE name = '", column, "'"));
+    if (!has.ok()) return has.status();
+    if (absl::StatusOr<bool> row = has->Step(); !row.ok()) return row.status();
+    const bool missing = has->Int(0) == 0;
+    has->Reset().IgnoreError();
+    if (!missing) return absl::OkStatus();
+    TS_RETURN_IF_ERROR((*db)->Exec(absl::StrCat(
+        "ALTER TABLE ", table, " ADD COLUMN ", column, " ", type)));
+    return backfill.empty() ? absl::OkStatus() : (*db)->Exec(backfill);
+  };
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
-  // Files written by older builds get the columns added since.
-  for (const auto& [table, column, type] :
-       {std::tuple<const char*, const char*, const char*>{
-            "jobs", "lease_request", "TEXT"},
-        {"jobs", "lease_ms", "INTEGER"},
-        {"metrics", "epoch", "INTEGER NOT NULL DEFAULT 0"}}) {
-    TS_RETURN_IF_ERROR(AddColumnIfMissing(**db, table, column, type));
-  }
+  TS_RETURN_IF_ERROR(add_column("jobs", "lease_request", "TEXT", ""));
+  TS_RETURN_IF_ERROR(add_column("jobs", "lease_ms", "INTEGER", ""));
+  TS_RETURN_IF_ERROR(
+      add_column("metrics", "epoch", "INTEGER NOT NULL DEFAULT 0", ""));
+  // A job cancelled before cancels were per sweep: every sweep of it
+  // cancelled it.
+  TS_RETURN_IF_ERROR(
+      add_column("sweep_jobs", "cancelled", "INTEGER NOT NULL DEFAULT 0",
+                 "UPDATE sweep_jobs SET cancelled = 1 WHERE job_id IN "
+                 "(SELECT job_id FROM jobs WHERE state = 'cancelled')"));
   absl::StatusOr<std::unique_ptr<sql::Db>> reader =
       sql::Db::Open(path, options.vfs);
   if (!reader.ok()) return reader.status();

@@ -80,10 +80,17 @@ struct SweepCounts {
   int64_t total() const { return queued + leased + done + failed + cancelled; }
 };
 
+// A job as one sweep sees it.
 struct JobRow {
   std::string job_id;
   KeyValues cell;
+  int64_t position = 0;  // in the sweep's grid order
+  // The sweep's view: done and failed as the job is; cancelled when this
+  // sweep cancelled it; else the job's own state.
   JobState state = JobState::kQueued;
+  // The job's own state: differs from `state` when the sweep cancelled a
+  // job that another sweep sharing it still runs (queued or leased).
+  JobState job_state = JobState::kQueued;
   int64_t epoch = 0, attempt = 0;
   std::string holder;
   std::string last_error;
@@ -189,10 +196,21 @@ class Store {
   // could have renewed through.
   void RestartLeaseClocks(int64_t now_steady);
 
-  // Cancels the sweep's queued and leased jobs; returns how many.
-  absl::StatusOr<int64_t> CancelSweep(const std::string& sweep);
-  // Requeues the sweep's failed and cancelled jobs (never done ones) with a
-  // fresh attempt count; returns how many. NotFound for an unknown sweep.
+  // Cancels the sweep's queued and leased jobs, for this sweep: a job stops
+  // (state cancelled; its holder is told on its next heartbeat) only when
+  // no other sweep that has it is live for it; otherwise it runs on for
+  // those sweeps (`kept`) and this one shows it cancelled. A result that
+  // arrives later under the live lease is still taken (done wins).
+  // NotFound for an unknown sweep.
+  struct CancelResult {
+    int64_t cancelled = 0;  // the sweep's jobs it cancelled now
+    int64_t kept = 0;       // of those, still wanted by another sweep
+  };
+  absl::StatusOr<CancelResult> CancelSweep(const std::string& sweep);
+  // Brings back what the sweep shows as failed or cancelled (never done
+  // jobs): stopped jobs are requeued with a fresh attempt count; jobs
+  // another sweep kept running are the sweep's again. Other sweeps'
+  // cancels stand. Returns how many. NotFound for an unknown sweep.
   absl::StatusOr<int64_t> ResumeSweep(const std::string& sweep);
 
   // OK when `epoch` is the job's live lease; the statuses of Heartbeat.
@@ -208,11 +226,23 @@ class Store {
   // The job's newest checkpoint; NotFound when it has none.
   absl::StatusOr<CheckpointRow> Checkpoint(const std::string& job_id);
 
-  // NotFound for an unknown sweep (also for CancelSweep).
+  // Counts by the sweep's view of its jobs (JobRow::state). NotFound for
+  // an unknown sweep.
   absl::StatusOr<SweepCounts> Counts(const std::string& sweep);
-  // The sweep's jobs in grid order; only those in `state` when given.
+  // The sweep's jobs in grid order: only those in `state` (the sweep's
+  // view) when given, only those after grid position `after_position`, at
+  // most `limit` (0: all). NotFound for an unknown sweep.
+  struct JobsQuery {
+    std::string sweep;
+    std::optional<JobState> state;
+    int64_t after_position = -1;
+    int64_t limit = 0;
+  };
+  absl::StatusOr<std::vector<JobRow>> Jobs(const JobsQuery& query);
   absl::StatusOr<std::vector<JobRow>> Jobs(
-      const std::string& sweep, std::optional<JobState> state = std::nullopt);
+      const std::string& sweep, std::optional<JobState> state = std::nullopt) {
+    return Jobs(JobsQuery{sweep, state});
+  }
   // NotFound for an unknown sweep.
   absl::StatusOr<SweepKind> Kind(const std::string& sweep);
   struct SweepRow {
@@ -280,10 +310,6 @@ class Store {
   // Helpers for mutations; `db` is the writer's connection.
   absl::Status RetryOrFail(sql::Db& db, const std::string& job_id,
                            int64_t attempt, const std::string& error);
-  // Runs `update` (an UPDATE of jobs binding updated_ms as ?1) on the
-  // sweep's jobs; returns how many changed. NotFound for an unknown sweep.
-  absl::StatusOr<int64_t> UpdateSweepJobs(const std::string& sweep,
-                                          absl::string_view update);
   absl::Status Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                      absl::string_view kind, absl::string_view detail);
   absl::Status KeepLog(sql::Db& db, const std::string& job_id, int64_t epoch,

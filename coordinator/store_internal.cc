@@ -54,6 +54,9 @@ absl::Status CheckLease(sql::Db& db, const std::string& worker,
   if (state == "leased" || (allow_done && state == "done"))
     return absl::OkStatus();
   if (state == "cancelled") {
+    // Cancelled under a live lease: the holder must stop, but what it
+    // already produced (metrics, a result) is still taken: done wins.
+    if (allow_done && st->Text(2) == worker) return absl::OkStatus();
     return absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled"));
   }
   return absl::FailedPreconditionError(

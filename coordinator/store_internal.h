@@ -25,14 +25,24 @@ KeyValues FromJson(const std::string& text);
 absl::StatusOr<JobState> ParseState(const std::string& s);
 
 // OK when `epoch` is the job's live lease held by `worker` (or, with
-// allow_done, the lease that completed it); FailedPrecondition for a stale
-// epoch or a job not leased, PermissionDenied for another worker's lease,
-// Cancelled for a cancelled job, NotFound for an unknown one.
+// allow_done, the lease that completed it, or the live lease of a job
+// cancelled while `worker` held it: its metrics and result are kept);
+// FailedPrecondition for a stale epoch or a job not leased,
+// PermissionDenied for another worker's lease, Cancelled for a cancelled
+// job, NotFound for an unknown one.
 absl::Status CheckLease(sql::Db& db, const std::string& worker,
                         const std::string& job_id, int64_t epoch,
                         bool allow_done);
 // NotFound for an unknown sweep name.
 absl::Status CheckSweep(sql::Db& db, const std::string& sweep);
+
+// A job's state as one sweep sees it, in SQL over `j` (jobs) and `sj` (its
+// sweep_jobs row): done and failed as they are; otherwise cancelled when
+// this sweep cancelled it (it may still run for another sweep that shares
+// it), else the job's own state.
+inline constexpr char kSweepJobState[] =
+    "(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
+    "WHEN sj.cancelled <> 0 THEN 'cancelled' ELSE j.state END)";
 
 }  // namespace tailsweep::store_internal
 

@@ -13,47 +13,70 @@ namespace tailsweep {
 
 using store_internal::CheckSweep;
 using store_internal::FromJson;
+using store_internal::kSweepJobState;
 using store_internal::ParseState;
 
 absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
-  absl::StatusOr<std::vector<JobRow>> jobs = Jobs(sweep);
-  if (!jobs.ok()) return jobs.status();
+  std::lock_guard<std::mutex> lock(read_mu_);
+  TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
+      "SELECT ", kSweepJobState,
+      ", COUNT(*) FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
+      "JOIN jobs j USING (job_id) WHERE s.name = ? GROUP BY 1"));
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep);
   SweepCounts c;
-  for (const JobRow& j : *jobs) {
-    switch (j.state) {
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    absl::StatusOr<JobState> state = ParseState(st->Text(0));
+    if (!state.ok()) return state.status();
+    const int64_t n = st->Int(1);
+    switch (*state) {
       case JobState::kQueued:
-        ++c.queued;
+        c.queued = n;
         break;
       case JobState::kLeased:
-        ++c.leased;
+        c.leased = n;
         break;
       case JobState::kDone:
-        ++c.done;
+        c.done = n;
         break;
       case JobState::kFailed:
-        ++c.failed;
+        c.failed = n;
         break;
       case JobState::kCancelled:
-        ++c.cancelled;
+        c.cancelled = n;
         break;
     }
   }
   return c;
 }
 
-absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep,
-                                                std::optional<JobState> state) {
+absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
   std::lock_guard<std::mutex> lock(read_mu_);
-  TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
-      "SELECT j.job_id, sj.cell, j.state, j.epoch, j.attempt, "
-      "COALESCE(j.holder, ''), COALESCE(j.last_error, ''), "
-      "COALESCE(r.result, '') "
+  TS_RETURN_IF_ERROR(CheckSweep(*reader_, q.sweep));
+  // The view state and the holder of the sweep's view: none for a job it
+  // cancelled that runs on for another sweep.
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
+      "SELECT j.job_id, sj.cell, ", kSweepJobState,
+      ", j.state, j.epoch, j.attempt, "
+      "CASE WHEN ",
+      kSweepJobState,
+      " = j.state THEN COALESCE(j.holder, '') ELSE '' END, "
+      "COALESCE(j.last_error, ''), COALESCE(r.result, ''), sj.position "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
-      "WHERE s.name = ?1 AND (?2 = '' OR j.state = ?2) ORDER BY sj.position");
+      "WHERE s.name = ?1 AND (?2 = '' OR ",
+      kSweepJobState,
+      " = ?2) AND sj.position > ?3 ORDER BY sj.position "
+      "LIMIT ?4"));
   if (!st.ok()) return st.status();
-  st->Bind(1, sweep).Bind(2, state ? JobStateName(*state) : "");
+  st->Bind(1, q.sweep)
+      .Bind(2, q.state ? JobStateName(*q.state) : "")
+      .Bind(3, q.after_position)
+      .Bind(4, q.limit > 0 ? q.limit : int64_t{-1});
   std::vector<JobRow> out;
   while (true) {
     absl::StatusOr<bool> row = st->Step();
@@ -65,11 +88,15 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const std::string& sweep,
     absl::StatusOr<JobState> state = ParseState(st->Text(2));
     if (!state.ok()) return state.status();
     r.state = *state;
-    r.epoch = st->Int(3);
-    r.attempt = st->Int(4);
-    r.holder = st->Text(5);
-    r.last_error = st->Text(6);
-    r.result_json = st->Text(7);
+    state = ParseState(st->Text(3));
+    if (!state.ok()) return state.status();
+    r.job_state = *state;
+    r.epoch = st->Int(4);
+    r.attempt = st->Int(5);
+    r.holder = st->Text(6);
+    r.last_error = st->Text(7);
+    r.result_json = st->Text(8);
+    r.position = st->Int(9);
     out.push_back(std::move(r));
   }
   return out;
@@ -176,13 +203,13 @@ absl::StatusOr<SweepKind> Store::Kind(const std::string& sweep) {
 
 absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
   std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
-      "SELECT s.name, s.kind, s.created_ms, SUM(j.state = 'queued'), "
-      "SUM(j.state = 'leased'), SUM(j.state = 'done'), "
-      "SUM(j.state = 'failed'), SUM(j.state = 'cancelled') "
-      "FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
-      "LEFT JOIN jobs j USING (job_id) GROUP BY s.sweep_id "
-      "ORDER BY s.sweep_id");
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
+      "SELECT name, kind, created_ms, SUM(v = 'queued'), SUM(v = 'leased'), "
+      "SUM(v = 'done'), SUM(v = 'failed'), SUM(v = 'cancelled') FROM "
+      "(SELECT s.sweep_id, s.name, s.kind, s.created_ms, ",
+      kSweepJobState,
+      " AS v FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
+      "LEFT JOIN jobs j USING (job_id)) GROUP BY sweep_id ORDER BY sweep_id"));
   if (!st.ok()) return st.status();
   std::vector<SweepRow> out;
   while (true) {

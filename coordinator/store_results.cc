@@ -63,9 +63,11 @@ absl::Status Store::Complete(const std::string& worker,
     }
     // Stored compact, one line per result (sqlite3 and pandas read it so).
     const std::string compact = nlohmann::json::parse(result_json).dump();
+    // A job cancelled while this lease ran is done all the same: the
+    // result exists (done wins).
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
-        "WHERE job_id = ? AND state = 'leased'");
+        "WHERE job_id = ? AND state IN ('leased', 'cancelled')");
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
     if (db.Changes() == 0) return absl::OkStatus();  // a replay

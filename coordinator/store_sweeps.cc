@@ -1,12 +1,15 @@
-// The store's sweep mutations: submit, cancel, resume.
+// The store's sweep mutations: submit, cancel, resume. Cancels are per
+// sweep (sweep_jobs.cancelled): a job stops only when every sweep that has
+// it cancelled it, and a resume brings back only the sweep's own jobs.
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 
 namespace tailsweep {
 
-using store_internal::CheckSweep;
 using store_internal::ToJson;
 
 absl::StatusOr<SubmitResult> Store::SubmitSweep(
@@ -49,8 +52,14 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
     absl::StatusOr<sql::Statement> link = db.Prepare(
         "INSERT OR IGNORE INTO sweep_jobs (sweep_id, job_id, cell, position) "
         "VALUES (?, ?, ?, ?)");
+    // A job every other sweep of it cancelled is wanted again by this one.
+    absl::StatusOr<sql::Statement> revive = db.Prepare(
+        "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
+        "holder = NULL, lease_deadline_ms = NULL, updated_ms = ? "
+        "WHERE job_id = ? AND state = 'cancelled'");
     if (!job.ok()) return job.status();
     if (!link.ok()) return link.status();
+    if (!revive.ok()) return revive.status();
     for (size_t i = 0; i < jobs.size(); ++i) {
       TS_RETURN_IF_ERROR(job->Bind(1, jobs[i].id)
                              .Bind(2, kind)
@@ -64,8 +73,13 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
                              .Bind(3, ToJson(jobs[i].cell))
                              .Bind(4, static_cast<int64_t>(i))
                              .Run());
-      (db.Changes() > 0 ? result.added : result.existing) += 1;
+      const bool linked = db.Changes() > 0;
+      (linked ? result.added : result.existing) += 1;
       link->Reset().IgnoreError();
+      if (linked) {
+        TS_RETURN_IF_ERROR(revive->Bind(1, now).Bind(2, jobs[i].id).Run());
+        revive->Reset().IgnoreError();
+      }
     }
     return absl::OkStatus();
   });
@@ -75,39 +89,117 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
 
 namespace {
 
-constexpr char kSweepJobs[] =
-    "job_id IN (SELECT job_id FROM sweep_jobs JOIN sweeps USING (sweep_id) "
-    "WHERE sweeps.name = ?)";
+// The sweep's id; NotFound for an unknown name.
+absl::StatusOr<int64_t> SweepId(sql::Db& db, const std::string& sweep) {
+  absl::StatusOr<sql::Statement> find =
+      db.Prepare("SELECT sweep_id FROM sweeps WHERE name = ?");
+  if (!find.ok()) return find.status();
+  find->Bind(1, sweep);
+  absl::StatusOr<bool> row = find->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  return find->Int(0);
+}
+
+// Runs `sql` binding ?1 = sweep id and, when it has it, ?2 = now; returns
+// the rows changed.
+absl::StatusOr<int64_t> RunOnSweep(sql::Db& db, absl::string_view sql,
+                                   int64_t sweep_id, int64_t now) {
+  absl::StatusOr<sql::Statement> st = db.Prepare(sql);
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep_id);
+  if (absl::StrContains(sql, "?2")) st->Bind(2, now);
+  TS_RETURN_IF_ERROR(st->Run());
+  return db.Changes();
+}
+
+// No sweep wants the job any more: each of its sweeps cancelled it.
+constexpr char kNoLiveSweep[] =
+    "NOT EXISTS (SELECT 1 FROM sweep_jobs o WHERE o.job_id = j.job_id AND "
+    "o.cancelled = 0)";
 
 }  // namespace
 
-absl::StatusOr<int64_t> Store::UpdateSweepJobs(const std::string& sweep,
-                                               absl::string_view update) {
-  int64_t changed = 0;
+absl::StatusOr<Store::CancelResult> Store::CancelSweep(
+    const std::string& sweep) {
+  const int64_t now = clock_->WallMs();
+  CancelResult result;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
-    TS_RETURN_IF_ERROR(CheckSweep(db, sweep));
-    absl::StatusOr<sql::Statement> st =
-        db.Prepare(absl::StrCat(update, " AND ", kSweepJobs));
-    if (!st.ok()) return st.status();
-    TS_RETURN_IF_ERROR(st->Bind(1, clock_->WallMs()).Bind(2, sweep).Run());
-    changed = db.Changes();
+    result = {};
+    absl::StatusOr<int64_t> id = SweepId(db, sweep);
+    if (!id.ok()) return id.status();
+    absl::StatusOr<int64_t> n = RunOnSweep(
+        db,
+        "UPDATE sweep_jobs SET cancelled = 1 WHERE sweep_id = ?1 AND "
+        "cancelled = 0 AND job_id IN (SELECT job_id FROM jobs j WHERE "
+        "j.state IN ('queued', 'leased'))",
+        *id, now);
+    if (!n.ok()) return n.status();
+    result.cancelled = *n;
+    // The jobs no other live sweep shares stop (holders hear it on their
+    // next heartbeat); the others run on for the sweeps that want them.
+    const std::string stopping = absl::StrCat(
+        "j.state IN ('queued', 'leased') AND j.job_id IN (SELECT job_id FROM "
+        "sweep_jobs WHERE sweep_id = ?1) AND ",
+        kNoLiveSweep);
+    absl::StatusOr<sql::Statement> event = db.Prepare(absl::StrCat(
+        "INSERT INTO events (job_id, epoch, kind, detail, at_ms) "
+        "SELECT j.job_id, j.epoch, 'cancelled', ?3, ?2 FROM jobs j WHERE ",
+        stopping));
+    if (!event.ok()) return event.status();
+    TS_RETURN_IF_ERROR(event->Bind(1, *id)
+                           .Bind(2, now)
+                           .Bind(3, absl::StrCat("sweep ", sweep))
+                           .Run());
+    absl::StatusOr<int64_t> stopped = RunOnSweep(
+        db,
+        absl::StrCat("UPDATE jobs AS j SET state = 'cancelled', updated_ms = "
+                     "?2 WHERE ",
+                     stopping),
+        *id, now);
+    if (!stopped.ok()) return stopped.status();
+    result.kept = result.cancelled - *stopped;
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  return changed;
-}
-
-absl::StatusOr<int64_t> Store::CancelSweep(const std::string& sweep) {
-  return UpdateSweepJobs(sweep,
-                         "UPDATE jobs SET state = 'cancelled', updated_ms = ? "
-                         "WHERE state IN ('queued', 'leased')");
+  return result;
 }
 
 absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
-  return UpdateSweepJobs(
-      sweep,
-      "UPDATE jobs SET state = 'queued', attempt = 0, not_before_ms = 0, "
-      "holder = NULL, updated_ms = ? WHERE state IN ('failed', 'cancelled')");
+  const int64_t now = clock_->WallMs();
+  int64_t requeued = 0;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    absl::StatusOr<int64_t> id = SweepId(db, sweep);
+    if (!id.ok()) return id.status();
+    // What the sweep shows as failed or cancelled comes back to it: jobs
+    // that stopped are queued again; those another sweep kept running are
+    // simply the sweep's again.
+    absl::StatusOr<sql::Statement> count = db.Prepare(absl::StrCat(
+        "SELECT COUNT(*) FROM sweep_jobs sj JOIN jobs j USING (job_id) "
+        "WHERE sj.sweep_id = ? AND ",
+        store_internal::kSweepJobState, " IN ('failed', 'cancelled')"));
+    if (!count.ok()) return count.status();
+    count->Bind(1, *id);
+    TS_RETURN_IF_ERROR(count->Step().status());
+    requeued = count->Int(0);
+    count->Reset().IgnoreError();
+    absl::StatusOr<int64_t> n = RunOnSweep(
+        db,
+        "UPDATE sweep_jobs SET cancelled = 0 WHERE sweep_id = ?1 AND "
+        "cancelled <> 0",
+        *id, now);
+    if (!n.ok()) return n.status();
+    n = RunOnSweep(
+        db,
+        "UPDATE jobs AS j SET state = 'queued', attempt = 0, not_before_ms = "
+        "0, holder = NULL, lease_deadline_ms = NULL, updated_ms = ?2 WHERE "
+        "j.state IN ('failed', 'cancelled') AND j.job_id IN (SELECT job_id "
+        "FROM sweep_jobs WHERE sweep_id = ?1)",
+        *id, now);
+    return n.status();
+  });
+  if (!status.ok()) return status;
+  return requeued;
 }
 
 }  // namespace tailsweep

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace tailsweep {
@@ -64,7 +65,43 @@ absl::Status CheckLeaseCall(const Request& req) {
   return CheckEpoch(req.epoch());
 }
 
+absl::Status CheckPageSize(int32_t page_size) {
+  if (page_size < 0 || page_size > kMaxListPage) {
+    return Invalid(absl::StrCat("page_size must be in [0, ", kMaxListPage,
+                                "] (got ", page_size, ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<int64_t> ParseOffsetToken(const std::string& token) {
+  if (token.empty()) return -1;
+  int64_t offset = 0;
+  if (token.size() > 18 ||
+      token.find_first_not_of("0123456789") != std::string::npos ||
+      !absl::SimpleAtoi(token, &offset)) {
+    return Invalid("page_token is not one this service gave out");
+  }
+  return offset;
+}
+
+absl::StatusOr<ResultsToken> ParseResultsToken(const std::string& token) {
+  ResultsToken out;
+  if (token.empty()) return out;
+  const size_t dot = token.find('.');
+  if (dot == std::string::npos || dot == 0 || dot > 18 ||
+      token.find_first_not_of("0123456789.") != std::string::npos ||
+      !absl::SimpleAtoi(token.substr(0, dot), &out.snapshot)) {
+    return Invalid("page_token is not one this service gave out");
+  }
+  absl::StatusOr<int64_t> after = ParseOffsetToken(token.substr(dot + 1));
+  if (!after.ok() || token.size() == dot + 1) {
+    return Invalid("page_token is not one this service gave out");
+  }
+  out.after = *after;
+  return out;
+}
 
 absl::Status ValidateSweepName(const std::string& sweep) {
   return CheckId("sweep", sweep);
@@ -80,6 +117,9 @@ absl::Status Validate(const v1::LeaseJobsRequest& req) {
   if (req.max_jobs() < 1 || req.max_jobs() > kMaxLeasesPerCall) {
     return Invalid(absl::StrCat("max_jobs must be in [1, ", kMaxLeasesPerCall,
                                 "] (got ", req.max_jobs(), ")"));
+  }
+  if (!req.request_id().empty()) {
+    TS_RETURN_IF_ERROR(CheckId("request_id", req.request_id()));
   }
   return CheckLeaseMs(req.lease_ms());
 }
@@ -127,6 +167,8 @@ absl::Status Validate(const v1::FailJobRequest& req) {
 
 absl::Status Validate(const v1::ListJobsRequest& req) {
   TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  TS_RETURN_IF_ERROR(CheckPageSize(req.page_size()));
+  TS_RETURN_IF_ERROR(ParseOffsetToken(req.page_token()).status());
   for (const char* s :
        {"", "queued", "leased", "done", "failed", "cancelled"}) {
     if (req.state() == s) return absl::OkStatus();
@@ -138,6 +180,8 @@ absl::Status Validate(const v1::ListJobsRequest& req) {
 
 absl::Status Validate(const v1::GetResultsRequest& req) {
   TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  TS_RETURN_IF_ERROR(CheckPageSize(req.page_size()));
+  TS_RETURN_IF_ERROR(ParseResultsToken(req.page_token()).status());
   if (req.group_by().empty()) return absl::OkStatus();
   return CheckId("group_by", req.group_by());
 }
@@ -177,7 +221,7 @@ absl::Status Validate(const v1::GetJobLogRequest& req) {
 
 absl::Status Validate(const v1::ReleaseJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
-  return CheckSize("reason", req.reason(), kMaxErrorBytes);
+  return CheckSize("reason", req.reason(), kMaxReasonBytes);
 }
 
 absl::Status Validate(const v1::DownloadCheckpointRequest& req) {

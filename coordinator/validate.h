@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep {
@@ -23,6 +24,11 @@ inline constexpr int64_t kMaxResultBytes = 1 << 20;
 inline constexpr int64_t kMaxErrorBytes = 64 << 10;
 inline constexpr int64_t kMaxStderrTailBytes = 64 << 10;
 inline constexpr int kMaxMetricsPage = 10000, kDefaultMetricsPage = 5000;
+inline constexpr int kMaxListPage = 10000, kDefaultListPage = 1000;
+// ListJobs and GetResults pages stop growing past this many bytes, well
+// under a client's default 4 MiB receive limit.
+inline constexpr int64_t kMaxPageBytes = 2 << 20;
+inline constexpr int64_t kMaxReasonBytes = 1 << 10;
 inline constexpr int kMinJobPrefix = 6;
 
 absl::Status Validate(const v1::SubmitSweepRequest& req);
@@ -41,6 +47,17 @@ absl::Status Validate(const v1::GetMetricsRequest& req);
 absl::Status Validate(const v1::GetJobLogRequest& req);
 // GetSweepStatus, CancelSweep, ResumeSweep.
 absl::Status ValidateSweepName(const std::string& sweep);
+// The offset a ListJobs or GetResults page token stands for (a grid
+// position or a row index; empty: the start, -1). InvalidArgument for a
+// token this service did not give out.
+absl::StatusOr<int64_t> ParseOffsetToken(const std::string& token);
+// A GetResults page token: the snapshot the pages come from and the last
+// row sent ("ID.ROW"; empty: a new read, snapshot 0, row -1).
+struct ResultsToken {
+  uint64_t snapshot = 0;
+  int64_t after = -1;
+};
+absl::StatusOr<ResultsToken> ParseResultsToken(const std::string& token);
 
 }  // namespace tailsweep
 

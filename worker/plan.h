@@ -9,16 +9,19 @@
 //
 // - A fenced job (its lease is gone: FAILED_PRECONDITION, PERMISSION_DENIED,
 //   CANCELLED or NOT_FOUND) is killed at once (SIGKILL, no graceful
-//   checkpoint) and forgotten; nothing more is sent for it, no report.
+//   checkpoint) and forgotten; nothing more is sent for it, no report. A
+//   job cancelled after its child finished done is not fenced: its result
+//   is still delivered (the coordinator keeps it; done wins).
 // - A job leased again while an older local attempt of it is held: the old
 //   attempt is killed and forgotten before the new one starts.
 // - A checkpoint is uploaded only once every metric line logged before it
 //   is acknowledged (the relay is idle).
 // - A finished job keeps heartbeating until its metrics, then its result
 //   points (train jobs that are done), then its report are acknowledged.
-// - Done: CompleteJob; failed: FailJob; stopped (a train result with
-//   "stopped", after SIGTERM): its newest checkpoint is uploaded, then the
-//   lease is given back (ReleaseJob).
+// - Done: CompleteJob; failed: FailJob; stopped (after SIGTERM, any kind:
+//   core/schema/job_protocol.h says when): its newest checkpoint, if newer
+//   than the coordinator's, is uploaded, then the lease is given back
+//   (ReleaseJob, the attempt not counted).
 // - A running job whose lease ran out on the worker's own clock (no renewal
 //   succeeded within a lease period of the last one sent) is killed and
 //   then counts as stopped: the coordinator may lease it elsewhere once the

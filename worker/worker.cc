@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
+#include "core/schema/utf8.h"
 
 namespace tailsweep {
 namespace {
@@ -315,13 +316,22 @@ void Worker::Exited(Job& job, int exit_code) {
       clock_->SteadyMs() >= job.lease_until_ms - options_.lease_margin_ms) {
     job.lapsed = true;
   }
-  if (job.finished.outcome == JobOutcome::kFailed) {
-    spdlog::warn("{} failed: {}", job.tag, job.finished.error);
-  } else {
-    spdlog::info("{} {}", job.tag,
-                 job.finished.outcome == JobOutcome::kDone
-                     ? "finished"
-                     : "stopped; its checkpoint goes to the coordinator");
+  switch (job.finished.outcome) {
+    case JobOutcome::kFailed:
+      spdlog::warn("{} failed: {}", job.tag, job.finished.error);
+      break;
+    case JobOutcome::kDone:
+      spdlog::info("{} finished", job.tag);
+      break;
+    case JobOutcome::kStopped:
+      spdlog::info(
+          "{} stopped ({}); its lease goes back after its newest "
+          "checkpoint, if any",
+          job.tag,
+          job.lapsed                   ? "its lease ran out"
+          : job.finished.error.empty() ? "checkpointed"
+                                       : job.finished.error);
+      break;
   }
 }
 
@@ -354,6 +364,15 @@ void Worker::TellChildTheLease(Job& job) {
 void Worker::Heartbeat(Job& job) {
   const int64_t sent = clock_->SteadyMs();
   const grpc::Status status = client_.Heartbeat(job.lease);
+  if (status.error_code() == grpc::StatusCode::CANCELLED && !job.running &&
+      job.finished.outcome == JobOutcome::kDone) {
+    // Cancelled after it finished: the coordinator still takes the result
+    // of the live lease (done wins), so deliver it; nothing needs renewing.
+    spdlog::info("{}: cancelled after it finished; its result goes in",
+                 job.tag);
+    job.next_heartbeat_ms = clock_->SteadyMs() + options_.lease_ms / 3;
+    return;
+  }
   if (LeaseGone(status)) return Fence(job, "heartbeat", status);
   if (status.ok()) {
     job.lease_until_ms = sent + options_.lease_ms;
@@ -417,7 +436,10 @@ void Worker::Upload(Job& job) {
 }
 
 void Worker::Report(Job& job, Action::Kind kind) {
-  const std::string tail = files_->StderrTail(job.dir, kStderrTailBytes);
+  // A child's stderr may hold any bytes, and a tail may start mid-character:
+  // text fields must be UTF-8, or the whole call would not parse.
+  const std::string tail =
+      ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
   grpc::Status status;
   const char* what = "report";
   if (kind == Action::Kind::kComplete) {
@@ -433,7 +455,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
           tail.substr(tail.size() -
                       std::min<size_t>(tail.size(), kErrorStderrBytes)));
     }
-    status = client_.FailJob(job.lease, error, tail);
+    status = client_.FailJob(job.lease, ValidUtf8(error), tail);
     if (status.ok()) ++failed_;
   } else {
     what = "release";

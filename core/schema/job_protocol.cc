@@ -1,5 +1,6 @@
 #include "core/schema/job_protocol.h"
 
+#include <csignal>
 #include <filesystem>
 
 #include "absl/strings/match.h"
@@ -67,6 +68,13 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
 FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
                             int exit_code) {
   FinishedJob out;
+  // 128 + S: killed by signal S (worker/child_process.h).
+  if (exit_code == kExitStopped || exit_code == 128 + SIGTERM) {
+    out.outcome = JobOutcome::kStopped;
+    out.error =
+        exit_code == kExitStopped ? "stopped on SIGTERM" : "killed by SIGTERM";
+    return out;
+  }
   if (exit_code != kExitOk) {
     out.error = exit_code > 128
                     ? absl::StrCat("killed by signal ", exit_code - 128)

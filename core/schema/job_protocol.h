@@ -18,10 +18,13 @@
 //   stderr), and lease, which the worker writes: the lease watchdog
 //   (lease_file.h), after which a train child stops as on SIGTERM.
 // - Exit: status 0 with result.json means done, or, for a train result
-//   with "stopped": true, stopped: the job was asked to stop (SIGTERM),
-//   checkpointed and must be resumed from that checkpoint; it is not a
-//   failure. Status 2: the job's input was refused (it will fail again).
-//   Any other status or a signal, or 0 without a readable result: failed.
+//   with "stopped": true, stopped. Stopped also: status kExitStopped (a
+//   child that stops on SIGTERM without a checkpoint, e.g. lab tails), and
+//   death by SIGTERM itself (a child signalled before it installed its
+//   handler). Stopped means the job was asked to stop (preemption), is not
+//   a failure, and is resumed from its newest checkpoint, if any, or run
+//   again. Status 2: the job's input was refused (it will fail again).
+//   Any other status or signal, or 0 without a readable result: failed.
 // Torch-free.
 
 #include <optional>
@@ -46,6 +49,7 @@ std::string JobPath(const std::string& dir, const std::string& name);
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitStopped = 3;  // stopped on SIGTERM, nothing kept
 
 struct ChildJob {
   std::string tailsweep_bin;  // the `tailsweep` executable
@@ -70,7 +74,8 @@ enum class JobOutcome { kDone, kStopped, kFailed };
 struct FinishedJob {
   JobOutcome outcome = JobOutcome::kFailed;
   std::string result_json;  // kDone: the result, as the child wrote it
-  std::string error;        // kFailed: what went wrong (exit status, ...)
+  // kFailed: what went wrong (exit status, ...); kStopped: how it stopped.
+  std::string error;
 };
 
 // Reads the outcome of a job whose child exited with `exit_code` (128 + S

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -64,11 +65,34 @@ absl::StatusOr<std::string> Key(absl::string_view source,
   return node.as<std::string>();
 }
 
+// A mapping that names a key twice: yaml-cpp keeps both pairs, and lookups
+// would silently take the first. `what` names the mapping in the error.
+absl::Status CheckNoDuplicateKeys(absl::string_view source,
+                                  const YAML::Node& map,
+                                  absl::string_view what) {
+  std::map<std::string, YAML::Mark> seen;
+  for (const auto& item : map) {
+    if (!item.first.IsScalar()) continue;  // Key() refuses it
+    const std::string key = item.first.as<std::string>();
+    const auto [first, added] = seen.emplace(key, item.first.Mark());
+    if (!added) {
+      return ErrorAt(source, item.first,
+                     absl::StrCat("duplicate key '", key, "' in ", what,
+                                  " (first at line ", first->second.line + 1,
+                                  ", column ", first->second.column + 1, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
                        SweepSpec& spec) {
   if (!grid.IsMap() || grid.size() == 0) {
     return ErrorAt(source, grid,
                    "'grid' must map each key to a non-empty list of values");
+  }
+  if (absl::Status s = CheckNoDuplicateKeys(source, grid, "'grid'"); !s.ok()) {
+    return s;
   }
   for (const auto& item : grid) {
     absl::StatusOr<std::string> key_or = Key(source, item.first);
@@ -118,6 +142,11 @@ absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
           source, entry,
           "each 'exclude' entry must be a non-empty {key: value} map");
     }
+    if (absl::Status s =
+            CheckNoDuplicateKeys(source, entry, "an 'exclude' entry");
+        !s.ok()) {
+      return s;
+    }
     KeyValues partial;
     for (const auto& item : entry) {
       absl::StatusOr<std::string> key_or = Key(source, item.first);
@@ -154,6 +183,10 @@ absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
                         SweepSpec& spec) {
   if (!fixed.IsMap()) {
     return ErrorAt(source, fixed, "'fixed' must map keys to single values");
+  }
+  if (absl::Status s = CheckNoDuplicateKeys(source, fixed, "'fixed'");
+      !s.ok()) {
+    return s;
   }
   for (const auto& item : fixed) {
     absl::StatusOr<std::string> key_or = Key(source, item.first);
@@ -202,6 +235,10 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
         absl::StrCat(source,
                      ": a sweep spec is a mapping with keys name, kind, grid, "
                      "exclude, fixed"));
+  }
+  if (absl::Status s = CheckNoDuplicateKeys(source, root, "the spec");
+      !s.ok()) {
+    return s;
   }
   SweepSpec spec;
   static const std::set<std::string> kTopKeys = {"name", "kind", "grid",

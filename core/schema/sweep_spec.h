@@ -9,8 +9,10 @@
 //   exclude: [{KEY: value, ...}] partial assignments whose cells are dropped
 //   fixed:   KEY: value          scalars shared by every job
 // Keys and values are those of the kind's job schema (core/job_config.h,
-// core/tails_job.h); every value is validated there, once. Errors give
-// file:line:column, the key and what is allowed, and nothing is returned.
+// core/tails_job.h); every value is validated there, once. A key named
+// twice in one mapping (top level, grid, fixed, an exclude entry) is an
+// error. Errors give file:line:column, the key and what is allowed, and
+// nothing is returned.
 // Torch-free.
 
 #include <cstdint>

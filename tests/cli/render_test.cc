@@ -32,6 +32,47 @@ TEST(Render, MarkdownEscapesPipesAndBreaks) {
             "| norm=pre, \"quoted\" | a\\|b | line break |\n");
 }
 
+// Terminal escapes from job errors, logs, worker ids or sweep names are
+// shown, never obeyed.
+TEST(Render, ControlCharactersAreEscaped) {
+  EXPECT_EQ(EscapeControl("red \x1b[31mX\x1b[0m\a\x7f end"),
+            "red \\x1b[31mX\\x1b[0m\\x07\\x7f end");
+  EXPECT_EQ(EscapeControl("a\nb\tc\rd"), "a\\x0ab\\x09c\\x0dd");
+  EXPECT_EQ(EscapeControl("a\nb\tc\rd", Lines::kKeep), "a\nb\tc\\x0dd");
+  // C1 controls (U+009B is a CSI to some terminals) and bytes that are not
+  // UTF-8; other UTF-8 is kept.
+  EXPECT_EQ(EscapeControl("\xc2\x9b"
+                          "2J \xe2\x80\x94 \xff\xc3 \xc3\xa9"),
+            "\\xc2\\x9b2J \xe2\x80\x94 \\xff\\xc3 \xc3\xa9");
+  EXPECT_EQ(EscapeControl("\xed\xa0\x80"),  // a surrogate
+            "\\xed\\xa0\\x80");
+  EXPECT_EQ(EscapeControl("abc\xe2\x80\xae"
+                          "def"),
+            "abc\\u202edef");
+  EXPECT_EQ(EscapeControl(std::string("nul\0x", 5)), "nul\\x00x");
+}
+
+TEST(Render, EveryFormatEscapesItsCells) {
+  const Table t = {{"job", "error"},
+                   {{"a\x1b]0;title\a", "line1\nline2\x1b[2J"}}};
+  EXPECT_EQ(RenderText(t),
+            "job                error\n"
+            "a\\x1b]0;title\\x07  line1\nline2\\x1b[2J\n");
+  EXPECT_EQ(RenderCsv(t),
+            "job,error\r\na\\x1b]0;title\\x07,\"line1\nline2\\x1b[2J\"\r\n");
+  EXPECT_EQ(RenderMarkdown(t),
+            "| job | error |\n|---|---|\n"
+            "| a\\x1b]0;title\\x07 | line1 line2\\x1b[2J |\n");
+}
+
+TEST(Render, JsonIsTerminalSafeAndTheSameValue) {
+  // As nlohmann::json::dump writes it: C0 already \u-escaped.
+  const std::string dumped =
+      "{\"e\": \"\\u001b[31m \x7f \xc2\x9b \xe2\x80\xae \xc3\xa9\"}";
+  EXPECT_EQ(TerminalSafeJson(dumped),
+            "{\"e\": \"\\u001b[31m \\u007f \\u009b \\u202e \xc3\xa9\"}");
+}
+
 TEST(Render, TailsTableInShortestRoundTripForm) {
   TailsRow r;
   r.seam = 0.9;

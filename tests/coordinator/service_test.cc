@@ -136,6 +136,61 @@ TEST_F(ServiceTest, BadFieldsAreInvalidArgumentAndChangeNothing) {
   EXPECT_EQ(store_->IntegrityCheck().value(), "ok");
 }
 
+// Ids and free text have length limits; each refusal names its field.
+TEST_F(ServiceTest, RequestIdsAndFreeTextAreLengthLimited) {
+  v1::LeaseJobsRequest lease_req;
+  lease_req.set_worker_id("w1");
+  lease_req.set_max_jobs(1);
+  lease_req.set_lease_ms(5000);
+  v1::LeaseJobsResponse leases;
+  for (const std::string& bad :
+       {std::string(257, 'r'), std::string("r 1"), std::string("r\x1b")}) {
+    lease_req.set_request_id(bad);
+    const grpc::Status s =
+        stub_->LeaseJobs(Context().get(), lease_req, &leases);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("request_id"), std::string::npos);
+  }
+  lease_req.set_request_id(std::string(256, 'r'));
+  EXPECT_TRUE(stub_->LeaseJobs(Context().get(), lease_req, &leases).ok());
+  lease_req.set_request_id("");
+  lease_req.set_worker_id(std::string(257, 'w'));
+  EXPECT_EQ(stub_->LeaseJobs(Context().get(), lease_req, &leases).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::ReleaseJobRequest release;
+  release.set_worker_id("w1");
+  release.set_job_id("j");
+  release.set_epoch(1);
+  release.set_reason(std::string(1025, 'x'));
+  v1::ReleaseJobResponse released;
+  grpc::Status s = stub_->ReleaseJob(Context().get(), release, &released);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("reason must be at most 1024 bytes"),
+            std::string::npos)
+      << s.error_message();
+  v1::FailJobRequest fail;
+  fail.set_worker_id("w1");
+  fail.set_job_id("j");
+  fail.set_epoch(1);
+  fail.set_error(std::string((64 << 10) + 1, 'e'));
+  v1::FailJobResponse failed;
+  s = stub_->FailJob(Context().get(), fail, &failed);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("error must be at most"), std::string::npos);
+  v1::CompleteJobRequest done;
+  done.set_worker_id("w1");
+  done.set_job_id("j");
+  done.set_epoch(1);
+  done.set_result_json("{}");
+  done.set_stderr_tail(std::string((64 << 10) + 1, 't'));
+  v1::CompleteJobResponse completed;
+  s = stub_->CompleteJob(Context().get(), done, &completed);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("stderr_tail must be at most"),
+            std::string::npos);
+}
+
 TEST(CoordinatorExecutable, HelpAndBadFlags) {
   const testing::CommandResult help =
       testing::RunCommand(std::string(TAILSWEEP_COORDINATOR_BIN) + " --help");

@@ -39,7 +39,11 @@ class FakeJobLauncher::Job {
       exit_code_ = 128 + SIGKILL;
     } else if (signal == SIGTERM) {
       events_->push_back("term " + name_);
-      if (fake_ != "hang") term_ = true;
+      if (fake_ == "no-handler") {
+        exit_code_ = 128 + SIGTERM;
+      } else if (fake_ != "hang") {
+        term_ = true;
+      }
     }
   }
 
@@ -57,9 +61,15 @@ class FakeJobLauncher::Job {
     while (done_ < steps_ && !newline_due_ms_ &&
            now_ms >= start_ms_ + (done_ + 1) * step_ms_) {
       ++done_;
-      if (fake_ == "crash" && done_ == 2) {
+      if (fake_ == "killed-by-term") {
+        exit_code_ = 128 + SIGTERM;
+        return;
+      }
+      if ((fake_ == "crash" || fake_ == "garbled-crash") && done_ == 2) {
         Append("stderr.txt",
-               "Traceback: step 2\nfake: CUDA error: out of memory\n");
+               fake_ == "crash"
+                   ? "Traceback: step 2\nfake: CUDA error: out of memory\n"
+                   : "\xff boom \xe2\x82");
         exit_code_ = 1;
         return;
       }

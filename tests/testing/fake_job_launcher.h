@@ -16,10 +16,16 @@
 //                 a stopped result, exit 0.
 //   crash         logs step 1, then writes a traceback to stderr and exits 1
 //                 at its second step.
+//   garbled-crash as crash, but its stderr is bytes that are not UTF-8
+//                 (a stray 0xff, a character cut short).
 //   hang          writes nothing and never exits; ignores SIGTERM.
 //   slow-metrics  each line's newline comes half a step after the line.
 //   torn-line     its second line is torn (not JSON, with a newline).
 //   no-result     exits 0 without writing result.json.
+//   no-handler    SIGTERM kills it at once (exit 143), as it does a child
+//                 that has not installed its handler yet.
+//   killed-by-term  dies of a SIGTERM from outside (exit 143) at its first
+//                 step, before writing anything (e.g. a `lab tails` child).
 // Param `nan_at=K`: line K's loss is NaN and its grad_norm +inf.
 // Other params are ignored. SIGKILL ends any job at once (exit 137).
 //

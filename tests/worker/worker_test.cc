@@ -244,6 +244,18 @@ TEST_F(WorkerTest, MetricsRefusedForGoodStopTheJobAndSayWhy) {
                      "token"}));
 }
 
+// A child's stderr that is not UTF-8 would make the FailJob call
+// unparseable (proto3 strings), losing the report: it goes as valid UTF-8.
+TEST_F(WorkerTest, StderrThatIsNotUtf8IsSentAsValidUtf8) {
+  Offer({{Lease("a", 1, {{"fake", "garbled-crash"}})}});
+  RunWorker();
+  v1::FailJobRequest parsed;
+  EXPECT_TRUE(parsed.ParseFromString(failed_.SerializeAsString()));
+  const std::string r = "\xef\xbf\xbd";  // U+FFFD, one per bad byte
+  EXPECT_EQ(parsed.stderr_tail(), r + " boom " + r + r);
+  EXPECT_EQ(parsed.error(), "exit code 1: " + r + " boom " + r + r);
+}
+
 TEST_F(WorkerTest, JobExitingWithoutAResultIsFailed) {
   Offer({{Lease(
       "a", 1,
@@ -285,6 +297,34 @@ TEST_F(WorkerTest, PreemptedJobUploadsItsCheckpointThenReleasesTheLease) {
                      "ReportMetrics seq=3 points=9 steps=3",
                      "UploadCheckpoint step=3",
                      "ReleaseJob reason=preempted (SIGTERM)"}));
+}
+
+// A child that SIGTERM kills before it installed its handler (exit 143)
+// is stopped, not failed: its lines are relayed, and with no checkpoint
+// the lease just goes back.
+TEST_F(WorkerTest, ChildKilledBySigtermBeforeItsHandlerIsReleasedNotFailed) {
+  Offer({{Lease("a", 1, {{"fake", "no-handler"}, {"checkpoint_every", "0"}})}});
+  clock_.At(250, [this] { stop_ = true; });
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
+                     "start a", "ReportMetrics seq=1 points=9 steps=1",
+                     "ReportMetrics seq=2 points=9 steps=2", "term a",
+                     "ReportMetrics seq=3 points=9 steps=3",
+                     "ReleaseJob reason=preempted (SIGTERM)"}));
+}
+
+// SIGTERM that reaches a tails job's child alone (the worker is not
+// stopping): released uncounted, and the worker carries on.
+TEST_F(WorkerTest, TailsJobKilledBySigtermFromOutsideIsReleasedNotFailed) {
+  v1::JobLease tails = Lease("t", 1, {{"fake", "killed-by-term"}});
+  tails.set_kind("tails");
+  Offer({{tails}});
+  RunWorker();
+  EXPECT_EQ(calls_,
+            (Strings{"LeaseJobs -> t", "DownloadCheckpoint job=t: NOT_FOUND",
+                     "start t", "ReleaseJob reason=preempted (SIGTERM)",
+                     "LeaseJobs -> none"}));
 }
 
 // Epoch 1 of job a hangs in slot cpu/0; the coordinator leases a again
@@ -387,6 +427,39 @@ TEST_F(WorkerTest, ALeaseCallWithoutAnAnswerIsRepeatedWithTheSameRequestId) {
   EXPECT_EQ(lease_request_ids_[3], "w/2");
   EXPECT_NE(std::find(calls_.begin(), calls_.end(), "CompleteJob"),
             calls_.end());
+}
+
+// The user cancels the sweep after the job finished but before its result
+// is acknowledged: the heartbeat says CANCELLED, yet the result still goes
+// in (the coordinator keeps it: done wins) and nothing is killed.
+TEST_F(WorkerTest, JobCancelledAfterItFinishedStillDeliversItsResult) {
+  options_.lease_ms = 3000;
+  stamps_ = true;
+  Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+  answer_report_ = [this] {
+    return clock_.SteadyMs() < 2500
+               ? Status(grpc::StatusCode::UNAVAILABLE, "busy")
+               : Status::OK;
+  };
+  answer_heartbeat_ = [](const v1::HeartbeatRequest&) {
+    return Status(grpc::StatusCode::CANCELLED, "job a was cancelled");
+  };
+  RunWorker();
+  EXPECT_EQ(
+      calls_,
+      (Strings{
+          "t=0 LeaseJobs -> a", "t=0 DownloadCheckpoint job=a: NOT_FOUND",
+          "start a", "t=100 ReportMetrics seq=1 points=9 steps=1",
+          "t=200 ReportMetrics seq=2 points=9 steps=2",
+          "t=200 LeaseJobs -> none",
+          "t=200 ReportMetrics seq=3 points=6 steps=2",
+          "t=200 CompleteJob: UNAVAILABLE", "t=500 CompleteJob: UNAVAILABLE",
+          "t=1000 Heartbeat job=a epoch=1: CANCELLED",
+          "t=1000 CompleteJob: UNAVAILABLE", "t=1300 CompleteJob: UNAVAILABLE",
+          "t=1800 CompleteJob: UNAVAILABLE",
+          "t=2500 Heartbeat job=a epoch=1: CANCELLED", "t=2500 CompleteJob",
+          "t=2500 LeaseJobs -> none"}));
+  EXPECT_EQ(completed_.job_id(), "a");
 }
 
 }  // namespace

@@ -97,5 +97,24 @@ TEST_F(JobProtocolTest, OutcomesFromExitCodeAndResult) {
   EXPECT_EQ(ReadFinishedJob("train", dir_, 0).outcome, JobOutcome::kFailed);
 }
 
+// Preemption of every kind: a child that died of SIGTERM (before its
+// handler was installed) or exited kExitStopped is stopped, never failed,
+// whatever its directory holds.
+TEST_F(JobProtocolTest, SigtermDeathAndExitStoppedAreStoppedForEveryKind) {
+  for (const char* kind : {"train", "tails"}) {
+    const FinishedJob killed = ReadFinishedJob(kind, dir_, 128 + 15);
+    EXPECT_EQ(killed.outcome, JobOutcome::kStopped) << kind;
+    EXPECT_EQ(killed.error, "killed by SIGTERM") << kind;
+    const FinishedJob stopped = ReadFinishedJob(kind, dir_, kExitStopped);
+    EXPECT_EQ(stopped.outcome, JobOutcome::kStopped) << kind;
+    EXPECT_TRUE(stopped.result_json.empty()) << kind;
+  }
+  // Other signals are still failures.
+  EXPECT_EQ(ReadFinishedJob("tails", dir_, 128 + 9).outcome,
+            JobOutcome::kFailed);
+  EXPECT_EQ(ReadFinishedJob("tails", dir_, 128 + 11).error,
+            "killed by signal 11");
+}
+
 }  // namespace
 }  // namespace tailsweep

@@ -135,6 +135,38 @@ TEST(SweepSpec, ErrorsNameFilePositionKeyAndAllowedValues) {
                  absl::StatusCode::kNotFound);
 }
 
+// yaml-cpp keeps both pairs of a key named twice; the spec must not pick
+// one silently, wherever the mapping is.
+TEST(SweepSpec, DuplicateKeysAnywhereAreErrorsAtTheSecondOne) {
+  struct Case {
+    std::string text;
+    std::string mentions;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"name: s\ngrid:\n  kernel: [log]\nname: t\n",
+            "f.yaml:4:1: duplicate key 'name' in the spec (first at line 1, "
+            "column 1)"},
+           {"name: s\ngrid:\n  kernel: [log]\ngrid:\n  kernel: [linear]\n",
+            "f.yaml:4:1: duplicate key 'grid' in the spec"},
+           {"name: s\ngrid:\n  kernel: [log]\n  norm: [pre]\n  kernel: "
+            "[linear]\n",
+            "f.yaml:5:3: duplicate key 'kernel' in 'grid' (first at line 3, "
+            "column 3)"},
+           {"name: s\ngrid:\n  kernel: [log]\nfixed:\n  steps: 10\n  "
+            "steps: 20\n",
+            "f.yaml:6:3: duplicate key 'steps' in 'fixed'"},
+           {"name: s\ngrid:\n  kernel: [log, linear]\nexclude:\n  - "
+            "{kernel: log, kernel: linear}\n",
+            "f.yaml:5:19: duplicate key 'kernel' in an 'exclude' entry"},
+       }) {
+    auto spec = ParseSweepSpec(c.text, "f.yaml");
+    TS_EXPECT_CODE(spec, absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(spec.status().message().find(c.mentions), std::string::npos)
+        << c.text << "\n"
+        << spec.status();
+  }
+}
+
 TEST(SweepSpec, UnidentifiableCellMustBeExcluded) {
   TS_ASSERT_OK_AND_ASSIGN(
       SweepSpec spec,

@@ -1,0 +1,65 @@
+#include "cli/pages.h"
+
+#include <utility>
+
+namespace tailsweep::cli {
+
+absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
+                                                     const std::string& sweep,
+                                                     const std::string& state) {
+  v1::ListJobsRequest req;
+  req.set_sweep(sweep);
+  req.set_state(state);
+  std::vector<v1::JobInfo> out;
+  while (true) {
+    v1::ListJobsResponse page;
+    if (absl::Status s =
+            c.Check(c.Stub().ListJobs(c.Context().get(), req, &page));
+        !s.ok()) {
+      return s;
+    }
+    for (v1::JobInfo& job : *page.mutable_jobs()) out.push_back(std::move(job));
+    if (page.next_page_token().empty()) return out;
+    req.set_page_token(page.next_page_token());
+  }
+}
+
+absl::StatusOr<v1::GetResultsResponse> GetAllResults(
+    Connection& c, v1::GetResultsRequest req) {
+  v1::GetResultsResponse all;
+  bool first = true;
+  while (true) {
+    v1::GetResultsResponse page;
+    if (absl::Status s =
+            c.Check(c.Stub().GetResults(c.Context().get(), req, &page));
+        !s.ok()) {
+      return s;
+    }
+    if (first) {
+      all.set_kind(page.kind());
+      *all.mutable_pivot()->mutable_columns() = page.pivot().columns();
+      all.mutable_pivot()->set_group_by(page.pivot().group_by());
+      first = false;
+    }
+    // The counts of the newest page: the sweep as it is now.
+    all.set_jobs(page.jobs());
+    all.set_done(page.done());
+    const int offset = all.rows_size();
+    for (v1::PivotRow& row : *page.mutable_pivot()->mutable_rows()) {
+      for (int i = 0; i < row.cells_size(); ++i) {
+        if (row.cells(i) >= 0) row.set_cells(i, row.cells(i) + offset);
+      }
+      *all.mutable_pivot()->add_rows() = std::move(row);
+    }
+    for (v1::CellResult& r : *page.mutable_rows()) {
+      *all.add_rows() = std::move(r);
+    }
+    for (v1::TailsResultRow& r : *page.mutable_tails()) {
+      *all.add_tails() = std::move(r);
+    }
+    if (page.next_page_token().empty()) return all;
+    req.set_page_token(page.next_page_token());
+  }
+}
+
+}  // namespace tailsweep::cli
