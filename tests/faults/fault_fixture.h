@@ -7,11 +7,19 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tests/faults/fault_proxy.h"
@@ -23,6 +31,8 @@ using testing::RunCommand;
 
 // Rounds of the random-kill tests: 3, or 20 with `fault_test --long`.
 inline int rounds = 3;
+// Minutes of the soak (soak_test.cc): 3, or `fault_test --soak MINUTES`.
+inline double soak_minutes = 3;
 
 // `cells` cells (kernels), `steps` steps, a loss point every 5 steps, a
 // checkpoint every 10.
@@ -81,7 +91,167 @@ class FaultSuite : public ::testing::Test, public testing::Cluster {
     }
     EXPECT_GT(compared, 0);
   }
+  // Every job id in the database.
+  std::vector<std::string> JobIds() {
+    const testing::CommandResult r =
+        RunCommand("sqlite3 " + dir_ + "/db \"SELECT job_id FROM jobs\"");
+    std::vector<std::string> ids;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) ids.push_back(line);
+    return ids;
+  }
+
+  // One run per stored curve, for each done job: the stored result says it
+  // resumed from step k and was completed under epoch E (its `done`
+  // event); every stored point past k is E's, there are steps / log_every
+  // loss points in all, and where one work directory holds that attempt's
+  // files (a done result.json resumed from k), its metrics.jsonl lines past
+  // k equal the stored loss and step_seconds points (the step's wall time
+  // differs between any two runs even where the numbers do not, so a splice
+  // cannot hide).
+  void ExpectStoredCurvesAreTheFinalAttempts(
+      const std::vector<std::string>& workers) {
+    int checked = 0, compared = 0;
+    for (const std::string& job : JobIds()) {
+      const nlohmann::json result = nlohmann::json::parse(
+          RunCommand(absl::StrCat("sqlite3 ", dir_,
+                                  "/db \"SELECT result FROM results WHERE "
+                                  "job_id = '",
+                                  job, "'\""))
+              .out,
+          nullptr, false);
+      ASSERT_TRUE(result.is_object()) << "job " << job << ": no result";
+      const int64_t k = result["resumed_from_step"].get<int64_t>();
+      const int64_t epoch = Query(absl::StrCat(
+          "SELECT epoch FROM events WHERE kind = 'done' AND job_id = '", job,
+          "'"));
+      EXPECT_EQ(
+          Query(absl::StrCat("SELECT COUNT(*) FROM metrics WHERE "
+                             "job_id = '",
+                             job, "' AND step > ", k, " AND epoch != ", epoch)),
+          0)
+          << "job " << job << ": points past " << k << " not of epoch "
+          << epoch;
+      const int64_t steps = result["config"]["steps"].get<int64_t>();
+      const int64_t every = result["config"]["log_every"].get<int64_t>();
+      EXPECT_EQ(Query(absl::StrCat("SELECT COUNT(*) FROM metrics WHERE "
+                                   "job_id = '",
+                                   job, "' AND name = 'loss'")),
+                steps / every)
+          << "job " << job;
+      ++checked;
+      std::vector<std::string> dirs;
+      for (const std::string& w : workers) {
+        const std::string d = WorkDir(w) + "/" + job;
+        const nlohmann::json r = nlohmann::json::parse(
+            testing::ReadFile(d + "/result.json"), nullptr, false);
+        if (r.is_object() && r.value("stopped", true) == false &&
+            r.value("resumed_from_step", int64_t{-1}) == k) {
+          dirs.push_back(d);
+        }
+      }
+      if (dirs.size() != 1) continue;  // which one completed is not known
+      for (const std::string metric : {"loss", "step_seconds"}) {
+        std::map<int64_t, double> own;
+        std::istringstream lines(testing::ReadFile(dirs[0] + "/metrics.jsonl"));
+        std::string line;
+        while (std::getline(lines, line)) {
+          const nlohmann::json m = nlohmann::json::parse(line, nullptr, false);
+          if (!m.is_object() || m["step"].get<int64_t>() <= k) continue;
+          own[m["step"].get<int64_t>()] = m[metric].get<double>();
+        }
+        // Read back as users do (numbers print exactly).
+        const nlohmann::json stored = nlohmann::json::parse(
+            Cli("curves " + job + " --metric " + metric + " --format json").out,
+            nullptr, false);
+        std::map<int64_t, double> kept;
+        if (stored.is_array()) {
+          for (const auto& p : stored) {
+            const int64_t step = p["step"].get<int64_t>();
+            if (step > k) kept[step] = p["value"].get<double>();
+          }
+        }
+        EXPECT_EQ(kept, own) << "job " << job << ", " << metric << " past " << k
+                             << " (" << dirs[0] << ")";
+      }
+      ++compared;
+    }
+    EXPECT_GT(checked, 0);
+    EXPECT_GT(compared, 0);
+  }
   std::mt19937_64 rng_{20261201};
+};
+
+// Samples, every 100 ms on its own thread, how many live `lab train`
+// processes each job has (any worker: one `ps` a sample), and keeps the
+// largest count seen and what `ps` showed the first time one ran twice.
+class LiveRunSampler {
+ public:
+  explicit LiveRunSampler(std::vector<std::string> jobs) {
+    AddJobs(std::move(jobs));
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        Sample();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  ~LiveRunSampler() { Stop(); }
+  void AddJobs(std::vector<std::string> jobs) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::string& j : jobs) jobs_.insert(std::move(j));
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int64_t most() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return most_;
+  }
+  int64_t samples() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return samples_;
+  }
+  // The processes of the first sample that saw a job run twice, or else of
+  // the last sample that saw any.
+  std::string twice() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return absl::StrCat(jobs_.size(), " jobs watched; ",
+                        twice_.empty() ? "last seen:\n" + last_ : twice_);
+  }
+
+ private:
+  void Sample() {
+    // Zombies (exited, not yet reaped) show as <defunct>: not live.
+    const std::string ps =
+        testing::RunCommand("(ps -ww -eo stat,args | grep '[l]ab train')").out;
+    std::lock_guard<std::mutex> lock(mu_);
+    std::map<std::string, int64_t> runs;
+    std::istringstream lines(ps);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.empty() || line[0] == 'Z') continue;
+      for (const std::string& job : jobs_) {
+        if (line.find(job) != std::string::npos) ++runs[job];
+      }
+    }
+    for (const auto& [job, n] : runs) {
+      if (n > most_) most_ = n;
+      if (n > 1 && twice_.empty()) twice_ = ps;
+    }
+    if (!ps.empty()) last_ = ps;
+    ++samples_;
+  }
+
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::set<std::string> jobs_;
+  int64_t most_ = 0;
+  int64_t samples_ = 0;
+  std::string twice_, last_;
+  std::thread thread_;
 };
 
 class PartitionTest : public FaultSuite {

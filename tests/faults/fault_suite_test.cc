@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -227,6 +228,9 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--long") == 0) tailsweep::rounds = 20;
+    if (std::strcmp(argv[i], "--soak") == 0 && i + 1 < argc) {
+      tailsweep::soak_minutes = std::atof(argv[++i]);
+    }
   }
   return RUN_ALL_TESTS();
 }

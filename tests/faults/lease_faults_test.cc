@@ -21,77 +21,8 @@ namespace {
 
 constexpr int kLeaseMs = 4000;  // the cluster's worker default
 
-// Samples, every 100 ms on its own thread, how many live `lab train`
-// processes each job has (any worker), and keeps the largest count seen.
-class LiveRunSampler {
- public:
-  LiveRunSampler(testing::Cluster* cluster, std::vector<std::string> jobs)
-      : cluster_(cluster), jobs_(std::move(jobs)) {
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        for (const std::string& job : jobs_) {
-          const int64_t n = cluster_->ProcessesMentioning(job);
-          std::string seen;
-          if (n > 1) {  // what they were, for the failure message
-            seen =
-                testing::RunCommand(
-                    "ps -eo pid,ppid,stat,etimes,args | "
-                    "grep -- '[" +
-                    job.substr(0, 1) + "]" + job.substr(1) + "' | cut -c1-300")
-                    .out;
-          }
-          std::lock_guard<std::mutex> lock(mu_);
-          most_[job] = std::max(most_[job], n);
-          if (!seen.empty() && twice_.empty()) twice_ = seen;
-          ++samples_;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    });
-  }
-  ~LiveRunSampler() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int64_t most() {
-    std::lock_guard<std::mutex> lock(mu_);
-    int64_t m = 0;
-    for (const auto& [job, n] : most_) m = std::max(m, n);
-    return m;
-  }
-  int64_t samples() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return samples_;
-  }
-  // The processes of the first sample that saw a job run twice.
-  std::string twice() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return twice_;
-  }
-
- private:
-  testing::Cluster* cluster_;
-  std::vector<std::string> jobs_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::map<std::string, int64_t> most_;
-  int64_t samples_ = 0;
-  std::string twice_;
-  std::thread thread_;
-};
-
 class LeaseFaults : public PartitionTest {
  protected:
-  std::vector<std::string> JobIds() {
-    const testing::CommandResult r =
-        RunCommand("sqlite3 " + dir_ + "/db \"SELECT job_id FROM jobs\"");
-    std::vector<std::string> ids;
-    std::istringstream lines(r.out);
-    std::string line;
-    while (std::getline(lines, line)) ids.push_back(line);
-    return ids;
-  }
   // Every job done once, by one attempt, each with its steps / 5 loss
   // points exactly once, and nothing expired.
   void ExpectDoneOnceNothingExpired(int64_t jobs) {
@@ -199,7 +130,7 @@ TEST_P(FrozenOrCutOff, NeverRunsACellTwiceAtOnce) {
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
   ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2, 60));
-  LiveRunSampler sampler(this, JobIds());
+  LiveRunSampler sampler(JobIds());
   StartWorker("near");  // idle until the far worker's leases expire
   if (frozen) {
     kill(far.pid(), SIGSTOP);
@@ -282,6 +213,34 @@ TEST_F(LeaseFaults, LostLeaseRepliesStrandNoJob) {
       << testing::ReadFile(dir_ + "/far.err");
   ExpectDoneOnceNothingExpired(2);
   EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'leased'"), 2);
+}
+
+// Behaviour 5: one run per stored curve. A worker is killed (-9, with its
+// jobs) after its jobs checkpointed; another worker with twice the threads
+// resumes them. The stored points past each resume step are the second
+// attempt's own, not a splice of two runs.
+TEST_F(LeaseFaults, AResumedJobsCurveIsTheResumingAttempts) {
+  StartCoordinator();
+  ChildProcess& first = StartWorker("first");
+  Submit(Spec("one_curve", 1500, 2));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics WHERE "
+              "name = 'loss' AND step >= 100",
+              2, 120));
+  RunCommand(absl::StrCat("pkill -9 -P ", first.pid()));
+  first.Signal(SIGKILL);
+  // The first attempt's points reach past the checkpoint the next one
+  // resumes from: those are what must not stay in the curve.
+  EXPECT_GT(Query("SELECT COUNT(*) FROM metrics m JOIN checkpoints c USING "
+                  "(job_id) WHERE m.name = 'loss' AND m.step > c.step"),
+            0);
+  StartWorker("second", {"--threads-per-slot", "2"});
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 300));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'done' AND "
+                  "epoch = 2"),
+            2);
+  ExpectStoredCurvesAreTheFinalAttempts({"first", "second"});
 }
 
 }  // namespace

@@ -82,17 +82,18 @@ class Cluster {
   ChildProcess& StartWorker(const std::string& name,
                             const std::vector<std::string>& extra = {},
                             const std::string& address = "") {
-    std::vector<std::string> argv = {bin_ + "/tailsweep-worker",
-                                     "--coordinator",
-                                     address.empty() ? address_ : address,
-                                     "--slots-per-device",
-                                     "2",
-                                     "--threads-per-slot",
-                                     "1",
-                                     "--work-dir",
-                                     WorkDir(name)};
-    if (std::find(extra.begin(), extra.end(), "--lease-ms") == extra.end()) {
-      argv.insert(argv.end(), {"--lease-ms", "4000"});
+    std::vector<std::string> argv = {
+        bin_ + "/tailsweep-worker", "--coordinator",
+        address.empty() ? address_ : address, "--work-dir", WorkDir(name)};
+    // Defaults a test may override (an option given twice is an error).
+    for (const auto& [flag, value] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"--slots-per-device", "2"},
+             {"--threads-per-slot", "1"},
+             {"--lease-ms", "4000"}}) {
+      if (std::find(extra.begin(), extra.end(), flag) == extra.end()) {
+        argv.insert(argv.end(), {flag, value});
+      }
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
     return Start(argv, name);

@@ -1,0 +1,180 @@
+// The soak (issue 10, behaviour 10): a random, seeded schedule of every
+// fault the other tests try one at a time, on sweeps of 40 jobs, for
+// `fault_test --soak MINUTES` (3 by default, as CI runs it). Faults: kill
+// -9 and SIGSTOP of the coordinator (shorter and longer than a lease),
+// kill -9 (daemon only: its jobs are orphaned), SIGSTOP and SIGTERM of a
+// worker, partitions and dropped replies between two workers and the
+// coordinator. Then the faults stop, and it checks: every job done exactly
+// once, each stored curve one run's (the finishing attempt's own points
+// past its resume step, steps / log_every in all), never two live runs of
+// one job at once, integrity_check ok. The schedule and the counts are
+// printed.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/faults/fault_fixture.h"
+
+namespace tailsweep {
+namespace {
+
+class Soak : public PartitionTest {};
+
+TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
+  using std::chrono::milliseconds;
+  using std::chrono::steady_clock;
+  std::mt19937_64 rng(20261201);
+  auto uniform = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  ChildProcess* coordinator = &StartCoordinator();
+  // w0 talks to the coordinator directly; w1 and w2 through the proxy.
+  const std::vector<std::string> names = {"w0", "w1", "w2"};
+  std::map<std::string, ChildProcess*> workers;
+  auto start_worker = [&](const std::string& name) {
+    workers[name] = &StartWorker(name, {"--rpc-timeout-ms", "1500"},
+                                 name == "w0" ? "" : ProxyAddress());
+  };
+  for (const std::string& n : names) start_worker(n);
+  int sweeps = 0;
+  auto submit = [&] {
+    // 20 seeds x 2 kernels = 40 jobs a sweep.
+    std::string seeds;
+    for (int i = 0; i < 20; ++i) absl::StrAppend(&seeds, i ? ", " : "", i);
+    Submit(absl::StrCat("name: soak", ++sweeps,
+                        "\ngrid:\n  kernel: [softmax, log]\n  seed: [", seeds,
+                        R"(]
+fixed:
+  n_points: 64
+  d_model: 16
+  heads: 2
+  layers: 1
+  warmup: 3
+  steps: )",
+                        400 + 100 * sweeps, R"(
+  log_every: 5
+  checkpoint_every: 20
+  eval_instances: 4
+  reference_trials: 4
+)"));
+  };
+  submit();
+  LiveRunSampler sampler(JobIds());
+
+  std::map<std::string, int> counts;
+  std::string schedule;
+  const auto end = steady_clock::now() +
+                   milliseconds(static_cast<int64_t>(soak_minutes * 60000));
+  while (steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(uniform(2000, 6000)));
+    if (Query("SELECT COUNT(*) FROM jobs WHERE state NOT IN ('done', "
+              "'failed')") == 0) {
+      submit();  // keep it busy to the end
+      sampler.AddJobs(JobIds());
+    }
+    const int kind = uniform(0, 6);
+    const int ms = uniform(500, 9000);  // shorter and longer than a lease
+    const std::string& victim = names[uniform(0, 2)];
+    std::string what;
+    switch (kind) {
+      case 0:
+        what = absl::StrCat("kill -9 coordinator, ", ms, " ms down");
+        coordinator->Signal(SIGKILL);
+        while (!coordinator->Poll())
+          std::this_thread::sleep_for(milliseconds(10));
+        std::this_thread::sleep_for(milliseconds(ms));
+        coordinator = &StartCoordinator();
+        break;
+      case 1:
+        what = absl::StrCat("SIGSTOP coordinator ", ms, " ms");
+        kill(coordinator->pid(), SIGSTOP);
+        std::this_thread::sleep_for(milliseconds(ms));
+        kill(coordinator->pid(), SIGCONT);
+        break;
+      case 2:
+        what = absl::StrCat("kill -9 ", victim,
+                            " (its jobs orphaned), back after ", ms, " ms");
+        workers[victim]->Signal(SIGKILL);
+        while (!workers[victim]->Poll())
+          std::this_thread::sleep_for(milliseconds(10));
+        std::this_thread::sleep_for(milliseconds(ms));
+        start_worker(victim);
+        break;
+      case 3:
+        what = absl::StrCat("SIGSTOP ", victim, " ", ms, " ms");
+        kill(workers[victim]->pid(), SIGSTOP);
+        std::this_thread::sleep_for(milliseconds(ms));
+        kill(workers[victim]->pid(), SIGCONT);
+        break;
+      case 4:
+        what = absl::StrCat("SIGTERM ", victim, ", back after it exits");
+        workers[victim]->Signal(SIGTERM);
+        while (!workers[victim]->Poll())
+          std::this_thread::sleep_for(milliseconds(50));
+        start_worker(victim);
+        break;
+      case 5:
+        what = absl::StrCat("partition w1, w2 ", ms, " ms");
+        proxy_->Set(testing::FaultProxy::Mode::kStall);
+        std::this_thread::sleep_for(milliseconds(ms));
+        proxy_->Set(testing::FaultProxy::Mode::kPass);
+        break;
+      case 6:
+        what = absl::StrCat("drop replies to w1, w2 ", ms / 3, " ms");
+        proxy_->Set(testing::FaultProxy::Mode::kDropReplies);
+        std::this_thread::sleep_for(milliseconds(ms / 3));
+        proxy_->Set(testing::FaultProxy::Mode::kPass);
+        break;
+    }
+    static const char* const kKinds[] = {
+        "kill -9 coordinator", "SIGSTOP coordinator", "kill -9 worker",
+        "SIGSTOP worker",      "SIGTERM worker",      "partition",
+        "dropped replies"};
+    ++counts[kKinds[kind]];
+    absl::StrAppend(&schedule, what, "\n");
+  }
+  // Faults over: everything finishes.
+  const int64_t jobs = Query("SELECT COUNT(*) FROM jobs");
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", jobs, 900))
+      << schedule;
+  sampler.Stop();
+  std::string summary;
+  for (const auto& [what, n] : counts)
+    absl::StrAppend(&summary, n, " x ", what, "\n");
+  std::printf("soak: %.1f min, %lld jobs in %d sweeps, %lld samples\n%s",
+              soak_minutes, static_cast<long long>(jobs), sweeps,
+              static_cast<long long>(sampler.samples()), summary.c_str());
+  std::printf(
+      "events: %lld leased, %lld expired, %lld preempted, %lld failed\n",
+      static_cast<long long>(
+          Query("SELECT COUNT(*) FROM events WHERE kind = 'leased'")),
+      static_cast<long long>(
+          Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'")),
+      static_cast<long long>(
+          Query("SELECT COUNT(*) FROM events WHERE kind = 'preempted'")),
+      static_cast<long long>(
+          Query("SELECT COUNT(*) FROM events WHERE kind = 'failed'")));
+  EXPECT_EQ(sampler.most(), 1) << sampler.twice() << "\n" << schedule;
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), jobs);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind "
+                  "= 'done' GROUP BY job_id HAVING COUNT(*) != 1)"),
+            0)
+      << schedule;
+  ExpectStoredCurvesAreTheFinalAttempts(names);
+  EXPECT_EQ(
+      RunCommand("sqlite3 " + dir_ + "/db \"PRAGMA integrity_check\"").out,
+      "ok\n");
+}
+
+}  // namespace
+}  // namespace tailsweep
