@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/service.h"
+#include "bench/loopback_coordinator.h"
 
 namespace tailsweep {
 namespace {
@@ -61,27 +61,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / "tailsweep_coordinator_bench")
-          .string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  SystemClock clock;
-  auto store = Store::Open(dir + "/bench.db", &clock);
-  if (!store.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
-    return 1;
-  }
-  CheckpointStore checkpoints(store->get(), dir + "/data");
-  CoordinatorService service(store->get(), &checkpoints);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
-                                     grpc::InsecureChannelCredentials());
+  std::unique_ptr<LoopbackCoordinator> coordinator =
+      LoopbackCoordinator::Start("tailsweep_coordinator_bench");
+  if (!coordinator) return 1;
+  std::shared_ptr<grpc::Channel> channel = coordinator->channel();
   auto stub = v1::Coordinator::NewStub(channel);
 
   // A sweep of `jobs + streams` fake jobs: one grid axis of seeds.
@@ -177,7 +160,8 @@ int Main(int argc, char** argv) {
     return lease_ms[std::min(lease_ms.size() - 1,
                              static_cast<size_t>(q * (lease_ms.size() - 1)))];
   };
-  std::printf("coordinator, loopback gRPC, SQLite WAL (%s)\n", dir.c_str());
+  std::printf("coordinator, loopback gRPC, SQLite WAL (%s)\n",
+              coordinator->dir().c_str());
   std::printf("submit of %d jobs: %.3f s\n", jobs + streams, submit_s);
   std::printf(
       "lease + complete: %d cycles from %d clients in %.3f s = %.0f "
@@ -189,7 +173,6 @@ int Main(int argc, char** argv) {
       "metrics: %d streams x %d batches x %d points in %.3f s = %.0f "
       "points/s\n",
       leased.leases_size(), batches, points, stream_s, total_points / stream_s);
-  server->Shutdown();
   std::filesystem::remove_all(dir);
   return 0;
 }

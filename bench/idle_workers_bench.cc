@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/service.h"
+#include "bench/loopback_coordinator.h"
 
 namespace tailsweep {
 namespace {
@@ -55,27 +55,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / "tailsweep_idle_bench")
-          .string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  SystemClock clock;
-  auto store = Store::Open(dir + "/bench.db", &clock);
-  if (!store.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
-    return 1;
-  }
-  CheckpointStore checkpoints(store->get(), dir + "/data");
-  CoordinatorService service(store->get(), &checkpoints);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
-                                     grpc::InsecureChannelCredentials());
+  std::unique_ptr<LoopbackCoordinator> coordinator =
+      LoopbackCoordinator::Start("tailsweep_idle_bench");
+  if (!coordinator) return 1;
+  std::shared_ptr<grpc::Channel> channel = coordinator->channel();
   auto stub = v1::Coordinator::NewStub(channel);
 
   // One job per busy worker, all leased: the queue is empty.
@@ -106,7 +89,7 @@ int Main(int argc, char** argv) {
   std::atomic<int64_t> polls{0}, errors{0};
   std::mutex mu;
   std::vector<double> heartbeat_ms;
-  const int64_t tx_before = (*store)->WriterTransactions();
+  const int64_t tx_before = coordinator->store().WriterTransactions();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   // Idle workers: 20 threads, each polling for its share of the workers.
@@ -163,7 +146,7 @@ int Main(int argc, char** argv) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  const int64_t tx = (*store)->WriterTransactions() - tx_before;
+  const int64_t tx = coordinator->store().WriterTransactions() - tx_before;
   std::printf(
       "idle workers %d (poll %d ms), busy %d (heartbeat every 100 ms), %.1f "
       "s\n",
@@ -176,7 +159,6 @@ int Main(int argc, char** argv) {
               Percentile(heartbeat_ms, 0.5), Percentile(heartbeat_ms, 0.99));
   std::printf("  failed calls              %10lld\n",
               static_cast<long long>(errors.load()));
-  server->Shutdown();
   return errors > 0 ? 1 : 0;
 }
 

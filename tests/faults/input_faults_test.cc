@@ -23,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "coordinator/store.h"
 #include "proto/tailsweep.grpc.pb.h"
+#include "tests/faults/fault_fixture.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/results.h"
 
@@ -32,22 +33,11 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-// A train sweep over `kernels` of a tiny model (a step takes a few ms).
+// A train sweep over `kernels` of the tiny model.
 std::string TrainSpec(const std::string& name, const std::string& kernels,
                       int steps) {
-  return absl::StrCat("name: ", name, "\ngrid:\n  kernel: [", kernels, R"(]
-fixed:
-  n_points: 64
-  d_model: 16
-  heads: 2
-  layers: 1
-  warmup: 3
-  checkpoint_every: 10
-  eval_instances: 4
-  reference_trials: 4
-  log_every: 5
-  steps: )",
-                      steps, "\n");
+  return TinySpec(name, absl::StrCat("  kernel: [", kernels, "]\n"),
+                  {{"steps", absl::StrCat(steps)}});
 }
 
 size_t Count(const std::string& text, const std::string& what) {

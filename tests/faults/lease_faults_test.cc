@@ -44,20 +44,7 @@ class LeaseFaults : public PartitionTest {
 
 // A short job (it finishes while the coordinator is away) and a long one.
 std::string TwoLengths(const std::string& name) {
-  return absl::StrCat("name: ", name, R"(
-grid:
-  steps: [300, 3000]
-fixed:
-  n_points: 64
-  d_model: 16
-  heads: 2
-  layers: 1
-  warmup: 3
-  checkpoint_every: 10
-  eval_instances: 4
-  reference_trials: 4
-  log_every: 5
-)");
+  return TinySpec(name, "  steps: [300, 3000]\n", {});
 }
 
 // Behaviour 1: the coordinator's absence never expires a lease. Down for

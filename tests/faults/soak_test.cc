@@ -50,22 +50,11 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
     // 20 seeds x 2 kernels = 40 jobs a sweep.
     std::string seeds;
     for (int i = 0; i < 20; ++i) absl::StrAppend(&seeds, i ? ", " : "", i);
-    Submit(absl::StrCat("name: soak", ++sweeps,
-                        "\ngrid:\n  kernel: [softmax, log]\n  seed: [", seeds,
-                        R"(]
-fixed:
-  n_points: 64
-  d_model: 16
-  heads: 2
-  layers: 1
-  warmup: 3
-  steps: )",
-                        400 + 100 * sweeps, R"(
-  log_every: 5
-  checkpoint_every: 20
-  eval_instances: 4
-  reference_trials: 4
-)"));
+    Submit(TinySpec(
+        absl::StrCat("soak", ++sweeps),
+        absl::StrCat("  kernel: [softmax, log]\n  seed: [", seeds, "]\n"),
+        {{"steps", absl::StrCat(400 + 100 * sweeps)},
+         {"checkpoint_every", "20"}}));
   };
   submit();
   LiveRunSampler sampler(JobIds());
