@@ -173,7 +173,6 @@ int Main(int argc, char** argv) {
       "metrics: %d streams x %d batches x %d points in %.3f s = %.0f "
       "points/s\n",
       leased.leases_size(), batches, points, stream_s, total_points / stream_s);
-  std::filesystem::remove_all(dir);
   return 0;
 }
 

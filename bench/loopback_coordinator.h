@@ -2,8 +2,8 @@
 #define TAILSWEEP_BENCH_LOOPBACK_COORDINATOR_H_
 
 // For the coordinator benchmarks: the real store (a fresh SQLite file in a
-// temporary directory), checkpoint store and service, served on a loopback
-// port, and a channel to it.
+// temporary directory, removed at the end), checkpoint store and service,
+// served on a loopback port, and a channel to it.
 
 #include <grpcpp/grpcpp.h>
 
@@ -47,8 +47,14 @@ class LoopbackCoordinator {
                                       grpc::InsecureChannelCredentials());
     return c;
   }
+  // Stops serving and removes the directory.
   ~LoopbackCoordinator() {
     if (server_) server_->Shutdown();
+    server_.reset();
+    service_.reset();
+    checkpoints_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
   }
 
   Store& store() { return *store_; }
