@@ -2,13 +2,12 @@
 // fault the other tests try one at a time, on sweeps of 40 jobs, for
 // `fault_test --soak MINUTES` (3 by default, as CI runs it). Faults: kill
 // -9 and SIGSTOP of the coordinator (shorter and longer than a lease),
-// kill -9 (daemon only: its jobs are orphaned), SIGSTOP and SIGTERM of a
-// worker, partitions and dropped replies between two workers and the
-// coordinator. Then the faults stop, and it checks: every job done exactly
-// once, each stored curve one run's (the finishing attempt's own points
-// past its resume step, steps / log_every in all), never two live runs of
-// one job at once, integrity_check ok. The schedule and the counts are
-// printed.
+// kill -9 (its jobs die with it), SIGSTOP and SIGTERM of a worker, partitions
+// and dropped replies between two workers and the coordinator. Then the faults
+// stop, and it checks: every job done exactly once, each stored curve one run's
+// (the finishing attempt's own points past its resume step, steps / log_every
+// in all), never two live runs of one job at once, integrity_check ok. The
+// schedule and the counts are printed.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -90,8 +89,7 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
         kill(coordinator->pid(), SIGCONT);
         break;
       case 2:
-        what = absl::StrCat("kill -9 ", victim,
-                            " (its jobs orphaned), back after ", ms, " ms");
+        what = absl::StrCat("kill -9 ", victim, ", back after ", ms, " ms");
         workers[victim]->Signal(SIGKILL);
         while (!workers[victim]->Poll())
           std::this_thread::sleep_for(milliseconds(10));
