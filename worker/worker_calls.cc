@@ -1,0 +1,152 @@
+// The worker's calls about one job (worker.h): renewing its lease and
+// telling the child, relaying metrics, uploading checkpoints, reporting the
+// outcome, and what their answers mean for the job.
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/schema/job_result.h"
+#include "core/schema/utf8.h"
+#include "worker/worker.h"
+
+namespace tailsweep {
+namespace {
+
+// FailJob's error carries this much of the end of stderr; both reports
+// carry kStderrTailBytes of it as stderr_tail.
+constexpr int64_t kErrorStderrBytes = 2000;
+constexpr int64_t kStderrTailBytes = 8 * 1024;
+
+}  // namespace
+
+void Worker::Fence(Job& job, const char* what, const grpc::Status& status) {
+  spdlog::warn("{}: {}: lease gone ({}); the job is killed and not reported",
+               job.tag, what, status.error_message());
+  job.fenced = true;
+}
+
+void Worker::TellChildTheLease(Job& job) {
+  const absl::Status s = files_->WriteLease(
+      job.dir, job.lease_until_ms - options_.lease_margin_ms);
+  if (!s.ok()) {
+    // The worker still kills the job when the lease runs out.
+    spdlog::warn("{}: lease watchdog not written: {}", job.tag,
+                 std::string(s.message()));
+  }
+}
+
+void Worker::Heartbeat(Job& job) {
+  const int64_t sent = clock_->SteadyMs();
+  const grpc::Status status = client_.Heartbeat(job.lease);
+  if (status.error_code() == grpc::StatusCode::CANCELLED && !job.running &&
+      job.finished.outcome == JobOutcome::kDone) {
+    // Cancelled after it finished: the coordinator still takes the result
+    // of the live lease (done wins), so deliver it; nothing needs renewing.
+    spdlog::info("{}: cancelled after it finished; its result goes in",
+                 job.tag);
+    job.next_heartbeat_ms = clock_->SteadyMs() + options_.lease_ms / 3;
+    return;
+  }
+  if (LeaseGone(status)) return Fence(job, "heartbeat", status);
+  if (status.ok()) {
+    job.lease_until_ms = sent + options_.lease_ms;
+    if (job.running) TellChildTheLease(job);
+  }
+  if (!status.ok() && !Unreachable(status)) {
+    spdlog::warn("{}: lease not renewed: {}", job.tag, status.error_message());
+  }
+  job.next_heartbeat_ms =
+      clock_->SteadyMs() +
+      (status.ok() ? options_.lease_ms / 3 : options_.poll_ms);
+}
+
+void Worker::SendMetrics(Job& job) {
+  const grpc::Status status =
+      client_.ReportMetrics(job.lease, job.relay->front());
+  if (status.ok()) {
+    job.relay->PopFront();
+  } else if (LeaseGone(status)) {
+    Fence(job, "metrics", status);
+  } else if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+             job.relay->SplitFront()) {
+    // Larger than the coordinator takes (--max-message-bytes): in halves.
+    spdlog::info("{}: metric batch {} too large ({}); sent in halves", job.tag,
+                 job.relay->front().seq, status.error_message());
+  } else if (!Unreachable(status)) {
+    // Refused for good (unauthenticated, invalid, a point too large):
+    // resending cannot help and dropping would lose points silently. The
+    // job stops and is reported failed with the reason.
+    const std::string why =
+        absl::StrCat("the coordinator refused metric batch ",
+                     job.relay->front().seq, ": ", status.error_message());
+    spdlog::error("{}: {}; the job is stopped", job.tag, why);
+    KillNow(job);
+    job.metrics_refused = true;
+    job.finished = FinishedJob{JobOutcome::kFailed, "", why};
+  }
+}
+
+void Worker::QueueResult(Job& job) {
+  job.result_points_queued = true;
+  absl::StatusOr<TrainResult> result =
+      ParseTrainResult(job.finished.result_json);
+  if (result.ok()) job.relay->AddBatch(ResultPoints(*result));
+}
+
+void Worker::Upload(Job& job) {
+  const int64_t step = job.checkpoint->step;
+  int64_t stored = 0;
+  const grpc::Status status =
+      client_.UploadCheckpoint(job.lease, *job.checkpoint, &stored);
+  if (status.ok()) {
+    job.uploaded_step = std::max(step, stored);
+  } else if (LeaseGone(status)) {
+    Fence(job, "checkpoint upload", status);
+  } else if (!Unreachable(status)) {
+    spdlog::error("{}: checkpoint {} not stored: {}", job.tag, step,
+                  status.error_message());
+    job.uploaded_step = step;  // do not retry this one; the next may go
+  }
+}
+
+void Worker::Report(Job& job, Action::Kind kind) {
+  // A child's stderr may hold any bytes, and a tail may start mid-character:
+  // text fields must be UTF-8, or the whole call would not parse.
+  const std::string tail =
+      ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
+  grpc::Status status;
+  const char* what = "report";
+  if (kind == Action::Kind::kComplete) {
+    what = "complete";
+    status = client_.CompleteJob(job.lease, job.finished.result_json, tail);
+    if (status.ok()) ++completed_;
+  } else if (kind == Action::Kind::kFail) {
+    what = "fail";
+    std::string error = job.finished.error;
+    if (!tail.empty()) {
+      absl::StrAppend(
+          &error, ": ",
+          tail.substr(tail.size() -
+                      std::min<size_t>(tail.size(), kErrorStderrBytes)));
+    }
+    status = client_.FailJob(job.lease, ValidUtf8(error), tail);
+    if (status.ok()) ++failed_;
+  } else {
+    what = "release";
+    status = client_.ReleaseJob(
+        job.lease, job.lapsed ? "stopped: its lease ran out on the worker"
+                              : "preempted (SIGTERM)");
+  }
+  if (Unreachable(status)) return;  // again next round
+  if (LeaseGone(status)) return Fence(job, what, status);
+  if (!status.ok()) {
+    spdlog::error("{}: {}: {}", job.tag, what, status.error_message());
+  } else {
+    spdlog::info("{}: {} acknowledged", job.tag, what);
+  }
+  job.done = true;
+}
+
+}  // namespace tailsweep
