@@ -70,7 +70,6 @@ class DataPathE2E : public ::testing::Test, public testing::Cluster {
 
 TEST_F(DataPathE2E, StoredMetricsEqualTheJobsFilesKeyByKeyNaNIncluded) {
   StartCoordinator();
-  StartWorker("w1", {"--exit-when-idle"});
   // Two cells: a healthy run, evaluated every 10 steps and at the end, and
   // one that diverges at once (huge steps, no clipping), whose last logged
   // loss is NaN.
@@ -91,6 +90,8 @@ fixed:
   eval_instances: 4
   reference_trials: 4
 )");
+  // After the submit: --exit-when-idle leaves at the first empty poll.
+  StartWorker("w1", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 240))
       << Cli("jobs data").out;
   const testing::CommandResult jobs = Cli("jobs data --format json");
@@ -130,7 +131,6 @@ fixed:
 
 TEST_F(DataPathE2E, ATailsSweepGivesTheSameTableAsLabTails) {
   StartCoordinator();
-  StartWorker("w1", {"--exit-when-idle"});
   Submit(R"(name: tails-e2e
 kind: tails
 grid:
@@ -142,6 +142,8 @@ fixed:
   seed: 3
   reference_index: 1.5
 )");
+  // After the submit: --exit-when-idle leaves at the first empty poll.
+  StartWorker("w1", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240))
       << Cli("jobs tails-e2e").out;
   const testing::CommandResult local = RunCommand(
