@@ -14,19 +14,8 @@ MetricsFile::~MetricsFile() {
 }
 
 absl::Status MetricsFile::Open(int64_t start_step) {
-  std::string kept;
-  if (start_step > 0) {
-    std::ifstream in(path_);
-    std::string line;
-    while (std::getline(in, line)) {
-      absl::StatusOr<StepMetrics> m = ParseMetricsLine(line);
-      // A torn last line (a crash mid-write) is dropped with the rest.
-      if (!m.ok() || m->step > start_step) break;
-      absl::StrAppend(&kept, line, "\n");
-    }
-  }
   // Replace the file atomically, so a crash here loses nothing kept.
-  if (absl::Status s = WriteFileAtomic(path_, kept); !s.ok()) return s;
+  if (absl::Status s = KeepMetricsUpTo(path_, start_step); !s.ok()) return s;
   file_ = std::fopen(path_.c_str(), "a");
   if (file_ == nullptr) {
     return absl::InternalError(

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/schema/file_util.h"
 #include "core/schema/lease_file.h"
+#include "core/schema/metrics_line.h"
 
 namespace tailsweep {
 absl::Status LocalJobFiles::MakeJobDir(const std::string& dir) {
@@ -62,6 +63,11 @@ std::string LocalJobFiles::StderrTail(const std::string& dir,
 absl::Status LocalJobFiles::WriteLease(const std::string& dir,
                                        int64_t run_until_ms) {
   return WriteLeaseFile(dir, run_until_ms);
+}
+
+absl::Status LocalJobFiles::KeepMetricsUpTo(const std::string& path,
+                                            int64_t step) {
+  return tailsweep::KeepMetricsUpTo(path, step);
 }
 
 }  // namespace tailsweep

@@ -51,6 +51,11 @@ class JobFiles {
   // The last `max_bytes` of the job's stderr ("" when it has none).
   virtual std::string StderrTail(const std::string& dir, int64_t max_bytes) = 0;
 
+  // metrics.jsonl of an attempt about to resume from `step`: its lines up
+  // to `step` (core/schema/metrics_line.h, KeepMetricsUpTo).
+  virtual absl::Status KeepMetricsUpTo(const std::string& path,
+                                       int64_t step) = 0;
+
   // Tells the job's child to run until `run_until_ms` (steady clock) and no
   // longer (the lease watchdog, core/schema/lease_file.h).
   virtual absl::Status WriteLease(const std::string& dir,
@@ -69,6 +74,7 @@ class LocalJobFiles final : public JobFiles {
   std::string StderrTail(const std::string& dir, int64_t max_bytes) override;
   absl::Status WriteLease(const std::string& dir,
                           int64_t run_until_ms) override;
+  absl::Status KeepMetricsUpTo(const std::string& path, int64_t step) override;
 };
 
 }  // namespace tailsweep

@@ -279,6 +279,14 @@ void Worker::Start(const Pending& pending) {
                  j.tag, download.error_message(), local_step);
   }
   const int64_t from = std::max(local_step, download.ok() ? stored : 0);
+  // The child keeps metrics.jsonl up to the step it resumes from; so does
+  // this, first, or the relay could send an earlier attempt's lines past it
+  // under this lease (they would then stand for this attempt's).
+  if (absl::Status kept =
+          files_->KeepMetricsUpTo(JobPath(j.dir, kMetricsFileName), from);
+      !kept.ok()) {
+    spdlog::warn("{}: {}", j.tag, std::string(kept.message()));
+  }
   if (from > 0) {
     spdlog::info("{} resumes from step {} ({} checkpoint)", j.tag, from,
                  stored > local_step ? "the coordinator's" : "its local");

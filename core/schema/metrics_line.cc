@@ -1,9 +1,11 @@
 #include "core/schema/metrics_line.h"
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/file_util.h"
 #include "core/schema/json_number.h"
 
 namespace tailsweep {
@@ -131,6 +133,21 @@ absl::StatusOr<EvalSummary> ParseEvalSummary(const json& object,
   e.hill_stat = in.OptionalNumber("hill_stat");
   if (!in.status().ok()) return in.status();
   return e;
+}
+
+absl::Status KeepMetricsUpTo(const std::string& path, int64_t step) {
+  std::string kept;
+  if (step > 0) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      absl::StatusOr<StepMetrics> m = ParseMetricsLine(line);
+      // A torn last line (a crash mid-write) is dropped with the rest.
+      if (!m.ok() || m->step > step) break;
+      absl::StrAppend(&kept, line, "\n");
+    }
+  }
+  return WriteFileAtomic(path, kept);
 }
 
 std::string LayerMetricName(absl::string_view base, size_t layer) {

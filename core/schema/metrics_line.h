@@ -70,6 +70,13 @@ nlohmann::json EvalSummaryJson(const EvalSummary& eval);
 absl::StatusOr<EvalSummary> ParseEvalSummary(const nlohmann::json& object,
                                              absl::string_view what);
 
+// Rewrites the metrics file at `path` (atomically) to its lines up to
+// `step`, dropping the rest and any torn line (0: empty). A job resumed from
+// step k does this before it logs; the worker does it too before it starts
+// the child, so its relay never reads an earlier attempt's lines past k.
+// A missing file becomes an empty one.
+absl::Status KeepMetricsUpTo(const std::string& path, int64_t step);
+
 // "attention_entropy/3" and the like.
 std::string LayerMetricName(absl::string_view base, size_t layer);
 
