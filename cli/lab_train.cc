@@ -188,6 +188,7 @@ RunFn DefineTrain(CLI::App& app) {
     r.collapsed = t.collapsed;
     r.collapse_step = t.collapse_step;
     r.stopped = t.stopped;
+    r.lease_ran_out = t.stopped && lease_ran_out;
     r.config = JobConfigToKeyValues(config);
     if (result->evaluation) r.evaluation = SummaryOf(*result->evaluation);
     if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),

@@ -315,11 +315,8 @@ void Worker::Start(const Pending& pending) {
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
   job.finished = files_->ReadFinished(job.lease.kind(), job.dir, exit_code);
-  // Stopped by its lease watchdog rather than by us.
-  if (job.finished.outcome == JobOutcome::kStopped && !job.stop_sent &&
-      clock_->SteadyMs() >= job.lease_until_ms - options_.lease_margin_ms) {
-    job.lapsed = true;
-  }
+  // Stopped by its lease watchdog (the child says so), not by a signal.
+  if (job.finished.lease_ran_out) job.lapsed = true;
   switch (job.finished.outcome) {
     case JobOutcome::kFailed:
       spdlog::warn("{} failed: {}", job.tag, job.finished.error);

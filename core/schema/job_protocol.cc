@@ -103,6 +103,7 @@ FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
       return out;
     }
     out.outcome = result->stopped ? JobOutcome::kStopped : JobOutcome::kDone;
+    out.lease_ran_out = result->stopped && result->lease_ran_out;
   }
   out.result_json = *std::move(text);
   return out;

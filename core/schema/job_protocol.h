@@ -76,6 +76,9 @@ struct FinishedJob {
   std::string result_json;  // kDone: the result, as the child wrote it
   // kFailed: what went wrong (exit status, ...); kStopped: how it stopped.
   std::string error;
+  // kStopped by the child's lease watchdog (a train result with
+  // "lease_ran_out"), not by a signal.
+  bool lease_ran_out = false;
 };
 
 // Reads the outcome of a job whose child exited with `exit_code` (128 + S

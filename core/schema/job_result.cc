@@ -45,6 +45,7 @@ std::string TrainResultJson(const TrainResult& r) {
               {"collapse_step", StepOrNull(r.collapse_step)},
               {"stopped", r.stopped},
               {"config", ConfigJson(r.config)}};
+  if (r.lease_ran_out) doc["lease_ran_out"] = true;
   if (r.evaluation) doc.update(EvalSummaryJson(*r.evaluation));
   return doc.dump(2);
 }
@@ -64,6 +65,7 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   r.collapsed = in.Bool("collapsed");
   r.collapse_step = in.StepOrNone("collapse_step");
   r.stopped = in.Bool("stopped");
+  if (doc.contains("lease_ran_out")) r.lease_ran_out = in.Bool("lease_ran_out");
   if (!in.status().ok()) return in.status();
   if (doc.contains("ratio_median")) {
     absl::StatusOr<EvalSummary> e = ParseEvalSummary(doc, "train result");

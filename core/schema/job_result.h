@@ -8,10 +8,11 @@
 // does not exist (no collapse) is null. Torch-free.
 //
 // train: {"steps_done", "resumed_from_step", "final_loss", "diverged",
-//   "diverged_step", "collapsed", "collapse_step", "stopped", "config": {key:
-//   typed value}, and unless stopped the evaluation: "ratio_mean",
-//   "ratio_median", "ratio_ci_low", "ratio_ci_high", "spread_ratio", "delta",
-//   "eval_instances", "hill_stat" (mirrored Pareto only)}
+//   "diverged_step", "collapsed", "collapse_step", "stopped", optionally
+//   "lease_ran_out" (true), "config": {key: typed value}, and unless stopped
+//   the evaluation: "ratio_mean", "ratio_median", "ratio_ci_low",
+//   "ratio_ci_high", "spread_ratio", "delta", "eval_instances", "hill_stat"
+//   (mirrored Pareto only)}
 // tails: an array of rows {"seam", "n", "index", "ed_mean", "ed_sd",
 //   "w2_mean", "w2_sd", "ed_noise", "w2_noise"}, as `lab tails --format json`
 //   prints it.
@@ -40,6 +41,9 @@ struct TrainResult {
   // A stop was requested (SIGTERM): the job checkpointed before its last
   // step and must be resumed; it has no evaluation.
   bool stopped = false;
+  // Stopped by its lease watchdog (lease_file.h), not by a signal: the
+  // worker had not renewed the lease in time. Written only when true.
+  bool lease_ran_out = false;
   // The job's config as text key/values (job_config.h), canonical order.
   std::vector<std::pair<std::string, std::string>> config;
   std::optional<EvalSummary> evaluation;

@@ -203,11 +203,14 @@ class FaultSuite : public ::testing::Test, public testing::Cluster {
 };
 
 // Samples, every 100 ms on its own thread, how many live `lab train`
-// processes each job has (any worker: one `ps` a sample), and keeps the
-// largest count seen and what `ps` showed the first time one ran twice.
+// processes each job has (any worker of one test: one `ps` a sample, lines
+// naming `root`, the test's directory; tests run side by side issue the
+// same job ids), and keeps the largest count seen and what `ps` showed the
+// first time one ran twice.
 class LiveRunSampler {
  public:
-  explicit LiveRunSampler(std::vector<std::string> jobs) {
+  LiveRunSampler(std::string root, std::vector<std::string> jobs)
+      : root_(std::move(root)) {
     AddJobs(std::move(jobs));
     thread_ = std::thread([this] {
       while (!stop_) {
@@ -252,6 +255,7 @@ class LiveRunSampler {
     std::string line;
     while (std::getline(lines, line)) {
       if (line.empty() || line[0] == 'Z') continue;
+      if (line.find(root_) == std::string::npos) continue;
       for (const std::string& job : jobs_) {
         if (line.find(job) != std::string::npos) ++runs[job];
       }
@@ -264,6 +268,7 @@ class LiveRunSampler {
     ++samples_;
   }
 
+  const std::string root_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::set<std::string> jobs_;

@@ -117,7 +117,7 @@ TEST_P(FrozenOrCutOff, NeverRunsACellTwiceAtOnce) {
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
   ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2, 60));
-  LiveRunSampler sampler(JobIds());
+  LiveRunSampler sampler(dir_ + "/", JobIds());
   StartWorker("near");  // idle until the far worker's leases expire
   if (frozen) {
     kill(far.pid(), SIGSTOP);

@@ -56,7 +56,7 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
          {"checkpoint_every", "20"}}));
   };
   submit();
-  LiveRunSampler sampler(JobIds());
+  LiveRunSampler sampler(dir_ + "/", JobIds());
 
   std::map<std::string, int> counts;
   std::string schedule;

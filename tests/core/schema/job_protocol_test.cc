@@ -86,7 +86,17 @@ TEST_F(JobProtocolTest, OutcomesFromExitCodeAndResult) {
   r.steps_done = 5;
   r.stopped = true;
   TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", TrainResultJson(r)));
-  EXPECT_EQ(ReadFinishedJob("train", dir_, 0).outcome, JobOutcome::kStopped);
+  const FinishedJob signalled = ReadFinishedJob("train", dir_, 0);
+  EXPECT_EQ(signalled.outcome, JobOutcome::kStopped);
+  EXPECT_FALSE(signalled.lease_ran_out);
+  // Stopped by its lease watchdog: the child says so, the worker need not
+  // guess from the time.
+  r.lease_ran_out = true;
+  TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", TrainResultJson(r)));
+  const FinishedJob lapsed = ReadFinishedJob("train", dir_, 0);
+  EXPECT_EQ(lapsed.outcome, JobOutcome::kStopped);
+  EXPECT_TRUE(lapsed.lease_ran_out);
+  r.lease_ran_out = false;
   r.stopped = false;
   TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", TrainResultJson(r)));
   const FinishedJob done = ReadFinishedJob("train", dir_, 0);
