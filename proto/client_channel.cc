@@ -68,6 +68,13 @@ absl::StatusOr<Client> Connect(const ChannelOptions& options) {
   }
   client.channel =
       grpc::CreateCustomChannel(options.address, credentials, args);
+  if (options.bulk_channel) {
+    // Its own subchannels: channels of one process share connections
+    // otherwise.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    client.bulk_channel =
+        grpc::CreateCustomChannel(options.address, credentials, args);
+  }
   return client;
 }
 

@@ -22,11 +22,16 @@ struct ChannelOptions {
   // otherwise grows to two minutes). For daemons that must be back before
   // their leases run out: the worker uses a quarter lease, at most 4 s.
   int64_t max_reconnect_backoff_ms = 0;
+  // Also open Client::bulk_channel: a connection of its own for checkpoint
+  // transfers, so that one on a slow link never queues other calls (a
+  // heartbeat) behind its bytes on a shared TCP stream.
+  bool bulk_channel = false;
 };
 
 struct Client {
   std::shared_ptr<grpc::Channel> channel;
-  std::string token;  // empty: none
+  std::shared_ptr<grpc::Channel> bulk_channel;  // null unless asked for
+  std::string token;                            // empty: none
 
   // A context for one call: its deadline and the token.
   std::unique_ptr<grpc::ClientContext> Context(

@@ -35,10 +35,33 @@ bool LeaseGone(const grpc::Status& s) {
          s.error_code() == grpc::StatusCode::NOT_FOUND;
 }
 
-CoordinatorClient::CoordinatorClient(v1::Coordinator::StubInterface* stub,
-                                     Clock* clock,
+void TransferCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+bool TransferCancel::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+bool TransferCancel::Attach(grpc::ClientContext* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return false;
+  ctx_ = ctx;
+  return true;
+}
+
+void TransferCancel::Detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ctx_ = nullptr;
+}
+
+CoordinatorClient::CoordinatorClient(CoordinatorStubs stubs, Clock* clock,
                                      CoordinatorClientOptions options)
-    : stub_(stub),
+    : stub_(stubs.calls),
+      transfer_stub_(stubs.transfers),
       clock_(clock),
       options_(std::move(options)),
       // Capped at a quarter lease: a short outage must not cost the leases.
@@ -47,7 +70,11 @@ CoordinatorClient::CoordinatorClient(v1::Coordinator::StubInterface* stub,
                         std::max<int64_t>(options_.lease_ms / 4, 1)),
                std::hash<std::string>{}(options_.worker_id)) {}
 
-bool CoordinatorClient::ready() { return backoff_.Ready(clock_->SteadyMs()); }
+bool CoordinatorClient::ready() {
+  const int64_t now = clock_->SteadyMs();
+  std::lock_guard<std::mutex> lock(backoff_mu_);
+  return backoff_.Ready(now);
+}
 
 template <typename Fn>
 grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
@@ -61,7 +88,10 @@ grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
 }
 
 template <typename Fn>
-grpc::Status CoordinatorClient::Transfer(const char* what, Fn fn) {
+grpc::Status CoordinatorClient::Transfer(const char* what,
+                                         TransferCancel* cancel, Fn fn) {
+  const grpc::Status cancelled(grpc::StatusCode::CANCELLED,
+                               "cancelled by the worker");
   if (!ready())
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "backing off");
   // As long as it needs while chunks move; cut off (and retried as
@@ -70,12 +100,18 @@ grpc::Status CoordinatorClient::Transfer(const char* what, Fn fn) {
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(kTransferDeadlineMs));
   AddToken(&ctx, options_.token);
+  if (cancel != nullptr && !cancel->Attach(&ctx)) return cancelled;
   grpc::Status status;
   bool stalled = false;
   {
     ProgressWatchdog watchdog(&ctx, options_.rpc_timeout_ms);
     status = fn(&ctx, watchdog);
     stalled = watchdog.fired();
+  }
+  if (cancel != nullptr) {
+    cancel->Detach();
+    // Our own doing: says nothing about the coordinator.
+    if (cancel->cancelled()) return cancelled;
   }
   if (stalled) {
     status = grpc::Status(
@@ -87,8 +123,10 @@ grpc::Status CoordinatorClient::Transfer(const char* what, Fn fn) {
 
 grpc::Status CoordinatorClient::Answered(const char* what,
                                          const grpc::Status& status) {
+  const int64_t now = clock_->SteadyMs();
+  std::lock_guard<std::mutex> lock(backoff_mu_);
   if (Unreachable(status)) {
-    const int64_t wait = backoff_.Failed(clock_->SteadyMs());
+    const int64_t wait = backoff_.Failed(now);
     spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
                  what, static_cast<int>(status.error_code()),
                  status.error_message(), backoff_.failures(), wait);
@@ -157,7 +195,8 @@ grpc::Status CoordinatorClient::ReportMetrics(const v1::JobLease& lease,
 
 grpc::Status CoordinatorClient::UploadCheckpoint(const v1::JobLease& lease,
                                                  const CheckpointFile& file,
-                                                 int64_t* stored_step) {
+                                                 int64_t* stored_step,
+                                                 TransferCancel* cancel) {
   v1::CheckpointHeader header;
   header.set_worker_id(options_.worker_id);
   header.set_job_id(lease.job_id());
@@ -169,10 +208,10 @@ grpc::Status CoordinatorClient::UploadCheckpoint(const v1::JobLease& lease,
   // SendFile error is the file's, and the call is cancelled.
   absl::Status file_error = absl::OkStatus();
   grpc::Status status = Transfer(
-      "upload checkpoint",
+      "upload checkpoint", cancel,
       [&](grpc::ClientContext* ctx, ProgressWatchdog& progress) {
         std::unique_ptr<grpc::ClientWriterInterface<v1::CheckpointChunk>>
-            writer = stub_->UploadCheckpoint(ctx, &resp);
+            writer = transfer_stub_->UploadCheckpoint(ctx, &resp);
         const absl::Status sent = transfer::SendFile(
             file.path, header, [&](const v1::CheckpointChunk& chunk) {
               const bool ok = writer->Write(chunk);
@@ -196,17 +235,17 @@ grpc::Status CoordinatorClient::UploadCheckpoint(const v1::JobLease& lease,
 
 grpc::Status CoordinatorClient::DownloadCheckpoint(
     const v1::JobLease& lease, const std::string& checkpoint_dir,
-    int64_t local_step, int64_t* stored_step) {
+    int64_t local_step, int64_t* stored_step, TransferCancel* cancel) {
   v1::DownloadCheckpointRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id());
   req.set_epoch(lease.epoch());
   absl::Status received = absl::OkStatus();
   grpc::Status status = Transfer(
-      "download checkpoint",
+      "download checkpoint", cancel,
       [&](grpc::ClientContext* ctx, ProgressWatchdog& progress) {
         std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>>
-            reader = stub_->DownloadCheckpoint(ctx, req);
+            reader = transfer_stub_->DownloadCheckpoint(ctx, req);
         v1::CheckpointChunk first;
         if (reader->Read(&first) && first.has_header()) {
           const v1::CheckpointHeader& header = first.header();

@@ -9,9 +9,14 @@
 // that mean "unreachable" (Unreachable()) start or extend an exponential
 // backoff with jitter (backoff.h), capped at a quarter lease; while it
 // lasts, ready() is false and calls answer UNAVAILABLE without being made.
-// Any answer ends it. Reachability changes are logged. Not thread-safe.
+// Any answer ends it. Reachability changes are logged.
+//
+// Threads: the checkpoint transfers may run on other threads (one call per
+// thread at a time, each with its own TransferCancel) while the other calls
+// are made from one thread; the backoff is shared.
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -30,6 +35,32 @@ bool Unreachable(const grpc::Status& status);
 // The lease is gone: stop the job, report nothing.
 bool LeaseGone(const grpc::Status& status);
 
+// Cancels one checkpoint transfer from another thread, whether it is in
+// flight or not started yet: it then answers CANCELLED. Thread-safe.
+class TransferCancel {
+ public:
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend class CoordinatorClient;
+  // False when already cancelled (the call is not made).
+  bool Attach(grpc::ClientContext* ctx);
+  void Detach();
+
+  mutable std::mutex mu_;
+  grpc::ClientContext* ctx_ = nullptr;  // guarded by mu_
+  bool cancelled_ = false;              // guarded by mu_
+};
+
+// The coordinator as the worker reaches it: `calls` for every call but the
+// checkpoint transfers, which go through `transfers` (a connection of its
+// own: proto/client_channel.h, bulk_channel). Both may be one stub.
+struct CoordinatorStubs {
+  v1::Coordinator::StubInterface* calls = nullptr;
+  v1::Coordinator::StubInterface* transfers = nullptr;
+};
+
 struct CoordinatorClientOptions {
   std::string worker_id;
   std::string token;  // "": none
@@ -41,8 +72,8 @@ struct CoordinatorClientOptions {
 
 class CoordinatorClient {
  public:
-  // `stub` and `clock` must outlive the client.
-  CoordinatorClient(v1::Coordinator::StubInterface* stub, Clock* clock,
+  // The stubs and `clock` must outlive the client.
+  CoordinatorClient(CoordinatorStubs stubs, Clock* clock,
                     CoordinatorClientOptions options);
 
   // False while backing off.
@@ -61,15 +92,18 @@ class CoordinatorClient {
                              const MetricsBatch& batch);
   // Sends `file`; *stored_step: the step the coordinator has now. A file
   // that cannot be read is DATA_LOSS or NOT_FOUND, not a lease answer.
+  // `cancel`: null, or how another thread may cut the call off.
   grpc::Status UploadCheckpoint(const v1::JobLease& lease,
                                 const CheckpointFile& file,
-                                int64_t* stored_step);
+                                int64_t* stored_step,
+                                TransferCancel* cancel = nullptr);
   // Receives the stored checkpoint into `checkpoint_dir` when it is newer
   // than `local_step`. *stored_step: its step (set when the answer says).
   // NOT_FOUND: none stored.
   grpc::Status DownloadCheckpoint(const v1::JobLease& lease,
                                   const std::string& checkpoint_dir,
-                                  int64_t local_step, int64_t* stored_step);
+                                  int64_t local_step, int64_t* stored_step,
+                                  TransferCancel* cancel = nullptr);
   grpc::Status CompleteJob(const v1::JobLease& lease,
                            const std::string& result_json,
                            const std::string& stderr_tail);
@@ -85,14 +119,16 @@ class CoordinatorClient {
   grpc::Status Call(const char* what, Fn fn);
   // A streaming call under a progress deadline (progress_watchdog.h).
   template <typename Fn>
-  grpc::Status Transfer(const char* what, Fn fn);
+  grpc::Status Transfer(const char* what, TransferCancel* cancel, Fn fn);
   // Backoff and reachability logs from a call's answer.
   grpc::Status Answered(const char* what, const grpc::Status& status);
 
   v1::Coordinator::StubInterface* stub_;
+  v1::Coordinator::StubInterface* transfer_stub_;
   Clock* clock_;
   const CoordinatorClientOptions options_;
-  Backoff backoff_;
+  std::mutex backoff_mu_;
+  Backoff backoff_;  // guarded by backoff_mu_
   int64_t lease_calls_ = 0;
   std::optional<v1::LeaseJobsRequest> unanswered_lease_;
   int64_t unanswered_since_ms_ = 0;  // when it was first sent

@@ -38,7 +38,7 @@ void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
     if (!ready) return;
     if (job.metrics_unacked) {
       out->push_back(JobAction(Kind::kSendMetrics, job, job.metrics_seq));
-    } else if (job.metrics_read_to_end &&
+    } else if (job.metrics_read_to_end && !job.transferring &&
                job.checkpoint_step > job.uploaded_step) {
       out->push_back(JobAction(Kind::kUpload, job, job.checkpoint_step));
     }
@@ -57,7 +57,8 @@ void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
     out->push_back(JobAction(Kind::kSendMetrics, job, job.metrics_seq));
     return;
   }
-  if (!metrics_done) return;  // the rest of the file is read next round
+  if (!metrics_done) return;     // the rest of the file is read next round
+  if (job.transferring) return;  // the report waits for it
   switch (job.outcome) {
     case JobOutcome::kDone:
       out->push_back(JobAction(Kind::kComplete, job));

@@ -15,7 +15,8 @@
 // - A job leased again while an older local attempt of it is held: the old
 //   attempt is killed and forgotten before the new one starts.
 // - A checkpoint is uploaded only once every metric line logged before it
-//   is acknowledged (the relay is idle).
+//   is acknowledged (the relay is idle); one transfer per job at a time,
+//   and a job's report waits for its transfer in flight.
 // - A finished job keeps heartbeating until its metrics, then its result
 //   points (train jobs that are done), then its report are acknowledged.
 // - Done: CompleteJob; failed: FailJob; stopped (after SIGTERM, any kind:
@@ -62,6 +63,9 @@ struct HeldJob {
   // Checkpoints.
   int64_t checkpoint_step = 0;  // newest local checkpoint; 0: none
   int64_t uploaded_step = 0;    // newest the coordinator has
+  // A checkpoint transfer is in flight (for a running job: its download
+  // before it starts, or an upload).
+  bool transferring = false;
 };
 
 // A lease granted and not started yet.

@@ -32,13 +32,14 @@ CoordinatorClientOptions ClientOptions(const WorkerOptions& o) {
 
 }  // namespace
 
-Worker::Worker(v1::Coordinator::StubInterface* stub, Clock* clock,
-               JobLauncher* launcher, JobFiles* files, WorkerOptions options)
+Worker::Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
+               JobFiles* files, TaskRunner* tasks, WorkerOptions options)
     : clock_(clock),
       launcher_(launcher),
       files_(files),
+      tasks_(tasks),
       options_(std::move(options)),
-      client_(stub, clock, ClientOptions(options_)) {
+      client_(stubs, clock, ClientOptions(options_)) {
   for (const std::string& device : options_.devices) {
     for (int s = 0; s < options_.slots_per_device; ++s) {
       slots_.push_back(absl::StrCat(device, "/", s));
@@ -68,6 +69,7 @@ void Worker::Run(const std::atomic<bool>& stop) {
           "will expire)",
           jobs_.size());
       for (auto& job : jobs_) KillNow(*job);
+      jobs_.clear();  // cuts off their transfers
       return;
     }
     clock_->SleepMs(std::min<int64_t>(options_.poll_ms, 50));
@@ -76,7 +78,8 @@ void Worker::Run(const std::atomic<bool>& stop) {
 
 void Worker::Refresh() {
   for (auto& job : jobs_) {
-    if (job->fenced) continue;
+    if (job->transfer && job->transfer->task->done()) TransferEnded(*job);
+    if (job->fenced || job->starting) continue;
     if (job->running) {
       if (std::optional<int> code = job->handle->Poll()) Exited(*job, *code);
     }
@@ -135,6 +138,7 @@ PlanInput Worker::View() {
     h.result_points_queued = job->result_points_queued;
     h.checkpoint_step = job->checkpoint ? job->checkpoint->step : 0;
     h.uploaded_step = job->uploaded_step;
+    h.transferring = job->transfer != nullptr;
     in.jobs.push_back(std::move(h));
   }
   for (size_t i = 0; i < pending_.size(); ++i) {
@@ -179,14 +183,24 @@ void Worker::Execute(const Action& action) {
           job->tag, options_.lease_ms);
       job->lapsed = true;
       KillNow(*job);
+      if (job->starting) job->transfer->cancel.Cancel();
+      job->running = false;
       job->finished = FinishedJob{JobOutcome::kStopped, "", ""};
       return;
     case Kind::kForget:
       job->done = true;
       return;
     case Kind::kSignalStop:
-      job->handle->Signal(SIGTERM);
       job->stop_sent = true;
+      if (job->starting) {
+        // Nothing runs yet: it stops before it starts.
+        job->transfer->cancel.Cancel();
+        job->running = false;
+        job->finished =
+            FinishedJob{JobOutcome::kStopped, "", "stopped before it started"};
+        return;
+      }
+      job->handle->Signal(SIGTERM);
       return;
     case Kind::kQueueResult:
       QueueResult(*job);
@@ -207,7 +221,10 @@ void Worker::Execute(const Action& action) {
       }
       break;
     case Kind::kUpload:
-      if (job->checkpoint && job->checkpoint->step == action.arg) Upload(*job);
+      if (!job->transfer && job->checkpoint &&
+          job->checkpoint->step == action.arg) {
+        Upload(*job);
+      }
       break;
     default:
       Report(*job, action.kind);
@@ -268,13 +285,19 @@ void Worker::Start(const Pending& pending) {
     return;
   }
   absl::StatusOr<CheckpointFile> local = files_->NewestCheckpoint(j.dir);
-  const int64_t local_step = local.ok() ? local->step : 0;
-  int64_t stored = 0;
-  const grpc::Status download = client_.DownloadCheckpoint(
-      j.lease, JobPath(j.dir, kCheckpointDirName), local_step, &stored);
+  auto download = std::make_unique<Transfer>();
+  download->download = true;
+  download->step = local.ok() ? local->step : 0;
+  j.starting = true;
+  StartTransfer(j, std::move(download));
+}
+
+void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
+                    int64_t stored) {
   if (download.ok()) {
     j.uploaded_step = stored;
-  } else if (download.error_code() != grpc::StatusCode::NOT_FOUND) {
+  } else if (download.error_code() != grpc::StatusCode::NOT_FOUND &&
+             j.running) {
     spdlog::warn("{}: no checkpoint downloaded ({}); it starts from step {}",
                  j.tag, download.error_message(), local_step);
   }
@@ -287,6 +310,7 @@ void Worker::Start(const Pending& pending) {
       !kept.ok()) {
     spdlog::warn("{}: {}", j.tag, std::string(kept.message()));
   }
+  if (!j.running) return;  // stopped (or its lease ran out) meanwhile
   if (from > 0) {
     spdlog::info("{} resumes from step {} ({} checkpoint)", j.tag, from,
                  stored > local_step ? "the coordinator's" : "its local");

@@ -33,7 +33,14 @@
 // - calls back off exponentially with jitter while the coordinator is
 //   unreachable, and carry on when it answers again.
 //
-// Single-threaded; every RPC has a deadline. Not thread-safe.
+// Checkpoint transfers (the download before a job starts, uploads while it
+// runs and after it stopped) run as tasks of the injected TaskRunner, off
+// the loop: a slow or large transfer delays no other slot's heartbeats, nor
+// its own job's. A job waits for its transfer before it starts (download)
+// or is reported (upload); one transfer per job at a time.
+//
+// The loop is single-threaded; every RPC has a deadline or, for
+// transfers, a progress deadline. Not thread-safe.
 
 #include <atomic>
 #include <cstdint>
@@ -51,6 +58,7 @@
 #include "worker/job_launcher.h"
 #include "worker/metrics_relay.h"
 #include "worker/plan.h"
+#include "worker/task_runner.h"
 
 namespace tailsweep {
 
@@ -84,8 +92,8 @@ struct WorkerOptions {
 class Worker {
  public:
   // Every collaborator must outlive the worker.
-  Worker(v1::Coordinator::StubInterface* stub, Clock* clock,
-         JobLauncher* launcher, JobFiles* files, WorkerOptions options);
+  Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
+         JobFiles* files, TaskRunner* tasks, WorkerOptions options);
 
   // Runs until `stop` becomes true (then sends SIGTERM to running jobs,
   // which checkpoint and exit; their checkpoints are uploaded and their
@@ -97,13 +105,30 @@ class Worker {
   int64_t jobs_failed() const { return failed_; }
 
  private:
+  // A checkpoint transfer in flight, run as a task: it writes `status` and
+  // `stored_step`, read once the task is done.
+  struct Transfer {
+    bool download = false;
+    int64_t step = 0;  // upload: the checkpoint's; download: the local one
+    TransferCancel cancel;
+    grpc::Status status;
+    int64_t stored_step = 0;
+    std::unique_ptr<BackgroundTask> task;
+    // Cuts the call off and waits for the task.
+    ~Transfer() {
+      cancel.Cancel();
+      task.reset();
+    }
+  };
   struct Job {
     int64_t id = 0;
     v1::JobLease lease;
     std::string tag;  // JobTag, for logs
     std::string slot, device, dir;
-    std::unique_ptr<JobHandle> handle;
+    std::unique_ptr<JobHandle> handle;  // null until started
     bool running = true;
+    // Leased, its checkpoint being downloaded, its child not started yet.
+    bool starting = false;
     FinishedJob finished;  // once !running
     std::unique_ptr<MetricsRelay> relay;
     std::optional<CheckpointFile> checkpoint;  // newest local one
@@ -117,7 +142,8 @@ class Worker {
     bool fenced = false;  // the lease is gone: stop, report nothing
     bool stop_sent = false;
     bool result_points_queued = false;
-    bool done = false;  // reported or dropped: forget it
+    bool done = false;                   // reported or dropped: forget it
+    std::unique_ptr<Transfer> transfer;  // last: destroyed first
   };
   struct Pending {
     v1::JobLease lease;
@@ -136,6 +162,14 @@ class Worker {
   void Execute(const Action& action);
   void Lease(const std::vector<std::string>& slots);
   void Start(const Pending& pending);
+  // Starts the child once its checkpoint download is over.
+  void Launch(Job& job, int64_t local_step, const grpc::Status& download,
+              int64_t stored);
+  // Runs `transfer` for `job` as a task (inline runners finish it at once).
+  void StartTransfer(Job& job, std::unique_ptr<Transfer> transfer);
+  // Acts on a transfer's answer once its task is done.
+  void TransferEnded(Job& job);
+  void Uploaded(Job& job, const Transfer& transfer);
   void Exited(Job& job, int exit_code);
   void KillNow(Job& job);
   // Writes the job's lease watchdog from its lease_until_ms.
@@ -151,6 +185,7 @@ class Worker {
   Clock* clock_;
   JobLauncher* launcher_;
   JobFiles* files_;
+  TaskRunner* tasks_;
   const WorkerOptions options_;
   CoordinatorClient client_;
   std::vector<std::string> slots_;

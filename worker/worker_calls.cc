@@ -95,11 +95,53 @@ void Worker::QueueResult(Job& job) {
   if (result.ok()) job.relay->AddBatch(ResultPoints(*result));
 }
 
+void Worker::StartTransfer(Job& job, std::unique_ptr<Transfer> transfer) {
+  Transfer* t = transfer.get();
+  job.transfer = std::move(transfer);
+  // The task sees copies and its Transfer only, never the job.
+  const v1::JobLease lease = job.lease;
+  if (t->download) {
+    const std::string dir = JobPath(job.dir, kCheckpointDirName);
+    t->task = tasks_->Start([this, t, lease, dir] {
+      t->status = client_.DownloadCheckpoint(lease, dir, t->step,
+                                             &t->stored_step, &t->cancel);
+    });
+  } else {
+    const CheckpointFile file = *job.checkpoint;
+    t->task = tasks_->Start([this, t, lease, file] {
+      t->status =
+          client_.UploadCheckpoint(lease, file, &t->stored_step, &t->cancel);
+    });
+  }
+  if (t->task->done()) TransferEnded(job);
+}
+
+void Worker::TransferEnded(Job& job) {
+  const std::unique_ptr<Transfer> t = std::move(job.transfer);
+  if (job.fenced) return;
+  if (t->download) {
+    job.starting = false;
+    // Cancelled (stopped before it started): no checkpoint came.
+    Launch(job, t->step,
+           t->cancel.cancelled()
+               ? grpc::Status(grpc::StatusCode::NOT_FOUND, "cancelled")
+               : t->status,
+           t->stored_step);
+    return;
+  }
+  if (!t->cancel.cancelled()) Uploaded(job, *t);
+}
+
 void Worker::Upload(Job& job) {
-  const int64_t step = job.checkpoint->step;
-  int64_t stored = 0;
-  const grpc::Status status =
-      client_.UploadCheckpoint(job.lease, *job.checkpoint, &stored);
+  auto upload = std::make_unique<Transfer>();
+  upload->step = job.checkpoint->step;
+  StartTransfer(job, std::move(upload));
+}
+
+void Worker::Uploaded(Job& job, const Transfer& t) {
+  const int64_t step = t.step;
+  const int64_t stored = t.stored_step;
+  const grpc::Status& status = t.status;
   if (status.ok()) {
     job.uploaded_step = std::max(step, stored);
   } else if (LeaseGone(status)) {

@@ -210,13 +210,15 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Client> client =
       Connect({coordinator, token_file, tls_ca,
                /*max_reconnect_backoff_ms=*/
-               std::min<int64_t>(4000, options.lease_ms / 4)});
+               std::min<int64_t>(4000, options.lease_ms / 4),
+               /*bulk_channel=*/true});
   if (!client.ok()) {
     spdlog::error("{}", std::string(client.status().message()));
     return 2;
   }
   options.token = client->token;
   auto stub = v1::Coordinator::NewStub(client->channel);
+  auto transfer_stub = v1::Coordinator::NewStub(client->bulk_channel);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   spdlog::info(
@@ -227,7 +229,9 @@ int Main(int argc, char** argv) {
   SystemClock clock;
   ChildProcessLauncher launcher;
   LocalJobFiles files;
-  Worker worker(stub.get(), &clock, &launcher, &files, options);
+  ThreadTaskRunner tasks;
+  Worker worker({stub.get(), transfer_stub.get()}, &clock, &launcher, &files,
+                &tasks, options);
   worker.Run(stop_requested);
   spdlog::info("exiting ({} done, {} failed)", worker.jobs_completed(),
                worker.jobs_failed());

@@ -111,6 +111,28 @@ TEST(Plan, StoppedJobUploadsItsLastCheckpointThenReleases) {
             (Strings{"upload a epoch=1 step=30", "release a epoch=1"}));
 }
 
+// One transfer per job: none starts while one is in flight, and the
+// report waits for it; heartbeats and metrics do not.
+TEST(Plan, ATransferInFlightHoldsTheNextUploadAndTheReport) {
+  HeldJob running = Running("a");
+  running.checkpoint_step = 30;
+  running.transferring = true;
+  running.next_heartbeat_ms = 0;
+  HeldJob sending = running;
+  sending.metrics_unacked = true;
+  sending.metrics_seq = 4;
+  HeldJob stopped = Exited(JobOutcome::kStopped);
+  stopped.transferring = true;
+  HeldJob done = Exited(JobOutcome::kDone);
+  done.transferring = true;
+  done.train = false;
+  EXPECT_EQ(
+      (Strings{Describe(With({running})), Describe(With({sending})),
+               Describe(With({stopped})), Describe(With({done}))}),
+      (Strings{"heartbeat a epoch=1",
+               "heartbeat a epoch=1; metrics a epoch=1 seq=4", "-", "-"}));
+}
+
 TEST(Plan, ReLeasedJobsOldAttemptIsKilledBeforeTheNewOneStarts) {
   PlanInput in = With({Running("a", 1)});
   in.slots = {"cpu/0", "cpu/1"};

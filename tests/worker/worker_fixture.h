@@ -28,6 +28,7 @@
 #include "proto/tailsweep_mock.grpc.pb.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/fake_job_launcher.h"
+#include "tests/testing/fake_task_runner.h"
 #include "worker/job_files.h"
 #include "worker/worker.h"
 
@@ -108,7 +109,8 @@ class WorkerFixture : public ::testing::Test {
   // Runs the worker until it is idle (or stop_ is set, or 10 fake minutes).
   void RunWorker() {
     clock_.At(600000, [this] { stop_ = true; });
-    Worker worker(&stub_, &clock_, &launcher_, &files_, options_);
+    Worker worker({&stub_, &stub_}, &clock_, &launcher_, &files_, tasks_,
+                  options_);
     worker.Run(stop_);
   }
 
@@ -125,6 +127,10 @@ class WorkerFixture : public ::testing::Test {
   std::vector<std::string> calls_;
   FakeJobLauncher launcher_;
   LocalJobFiles files_;
+  // Transfers run inline unless a test holds them (&held_tasks_).
+  InlineTaskRunner inline_tasks_;
+  HeldTaskRunner held_tasks_;
+  TaskRunner* tasks_ = &inline_tasks_;
   ::testing::NiceMock<v1::MockCoordinatorStub> stub_;
   std::atomic<bool> stop_{false};
   bool stamps_ = false;
