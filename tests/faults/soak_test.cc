@@ -31,7 +31,8 @@ class Soak : public PartitionTest {};
 TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
   using std::chrono::milliseconds;
   using std::chrono::steady_clock;
-  std::mt19937_64 rng(20261201);
+  constexpr uint64_t kSeed = 20261201;
+  std::mt19937_64 rng(kSeed);
   auto uniform = [&](int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
   };
@@ -60,6 +61,7 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
 
   std::map<std::string, int> counts;
   std::string schedule;
+  const auto start = steady_clock::now();
   const auto end = steady_clock::now() +
                    milliseconds(static_cast<int64_t>(soak_minutes * 60000));
   while (steady_clock::now() < end) {
@@ -127,7 +129,12 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
         "SIGSTOP worker",      "SIGTERM worker",      "partition",
         "dropped replies"};
     ++counts[kKinds[kind]];
-    absl::StrAppend(&schedule, what, "\n");
+    absl::StrAppend(
+        &schedule,
+        std::chrono::duration_cast<milliseconds>(steady_clock::now() - start)
+                .count() /
+            1000,
+        " s: ", what, "\n");
   }
   // Faults over: everything finishes.
   const int64_t jobs = Query("SELECT COUNT(*) FROM jobs");
@@ -138,9 +145,13 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
   std::string summary;
   for (const auto& [what, n] : counts)
     absl::StrAppend(&summary, n, " x ", what, "\n");
-  std::printf("soak: %.1f min, %lld jobs in %d sweeps, %lld samples\n%s",
-              soak_minutes, static_cast<long long>(jobs), sweeps,
-              static_cast<long long>(sampler.samples()), summary.c_str());
+  std::printf(
+      "soak: %.1f min, seed %llu, %lld jobs in %d sweeps, %lld samples\n"
+      "schedule (each fault's end, seconds from the start):\n%s%s",
+      soak_minutes, static_cast<unsigned long long>(kSeed),
+      static_cast<long long>(jobs), sweeps,
+      static_cast<long long>(sampler.samples()), schedule.c_str(),
+      summary.c_str());
   std::printf(
       "events: %lld leased, %lld expired, %lld preempted, %lld failed\n",
       static_cast<long long>(
