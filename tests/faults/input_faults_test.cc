@@ -140,6 +140,20 @@ class InputFaults : public ::testing::Test, public testing::Cluster {
 
 // --- 7. Preemption of every job kind ---------------------------------------
 
+// Whether process `pid` has a handler for SIGTERM: bit 15 of the SigCgt
+// mask (hex) in /proc/PID/status.
+bool CatchesSigterm(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("SigCgt:", 0) == 0) {
+      const uint64_t mask = std::stoull(line.substr(7), nullptr, 16);
+      return (mask >> (SIGTERM - 1)) & 1;
+    }
+  }
+  return false;
+}
+
 // SIGTERM to a `lab tails` child (Slurm signals a job step's processes, not
 // only the daemon): the lease is given back as preempted and the attempt
 // is not counted; with --max-attempts 1 a counted attempt would fail the
@@ -164,9 +178,16 @@ fixed:
         return !children.empty();
       },
       60));
-  // Past its start (about 4 s of trials): the handler is installed, and the
-  // job is mid-trials.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // Its handler installed (SIGTERM caught, /proc/PID/status), so the job
+  // is past its start and mid-trials (about 4 s of them).
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (pid_t pid : children) {
+          if (!CatchesSigterm(pid)) return false;
+        }
+        return true;
+      },
+      60));
   ASSERT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'leased'"), 1)
       << "the tails job ended before its SIGTERM; make it longer";
   for (pid_t pid : children) kill(pid, SIGTERM);
