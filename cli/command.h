@@ -34,6 +34,8 @@ std::vector<Command> LabCommands();
 std::vector<Command> SweepCommands();
 std::vector<Command> ResultCommands();
 std::vector<Command> CurveCommands();
+// export (export_command.cc).
+std::vector<Command> ExportCommands();
 
 // Process exit code for a command's status.
 int ExitCode(const absl::Status& status);

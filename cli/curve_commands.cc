@@ -19,27 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-// Every point of one job's metrics named `names`, all pages.
-absl::StatusOr<std::vector<v1::MetricPoint>> Series(
-    Connection& c, const std::string& job_id,
-    const std::vector<std::string>& names) {
-  v1::GetMetricsRequest req;
-  req.set_job_id(job_id);
-  for (const std::string& n : names) req.add_names(n);
-  std::vector<v1::MetricPoint> out;
-  while (true) {
-    v1::GetMetricsResponse resp;
-    if (absl::Status s =
-            c.Check(c.Stub().GetMetrics(c.Context().get(), req, &resp));
-        !s.ok()) {
-      return s;
-    }
-    out.insert(out.end(), resp.points().begin(), resp.points().end());
-    if (resp.next_page_token().empty()) return out;
-    req.set_page_token(resp.next_page_token());
-  }
-}
-
 RunFn DefineCurves(CLI::App& app) {
   struct Flags {
     Connection c;
@@ -91,7 +70,7 @@ RunFn DefineCurves(CLI::App& app) {
     Table t{{"job", "cell", "metric", "step", "value"}, {}};
     for (const Target& target : targets) {
       absl::StatusOr<std::vector<v1::MetricPoint>> points =
-          Series(f->c, target.job_id, f->metrics);
+          GetAllMetrics(f->c, target.job_id, f->metrics);
       if (!points.ok()) return points.status();
       for (const v1::MetricPoint& p : *points) {
         if (f->format == "json") {

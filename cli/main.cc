@@ -52,6 +52,7 @@ int Main(int argc, char** argv) {
   std::vector<Command> service = SweepCommands();
   for (Command& c : ResultCommands()) service.push_back(std::move(c));
   for (Command& c : CurveCommands()) service.push_back(std::move(c));
+  for (Command& c : ExportCommands()) service.push_back(std::move(c));
   for (Command& command : service) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     runners[sub] = command.define(*sub);

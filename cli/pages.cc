@@ -62,4 +62,24 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(
   }
 }
 
+absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
+    Connection& c, const std::string& job_id,
+    const std::vector<std::string>& names) {
+  v1::GetMetricsRequest req;
+  req.set_job_id(job_id);
+  for (const std::string& n : names) req.add_names(n);
+  std::vector<v1::MetricPoint> out;
+  while (true) {
+    v1::GetMetricsResponse resp;
+    if (absl::Status s =
+            c.Check(c.Stub().GetMetrics(c.Context().get(), req, &resp));
+        !s.ok()) {
+      return s;
+    }
+    out.insert(out.end(), resp.points().begin(), resp.points().end());
+    if (resp.next_page_token().empty()) return out;
+    req.set_page_token(resp.next_page_token());
+  }
+}
+
 }  // namespace tailsweep::cli

@@ -1,9 +1,10 @@
 #ifndef TAILSWEEP_CLI_PAGES_H_
 #define TAILSWEEP_CLI_PAGES_H_
 
-// The paged reads of the service commands: every page of ListJobs and of
-// GetResults, each page its own call (with its own deadline), so that no
-// single answer nears the client's receive limit however large the sweep.
+// The paged reads of the service commands: every page of ListJobs, of
+// GetResults and of GetMetrics, each page its own call (with its own deadline),
+// so that no single answer nears the client's receive limit however large the
+// sweep.
 
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
 // `rows`. The statuses of GetResults.
 absl::StatusOr<v1::GetResultsResponse> GetAllResults(Connection& c,
                                                      v1::GetResultsRequest req);
+
+// Every stored point of one job's metrics named `names` (all when empty),
+// by name then step. The statuses of GetMetrics.
+absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
+    Connection& c, const std::string& job_id,
+    const std::vector<std::string>& names);
 
 }  // namespace tailsweep::cli
 
