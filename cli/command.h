@@ -34,7 +34,7 @@ std::vector<Command> LabCommands();
 std::vector<Command> SweepCommands();
 std::vector<Command> ResultCommands();
 std::vector<Command> CurveCommands();
-// export (export_command.cc).
+// export and snapshot (export_command.cc).
 std::vector<Command> ExportCommands();
 
 // Process exit code for a command's status.

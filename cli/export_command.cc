@@ -1,5 +1,7 @@
 // `tailsweep export`: a sweep's jobs, results or metric points as one flat
-// table (cli/exports.h), to stdout or a file written whole or not at all.
+// table (cli/exports.h), to stdout or a file written whole or not at all;
+// `tailsweep snapshot`: a consistent copy of one sweep's part of a
+// coordinator's database file (coordinator/snapshot.h).
 
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/pages.h"
+#include "coordinator/snapshot.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -117,6 +120,28 @@ RunFn DefineExport(CLI::App& app) {
   };
 }
 
+RunFn DefineSnapshot(CLI::App& app) {
+  struct Flags {
+    std::string sweep, db, out;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_option("--db", f->db,
+                 "The coordinator's database file (its --db); read, never "
+                 "written, while the coordinator runs on")
+      ->required();
+  app.add_option("--out", f->out, "The copy to write (must not exist)")
+      ->required();
+  return [f]() -> absl::Status {
+    if (absl::Status s = SnapshotSweep(f->db, f->sweep, f->out); !s.ok()) {
+      return s;
+    }
+    std::cout << "wrote " << f->out << " (sweep " << f->sweep
+              << "; query it with sqlite3 or pandas)\n";
+    return absl::OkStatus();
+  };
+}
+
 }  // namespace
 
 std::vector<Command> ExportCommands() {
@@ -125,6 +150,10 @@ std::vector<Command> ExportCommands() {
        "A sweep's jobs, results or metric points as a flat table (csv, "
        "jsonl): a column per parameter and per result field, for pandas",
        DefineExport},
+      {"snapshot",
+       "A consistent copy of one sweep out of the coordinator's database "
+       "file (SQLite VACUUM INTO), to analyse away from the live one",
+       DefineSnapshot},
   };
 }
 

@@ -1,7 +1,7 @@
-// `tailsweep export` read by pandas (Debian's python3-pandas), as a user
-// would: each export of a finished train sweep (2 kernels x 2 seeds) and a
-// tails sweep loads with read_csv / read_json(lines=True), with the
-// expected columns, types and row counts.
+// `tailsweep export` and `snapshot` read by pandas and sqlite3 (Debian's
+// python3-pandas), as a user would: each export of a finished train sweep (2
+// kernels x 2 seeds) and a tails sweep loads with read_csv /
+// read_json(lines=True), with the expected columns, types and row counts.
 
 #include <gtest/gtest.h>
 
@@ -103,6 +103,31 @@ fixed:
   EXPECT_NE(csv.find("softmax"), std::string::npos);
   EXPECT_EQ(csv.find("\"softmax\""), std::string::npos);
   EXPECT_NE(csv.find("false"), std::string::npos);
+
+  // A snapshot of sweep ex, taken while the coordinator runs: only its
+  // rows, all of them, and queryable with the same SQL.
+  const std::string snap = dir_ + "/ex.db";
+  const testing::CommandResult taken =
+      Cli(absl::StrCat("snapshot ex --db ", dir_, "/db --out ", snap));
+  ASSERT_EQ(taken.exit_code, 0) << taken.err;
+  const auto in_copy = [&](const std::string& sql) {
+    return RunCommand(absl::StrCat("sqlite3 ", snap, " \"", sql, "\"")).out;
+  };
+  EXPECT_EQ(in_copy("SELECT name FROM sweeps"), "ex\n");
+  EXPECT_EQ(in_copy("SELECT COUNT(*) FROM jobs"), "4\n");
+  EXPECT_EQ(in_copy("SELECT COUNT(*) FROM results"), "4\n");
+  EXPECT_EQ(in_copy("SELECT COUNT(*) FROM metrics"),
+            absl::StrCat(points, "\n"));
+  EXPECT_EQ(in_copy("PRAGMA integrity_check"), "ok\n");
+  const testing::CommandResult again =
+      Cli(absl::StrCat("snapshot ex --db ", dir_, "/db --out ", snap));
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("never overwritten"), std::string::npos);
+  const testing::CommandResult none = Cli(
+      absl::StrCat("snapshot nope --db ", dir_, "/db --out ", dir_, "/n.db"));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("sweeps: ex, tx"), std::string::npos) << none.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/n.db"));
 
   // An unknown sweep is bad input (exit 2), and writes no file.
   const testing::CommandResult unknown =
