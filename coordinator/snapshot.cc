@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "coordinator/store_internal.h"
 
 namespace tailsweep {
 namespace {
@@ -97,9 +97,7 @@ absl::Status SnapshotSweep(const std::string& db_path, const std::string& sweep,
              absl::StrCat(what, " (not a tailsweep database?)"));
   if (!sweeps.ok()) return sweeps.status();
   if (std::find(sweeps->begin(), sweeps->end(), sweep) == sweeps->end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "no sweep '", sweep, "' in ", db_path,
-        "; sweeps: ", sweeps->empty() ? "none" : absl::StrJoin(*sweeps, ", ")));
+    return store_internal::NoSuchSweep(sweep, *sweeps);
   }
   const std::string partial = out_path + ".partial";
   std::filesystem::remove(partial, ec);

@@ -70,8 +70,35 @@ absl::Status CheckSweep(sql::Db& db, const std::string& sweep) {
   find->Bind(1, sweep);
   absl::StatusOr<bool> row = find->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  if (!*row) return NoSuchSweep(db, sweep);
   return absl::OkStatus();
+}
+
+absl::Status NoSuchSweep(const std::string& sweep,
+                         const std::vector<std::string>& sweeps) {
+  constexpr size_t kListed = 20;
+  std::string listed = sweeps.empty() ? "none yet" : "";
+  const size_t first = sweeps.size() > kListed ? sweeps.size() - kListed : 0;
+  if (first > 0) absl::StrAppend(&listed, first, " older, then ");
+  for (size_t i = first; i < sweeps.size(); ++i) {
+    absl::StrAppend(&listed, i > first ? ", " : "", sweeps[i]);
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no sweep '", sweep, "'; sweeps: ", listed));
+}
+
+absl::Status NoSuchSweep(sql::Db& db, const std::string& sweep) {
+  std::vector<std::string> names;
+  absl::StatusOr<sql::Statement> st =
+      db.Prepare("SELECT name FROM sweeps ORDER BY sweep_id");
+  if (st.ok()) {
+    while (true) {
+      absl::StatusOr<bool> row = st->Step();
+      if (!row.ok() || !*row) break;
+      names.push_back(st->Text(0));
+    }
+  }
+  return NoSuchSweep(sweep, names);
 }
 
 }  // namespace tailsweep::store_internal

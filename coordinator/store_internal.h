@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/sqlite_db.h"
@@ -35,6 +36,13 @@ absl::Status CheckLease(sql::Db& db, const std::string& worker,
                         bool allow_done);
 // NotFound for an unknown sweep name.
 absl::Status CheckSweep(sql::Db& db, const std::string& sweep);
+
+// NotFound for `sweep`, an unknown name: "no sweep 'X'; sweeps: a, b" (the
+// 20 newest of `sweeps`, oldest first; "none yet" when empty). The second
+// form reads the names from `db`.
+absl::Status NoSuchSweep(const std::string& sweep,
+                         const std::vector<std::string>& sweeps);
+absl::Status NoSuchSweep(sql::Db& db, const std::string& sweep);
 
 // A job's state as one sweep sees it, in SQL over `j` (jobs) and `sj` (its
 // sweep_jobs row): done and failed as they are; otherwise cancelled when

@@ -197,7 +197,7 @@ absl::StatusOr<SweepKind> Store::Kind(const std::string& sweep) {
   st->Bind(1, sweep);
   absl::StatusOr<bool> row = st->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  if (!*row) return store_internal::NoSuchSweep(*reader_, sweep);
   return st->Text(0) == "tails" ? SweepKind::kTails : SweepKind::kTrain;
 }
 

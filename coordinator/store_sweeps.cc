@@ -97,7 +97,7 @@ absl::StatusOr<int64_t> SweepId(sql::Db& db, const std::string& sweep) {
   find->Bind(1, sweep);
   absl::StatusOr<bool> row = find->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("no sweep '", sweep, "'"));
+  if (!*row) return store_internal::NoSuchSweep(db, sweep);
   return find->Int(0);
 }
 

@@ -126,14 +126,16 @@ fixed:
   const testing::CommandResult none = Cli(
       absl::StrCat("snapshot nope --db ", dir_, "/db --out ", dir_, "/n.db"));
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_NE(none.err.find("sweeps: ex, tx"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("no sweep 'nope'; sweeps: ex, tx"), std::string::npos)
+      << none.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/n.db"));
 
   // An unknown sweep is bad input (exit 2), and writes no file.
   const testing::CommandResult unknown =
       Cli("export nope --out " + dir_ + "/nope.csv");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
-  EXPECT_NE(unknown.err.find("nope"), std::string::npos);
+  EXPECT_NE(unknown.err.find("sweeps: ex, tx"), std::string::npos)
+      << unknown.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/nope.csv"));
 }
 
