@@ -34,19 +34,24 @@ void Progress::Update(int64_t done, const std::string& detail) {
   const bool finished = done >= total_;
   if (!tty_ && !finished && now - last_print_ < std::chrono::seconds(5)) return;
   last_print_ = now;
-  const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const double eta = done > 0 ? elapsed * (total_ - done) / done : 0;
-  const double rate = elapsed > 0 ? done / elapsed : 0;
-  const std::string line = absl::StrFormat(
-      "%s: %d/%d (%.0f%%) %s%s%.3g/s, elapsed %.1fs, eta %.1fs", label_, done,
-      total_, total_ > 0 ? 100.0 * done / total_ : 100.0, detail,
-      detail.empty() ? "" : ", ", rate, elapsed, eta);
+  const std::string line = Line(done, detail);
   if (tty_) {
     std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), finished ? "\n" : "");
   } else {
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   std::fflush(stderr);
+}
+
+std::string Progress::Line(int64_t done, const std::string& detail) const {
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double eta = done > 0 ? elapsed * (total_ - done) / done : 0;
+  const double rate = elapsed > 0 ? done / elapsed : 0;
+  return absl::StrFormat(
+      "%s: %d/%d (%.0f%%) %s%s%.3g/s, elapsed %.1fs, eta %.1fs", label_, done,
+      total_, total_ > 0 ? 100.0 * done / total_ : 100.0, detail,
+      detail.empty() ? "" : ", ", rate, elapsed, eta);
 }
 
 }  // namespace tailsweep::cli

@@ -28,6 +28,9 @@ class Progress {
  public:
   Progress(std::string label, int64_t total);
   void Update(int64_t done, const std::string& detail = "");
+  // The line Update prints: "LABEL: done/total (p%) DETAIL, rate, elapsed,
+  // eta" (for callers that draw it themselves).
+  std::string Line(int64_t done, const std::string& detail = "") const;
 
  private:
   std::string label_;

@@ -4,6 +4,7 @@
 // (cli/connection.h).
 
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +27,7 @@
 #include "cli/connection.h"
 #include "cli/output.h"
 #include "cli/render.h"
+#include "cli/running_jobs.h"
 #include "core/number_text.h"
 #include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
@@ -166,7 +168,14 @@ RunFn DefineWatch(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   return [f]() -> absl::Status {
+    // On a terminal, the bar and the running jobs' table are redrawn in
+    // place; elsewhere (a log) both are printed every few seconds and at
+    // the end.
+    const bool tty = isatty(STDERR_FILENO) != 0;
     std::unique_ptr<Progress> bar;
+    RunningJobs running;
+    int frame_lines = 0;
+    auto last_print = std::chrono::steady_clock::time_point();
     while (true) {
       absl::StatusOr<v1::GetSweepStatusResponse> s = GetStatus(f->c, f->sweep);
       if (!s.ok()) return s.status();
@@ -176,11 +185,37 @@ RunFn DefineWatch(CLI::App& app) {
       if (!bar) {
         bar = std::make_unique<Progress>(EscapeControl(f->sweep), total);
       }
-      bar->Update(finished, absl::StrFormat("done %d, running %d, queued %d, "
-                                            "failed %d",
-                                            s->done(), s->leased(), s->queued(),
-                                            s->failed()));
-      if (s->queued() + s->leased() == 0) return absl::OkStatus();
+      const bool over = s->queued() + s->leased() == 0;
+      if (!over) {
+        if (absl::Status r = running.Refresh(f->c, f->sweep); !r.ok()) return r;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (tty || over || now - last_print >= std::chrono::seconds(5)) {
+        last_print = now;
+        std::string frame =
+            bar->Line(finished, absl::StrFormat("done %d, running %d, queued "
+                                                "%d, failed %d",
+                                                s->done(), s->leased(),
+                                                s->queued(), s->failed())) +
+            "\n";
+        if (!over) frame += RenderText(running.View(now));
+        if (tty && frame_lines > 0) {
+          // Up to the previous frame's first line, and clear below.
+          std::fprintf(stderr, "\033[%dA\r\033[J", frame_lines);
+        }
+        std::fputs(frame.c_str(), stderr);
+        std::fflush(stderr);
+        frame_lines =
+            static_cast<int>(std::count(frame.begin(), frame.end(), '\n'));
+      }
+      if (over) {
+        if (s->failed() > 0) {
+          return absl::AbortedError(
+              absl::StrCat(s->failed(), " job(s) failed; see tailsweep jobs ",
+                           EscapeControl(f->sweep), " --state failed"));
+        }
+        return absl::OkStatus();
+      }
       std::this_thread::sleep_for(
           std::chrono::milliseconds(static_cast<int64_t>(f->interval * 1000)));
     }

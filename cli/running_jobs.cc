@@ -1,0 +1,107 @@
+#include "cli/running_jobs.h"
+
+#include "absl/strings/str_cat.h"
+#include "cli/messages.h"
+#include "cli/pages.h"
+#include "core/number_text.h"
+
+namespace tailsweep::cli {
+namespace {
+
+constexpr char kLoss[] = "loss";
+constexpr char kSpread[] = "spread_ratio";
+
+}  // namespace
+
+absl::Status RunningJobs::Refresh(Connection& c, const std::string& sweep) {
+  absl::StatusOr<std::vector<v1::JobInfo>> running =
+      ListAllJobs(c, sweep, "leased");
+  if (!running.ok()) return running.status();
+  std::map<std::string, std::vector<v1::MetricPoint>> points;
+  for (const v1::JobInfo& j : *running) {
+    v1::GetMetricsRequest req;
+    req.set_job_id(j.job_id());
+    req.add_names(kLoss);
+    req.add_names(kSpread);
+    auto it = jobs_.find(j.job_id());
+    if (it != jobs_.end() && it->second.step > 0) {
+      req.set_step_min(it->second.step + 1);
+    }
+    std::vector<v1::MetricPoint>& out = points[j.job_id()];
+    while (true) {
+      v1::GetMetricsResponse resp;
+      if (absl::Status s =
+              c.Check(c.Stub().GetMetrics(c.Context().get(), req, &resp));
+          !s.ok()) {
+        return s;
+      }
+      out.insert(out.end(), resp.points().begin(), resp.points().end());
+      if (resp.next_page_token().empty()) break;
+      req.set_page_token(resp.next_page_token());
+    }
+  }
+  Update(*running, points, Clock::now());
+  return absl::OkStatus();
+}
+
+void RunningJobs::Update(
+    const std::vector<v1::JobInfo>& running,
+    const std::map<std::string, std::vector<v1::MetricPoint>>& points,
+    Clock::time_point now) {
+  std::map<std::string, Seen> next;
+  order_.clear();
+  for (const v1::JobInfo& j : running) {
+    const bool known = jobs_.count(j.job_id()) > 0;
+    Seen seen = known ? jobs_[j.job_id()] : Seen{};
+    seen.cell = CellText(j.cell());
+    seen.worker = j.holder();
+    const int64_t before = seen.step;
+    auto it = points.find(j.job_id());
+    if (it != points.end()) {
+      // By name, then step: the last of each name is its newest.
+      for (const v1::MetricPoint& p : it->second) {
+        if (p.step() < seen.step) continue;
+        seen.step = p.step();
+        if (p.name() == kLoss) {
+          seen.loss = p.value();
+          seen.has_loss = true;
+        } else if (p.name() == kSpread) {
+          seen.spread = p.value();
+          seen.has_spread = true;
+        }
+      }
+    }
+    if (known && seen.step != before) {
+      seen.changed_seen = true;
+      seen.changed = now;
+    }
+    order_.push_back(j.job_id());
+    next[j.job_id()] = std::move(seen);
+  }
+  jobs_ = std::move(next);
+}
+
+Table RunningJobs::View(Clock::time_point now, size_t max_rows) const {
+  Table t{
+      {"job", "cell", "worker", "step", "loss", "spread_ratio", "last point"},
+      {}};
+  for (const std::string& id : order_) {
+    if (t.rows.size() == max_rows) {
+      t.rows.push_back({absl::StrCat("(", order_.size() - max_rows, " more)"),
+                        "", "", "", "", "", ""});
+      break;
+    }
+    const Seen& s = jobs_.at(id);
+    const int64_t age_s =
+        std::chrono::duration_cast<std::chrono::seconds>(now - s.changed)
+            .count();
+    t.rows.push_back({id.substr(0, 12), s.cell, s.worker,
+                      s.step > 0 ? absl::StrCat(s.step) : "-",
+                      s.has_loss ? FormatDouble(s.loss) : "-",
+                      s.has_spread ? FormatDouble(s.spread) : "-",
+                      s.changed_seen ? absl::StrCat(age_s, "s ago") : "-"});
+  }
+  return t;
+}
+
+}  // namespace tailsweep::cli
