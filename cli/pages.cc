@@ -64,9 +64,10 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(
 
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
     Connection& c, const std::string& job_id,
-    const std::vector<std::string>& names) {
+    const std::vector<std::string>& names, int64_t step_min) {
   v1::GetMetricsRequest req;
   req.set_job_id(job_id);
+  req.set_step_min(step_min);
   for (const std::string& n : names) req.add_names(n);
   std::vector<v1::MetricPoint> out;
   while (true) {

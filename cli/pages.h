@@ -27,11 +27,12 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
 absl::StatusOr<v1::GetResultsResponse> GetAllResults(Connection& c,
                                                      v1::GetResultsRequest req);
 
-// Every stored point of one job's metrics named `names` (all when empty),
-// by name then step. The statuses of GetMetrics.
+// Every stored point of one job's metrics named `names` (all when empty)
+// from step `step_min` on (0: the first), by name then step. The statuses
+// of GetMetrics.
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
     Connection& c, const std::string& job_id,
-    const std::vector<std::string>& names);
+    const std::vector<std::string>& names, int64_t step_min = 0);
 
 }  // namespace tailsweep::cli
 

@@ -19,26 +19,12 @@ absl::Status RunningJobs::Refresh(Connection& c, const std::string& sweep) {
   if (!running.ok()) return running.status();
   std::map<std::string, std::vector<v1::MetricPoint>> points;
   for (const v1::JobInfo& j : *running) {
-    v1::GetMetricsRequest req;
-    req.set_job_id(j.job_id());
-    req.add_names(kLoss);
-    req.add_names(kSpread);
     auto it = jobs_.find(j.job_id());
-    if (it != jobs_.end() && it->second.step > 0) {
-      req.set_step_min(it->second.step + 1);
-    }
-    std::vector<v1::MetricPoint>& out = points[j.job_id()];
-    while (true) {
-      v1::GetMetricsResponse resp;
-      if (absl::Status s =
-              c.Check(c.Stub().GetMetrics(c.Context().get(), req, &resp));
-          !s.ok()) {
-        return s;
-      }
-      out.insert(out.end(), resp.points().begin(), resp.points().end());
-      if (resp.next_page_token().empty()) break;
-      req.set_page_token(resp.next_page_token());
-    }
+    const int64_t from = it != jobs_.end() ? it->second.step + 1 : 0;
+    absl::StatusOr<std::vector<v1::MetricPoint>> got =
+        GetAllMetrics(c, j.job_id(), {kLoss, kSpread}, from);
+    if (!got.ok()) return got.status();
+    points[j.job_id()] = *std::move(got);
   }
   Update(*running, points, Clock::now());
   return absl::OkStatus();
