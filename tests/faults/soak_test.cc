@@ -149,8 +149,16 @@ TEST_F(Soak, EveryFaultAtRandomLosesNothingAndRunsNoCellTwice) {
   }
   // Faults over: everything finishes.
   const int64_t jobs = Query("SELECT COUNT(*) FROM jobs");
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", jobs, 900))
+  // Finished one way or the other (a failed job would make a wait for all
+  // done last the whole timeout), then all done.
+  ASSERT_TRUE(WaitFor(
+      "SELECT COUNT(*) FROM jobs WHERE state IN ('done', 'failed')", jobs, 900))
+      << schedule;
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'failed'"), 0)
+      << RunCommand("sqlite3 " + dir_ +
+                    "/db \"SELECT job_id, attempt, last_error FROM jobs WHERE "
+                    "state = 'failed'\"")
+             .out
       << schedule;
   sampler.Stop();
   std::string summary;
