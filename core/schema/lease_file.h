@@ -6,7 +6,8 @@
 // millisecond (CLOCK_MONOTONIC, the same for every process of a machine)
 // until which the child may run. It rewrites the file after every lease
 // renewal. A train child checks it between steps and, once the moment has
-// passed, stops as on SIGTERM (checkpoint, result "stopped"): its daemon
+// passed, stops as on SIGTERM (checkpoint, result "stopped", with
+// "lease_ran_out", so the worker knows it was not a signal): its daemon
 // could not renew the lease (frozen, cut off from the coordinator), and the
 // coordinator may soon lease the job to someone else. No file (a job run by
 // hand): no watchdog. Torch-free.
