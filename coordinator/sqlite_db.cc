@@ -71,6 +71,20 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path,
   return db;
 }
 
+absl::StatusOr<std::unique_ptr<Db>> Db::OpenReadOnly(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status s = SqliteError(raw, rc, absl::StrCat("open ", path));
+    sqlite3_close(raw);
+    return s;
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  return std::unique_ptr<Db>(new Db(raw));
+}
+
 Db::~Db() {
   for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
   sqlite3_close(db_);

@@ -29,6 +29,10 @@ class Db {
   // faults this way); empty: the default.
   static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path,
                                                   const std::string& vfs = "");
+  // Opens an existing file read-only, as it is (no pragmas), with the same
+  // busy timeout: another process's live database may be read this way.
+  static absl::StatusOr<std::unique_ptr<Db>> OpenReadOnly(
+      const std::string& path);
   ~Db();
 
   // Runs one or more statements without parameters (schema, pragmas).
