@@ -1,65 +1,23 @@
 #include "cli/pages.h"
 
-#include <utility>
+#include "proto/paged_reads.h"
 
 namespace tailsweep::cli {
+
+ReadCalls CallsOf(Connection& c) {
+  return {&c.Stub(), [&c] { return c.Context(); },
+          [&c](const grpc::Status& s) { return c.Check(s); }};
+}
 
 absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
                                                      const std::string& sweep,
                                                      const std::string& state) {
-  v1::ListJobsRequest req;
-  req.set_sweep(sweep);
-  req.set_state(state);
-  std::vector<v1::JobInfo> out;
-  while (true) {
-    v1::ListJobsResponse page;
-    if (absl::Status s =
-            c.Check(c.Stub().ListJobs(c.Context().get(), req, &page));
-        !s.ok()) {
-      return s;
-    }
-    for (v1::JobInfo& job : *page.mutable_jobs()) out.push_back(std::move(job));
-    if (page.next_page_token().empty()) return out;
-    req.set_page_token(page.next_page_token());
-  }
+  return tailsweep::ListAllJobs(CallsOf(c), sweep, state);
 }
 
 absl::StatusOr<v1::GetResultsResponse> GetAllResults(
     Connection& c, v1::GetResultsRequest req) {
-  v1::GetResultsResponse all;
-  bool first = true;
-  while (true) {
-    v1::GetResultsResponse page;
-    if (absl::Status s =
-            c.Check(c.Stub().GetResults(c.Context().get(), req, &page));
-        !s.ok()) {
-      return s;
-    }
-    if (first) {
-      all.set_kind(page.kind());
-      *all.mutable_pivot()->mutable_columns() = page.pivot().columns();
-      all.mutable_pivot()->set_group_by(page.pivot().group_by());
-      first = false;
-    }
-    // The counts of the newest page: the sweep as it is now.
-    all.set_jobs(page.jobs());
-    all.set_done(page.done());
-    const int offset = all.rows_size();
-    for (v1::PivotRow& row : *page.mutable_pivot()->mutable_rows()) {
-      for (int i = 0; i < row.cells_size(); ++i) {
-        if (row.cells(i) >= 0) row.set_cells(i, row.cells(i) + offset);
-      }
-      *all.mutable_pivot()->add_rows() = std::move(row);
-    }
-    for (v1::CellResult& r : *page.mutable_rows()) {
-      *all.add_rows() = std::move(r);
-    }
-    for (v1::TailsResultRow& r : *page.mutable_tails()) {
-      *all.add_tails() = std::move(r);
-    }
-    if (page.next_page_token().empty()) return all;
-    req.set_page_token(page.next_page_token());
-  }
+  return tailsweep::GetAllResults(CallsOf(c), std::move(req));
 }
 
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
@@ -69,18 +27,7 @@ absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
   req.set_job_id(job_id);
   req.set_step_min(step_min);
   for (const std::string& n : names) req.add_names(n);
-  std::vector<v1::MetricPoint> out;
-  while (true) {
-    v1::GetMetricsResponse resp;
-    if (absl::Status s =
-            c.Check(c.Stub().GetMetrics(c.Context().get(), req, &resp));
-        !s.ok()) {
-      return s;
-    }
-    out.insert(out.end(), resp.points().begin(), resp.points().end());
-    if (resp.next_page_token().empty()) return out;
-    req.set_page_token(resp.next_page_token());
-  }
+  return tailsweep::GetAllMetrics(CallsOf(c), std::move(req));
 }
 
 }  // namespace tailsweep::cli

@@ -1,19 +1,20 @@
 #ifndef TAILSWEEP_CLI_PAGES_H_
 #define TAILSWEEP_CLI_PAGES_H_
 
-// The paged reads of the service commands: every page of ListJobs, of
-// GetResults and of GetMetrics, each page its own call (with its own deadline),
-// so that no single answer nears the client's receive limit however large the
-// sweep.
+// The paged reads (proto/paged_reads.h) over a command's connection.
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/connection.h"
+#include "proto/paged_reads.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep::cli {
+
+// The calls of `c`, for the functions of proto/paged_reads.h.
+ReadCalls CallsOf(Connection& c);
 
 // Every job of the sweep (only those in `state` unless empty), grid order.
 // The statuses of ListJobs.

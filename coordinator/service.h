@@ -86,8 +86,14 @@ class CoordinatorService final : public v1::Coordinator::Service {
                           v1::GetMetricsResponse*) override;
   grpc::Status GetJobLog(grpc::ServerContext*, const v1::GetJobLogRequest*,
                          v1::GetJobLogResponse*) override;
+  grpc::Status GetSweep(grpc::ServerContext*, const v1::GetSweepRequest*,
+                        v1::GetSweepResponse*) override;
 
  private:
+  // GetMetrics with max_points: whole names, each downsampled.
+  absl::Status DownsampledMetrics(Store::MetricsQuery q, int max_points,
+                                  v1::GetMetricsResponse* resp);
+
   Store* store_;
   CheckpointStore* checkpoints_;
   int64_t max_checkpoint_bytes_;

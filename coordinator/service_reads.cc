@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/aggregate.h"
+#include "coordinator/downsample.h"
 #include "coordinator/service.h"
 #include "coordinator/validate.h"
 
@@ -277,6 +278,9 @@ grpc::Status CoordinatorService::GetMetrics(grpc::ServerContext* ctx,
     TS_GRPC_RETURN_IF_ERROR(
         ParsePageToken(req->page_token(), &q.after_name, &q.after_step));
   }
+  if (req->max_points() > 0) {
+    return ToGrpc(DownsampledMetrics(std::move(q), req->max_points(), resp));
+  }
   absl::StatusOr<std::vector<MetricPoint>> points = store_->Metrics(q);
   if (!points.ok()) return ToGrpc(points.status());
   const bool more = static_cast<int64_t>(points->size()) > page;
@@ -288,6 +292,68 @@ grpc::Status CoordinatorService::GetMetrics(grpc::ServerContext* ctx,
     out->set_value(p.value);
   }
   if (more) resp->set_next_page_token(PageToken(points->back()));
+  return grpc::Status::OK;
+}
+
+absl::Status CoordinatorService::DownsampledMetrics(
+    Store::MetricsQuery q, int max_points, v1::GetMetricsResponse* resp) {
+  // Whole names, each cut to max_points, until the page is full; the next
+  // page starts after the last name sent.
+  constexpr int64_t kChunk = 50000;
+  q.limit = kChunk;
+  std::vector<MetricPoint> series;
+  int64_t bytes = 0;
+  auto flush = [&]() -> bool {  // true: the page is full
+    if (series.empty()) return false;
+    const std::string name = series.front().name;
+    for (const MetricPoint& p :
+         DownsampleMinMax(std::move(series), max_points)) {
+      v1::MetricPoint* out = resp->add_points();
+      out->set_name(p.name);
+      out->set_step(p.step);
+      out->set_value(p.value);
+      bytes += static_cast<int64_t>(out->ByteSizeLong()) + 2;
+    }
+    series.clear();
+    if (bytes <= kMaxPageBytes / 2) return false;
+    resp->set_next_page_token(
+        PageToken({name, std::numeric_limits<int64_t>::max(), 0}));
+    return true;
+  };
+  while (true) {
+    absl::StatusOr<std::vector<MetricPoint>> chunk = store_->Metrics(q);
+    if (!chunk.ok()) return chunk.status();
+    for (MetricPoint& p : *chunk) {
+      if (!series.empty() && series.front().name != p.name && flush()) {
+        return absl::OkStatus();
+      }
+      series.push_back(std::move(p));
+    }
+    if (static_cast<int64_t>(chunk->size()) < kChunk) break;
+    q.after_name = chunk->back().name;
+    q.after_step = chunk->back().step;
+  }
+  // The last name: however full the page, no page follows.
+  flush();
+  resp->clear_next_page_token();
+  return absl::OkStatus();
+}
+
+grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
+                                          const v1::GetSweepRequest* req,
+                                          v1::GetSweepResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
+  absl::StatusOr<Store::SweepDetail> s = store_->Sweep(req->sweep());
+  if (!s.ok()) return ToGrpc(s.status());
+  v1::SweepInfo* info = resp->mutable_sweep();
+  info->set_name(s->row.name);
+  info->set_kind(s->row.kind == SweepKind::kTails ? "tails" : "train");
+  info->set_created_ms(s->row.created_ms);
+  SetCounts(s->row.counts, info->mutable_counts());
+  resp->set_spec_yaml(s->spec);
+  SetCell(s->fixed, resp->mutable_fixed());
+  resp->set_version(s->version);
   return grpc::Status::OK;
 }
 

@@ -19,7 +19,9 @@ CREATE TABLE IF NOT EXISTS sweeps (
   name        TEXT NOT NULL UNIQUE,
   kind        TEXT NOT NULL,              -- train | tails
   fixed       TEXT NOT NULL,              -- JSON object of the fixed keys
-  created_ms  INTEGER NOT NULL
+  created_ms  INTEGER NOT NULL,
+  spec        TEXT NOT NULL DEFAULT '',   -- the spec's text, first submit
+  version     TEXT NOT NULL DEFAULT ''    -- the build that expanded it
 );
 CREATE TABLE IF NOT EXISTS jobs (
   job_id            TEXT PRIMARY KEY,     -- SHA-256 of the full assignment
@@ -146,6 +148,10 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   TS_RETURN_IF_ERROR(add_column("jobs", "lease_ms", "INTEGER", ""));
   TS_RETURN_IF_ERROR(
       add_column("metrics", "epoch", "INTEGER NOT NULL DEFAULT 0", ""));
+  TS_RETURN_IF_ERROR(
+      add_column("sweeps", "spec", "TEXT NOT NULL DEFAULT ''", ""));
+  TS_RETURN_IF_ERROR(
+      add_column("sweeps", "version", "TEXT NOT NULL DEFAULT ''", ""));
   // A job cancelled before cancels were per sweep: every sweep of it
   // cancelled it.
   TS_RETURN_IF_ERROR(

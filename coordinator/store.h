@@ -253,6 +253,15 @@ class Store {
   };
   // Every sweep, oldest first.
   absl::StatusOr<std::vector<SweepRow>> Sweeps();
+  // One sweep with what it was made from. NotFound naming the sweeps that
+  // exist for an unknown one.
+  struct SweepDetail {
+    SweepRow row;
+    std::string spec;  // as first submitted; empty for older files
+    KeyValues fixed;
+    std::string version;  // the build that expanded it; empty for older
+  };
+  absl::StatusOr<SweepDetail> Sweep(const std::string& sweep);
   // A page of a job's metric points, ordered by (name, step): those named
   // in `names` (all when empty), with step_min <= step <= step_max (0: no
   // bound), after the point (after_name, after_step) when after_name is

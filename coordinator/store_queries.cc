@@ -226,6 +226,27 @@ absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
   return out;
 }
 
+absl::StatusOr<Store::SweepDetail> Store::Sweep(const std::string& sweep) {
+  absl::StatusOr<std::vector<SweepRow>> all = Sweeps();
+  if (!all.ok()) return all.status();
+  SweepDetail out;
+  for (SweepRow& r : *all) {
+    if (r.name == sweep) out.row = std::move(r);
+  }
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT spec, fixed, version FROM sweeps WHERE name = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return store_internal::NoSuchSweep(*reader_, sweep);
+  out.spec = st->Text(0);
+  out.fixed = store_internal::FromJson(st->Text(1));
+  out.version = st->Text(2);
+  return out;
+}
+
 absl::StatusOr<std::vector<MetricPoint>> Store::Metrics(const MetricsQuery& q) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> known =

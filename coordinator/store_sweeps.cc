@@ -7,6 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
+#include "core/schema/version.h"
 
 namespace tailsweep {
 
@@ -36,13 +37,15 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
       }
     } else {
       absl::StatusOr<sql::Statement> add = db.Prepare(
-          "INSERT INTO sweeps (name, kind, fixed, created_ms) VALUES (?, ?, ?, "
-          "?)");
+          "INSERT INTO sweeps (name, kind, fixed, created_ms, spec, version) "
+          "VALUES (?, ?, ?, ?, ?, ?)");
       if (!add.ok()) return add.status();
       TS_RETURN_IF_ERROR(add->Bind(1, spec.name)
                              .Bind(2, kind)
                              .Bind(3, fixed)
                              .Bind(4, now)
+                             .Bind(5, spec.text)
+                             .Bind(6, std::string(Version()))
                              .Run());
       sweep_id = sqlite3_last_insert_rowid(db.raw());
     }

@@ -206,6 +206,12 @@ absl::Status Validate(const v1::GetMetricsRequest& req) {
     return Invalid(absl::StrCat("page_size must be in [0, ", kMaxMetricsPage,
                                 "] (got ", req.page_size(), ")"));
   }
+  if (req.max_points() < 0 || req.max_points() == 1 ||
+      req.max_points() > kMaxMetricsPage) {
+    return Invalid(absl::StrCat("max_points must be 0 (every point) or in [2, ",
+                                kMaxMetricsPage, "] (got ", req.max_points(),
+                                ")"));
+  }
   return CheckSize("page_token", req.page_token(), 2 * kMaxMetricNameBytes);
 }
 

@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libcpp-httplib-dev prometheus-cpp-dev prometheus chromium nodejs
   openssl procps python3-pandas
 )
 

@@ -388,7 +388,9 @@ absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
 absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
                                          absl::string_view source) {
   try {
-    return ParseSpec(text, source);
+    absl::StatusOr<SweepSpec> spec = ParseSpec(text, source);
+    if (spec.ok()) spec->text = std::string(text);
+    return spec;
   } catch (const YAML::Exception& e) {
     // A shape yaml-cpp cannot convert that the checks above did not
     // foresee: still a clear error at its position, never a crash.

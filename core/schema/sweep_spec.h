@@ -35,6 +35,7 @@ struct SweepSpec {
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
   std::vector<KeyValues> exclude;
   KeyValues fixed;
+  std::string text;  // the source text it was parsed from
 };
 
 struct JobSpec {

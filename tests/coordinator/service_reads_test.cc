@@ -101,6 +101,59 @@ TEST_F(ServiceReadsTest, MetricSeriesComeBackPagedWithNaNKept) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+TEST_F(ServiceReadsTest, MaxPointsCutsEachSeriesAndPagesBetweenNames) {
+  const v1::JobLease lease = SubmitAndLease();
+  std::vector<NamedPoint> points;
+  for (int step = 1; step <= 3000; ++step) {
+    points.push_back({"loss", step, step == 1500 ? 100.0 : 1.0});
+    points.push_back({"lr", step, 1e-3});
+  }
+  ASSERT_TRUE(Report(lease, points).ok());
+  v1::GetMetricsRequest req;
+  req.set_job_id(lease.job_id());
+  req.set_max_points(50);
+  int pages = 0;
+  const std::vector<std::string> all = ReadAll(req, &pages);
+  int loss = 0, lr = 0;
+  for (const std::string& p : all) {
+    loss += p.rfind("loss@", 0) == 0;
+    lr += p.rfind("lr@", 0) == 0;
+  }
+  EXPECT_LE(loss, 50);
+  EXPECT_GE(loss, 25);
+  EXPECT_LE(lr, 50);
+  EXPECT_NE(std::find(all.begin(), all.end(), "loss@1500=100"), all.end());
+  EXPECT_EQ(all.front(), "loss@1=1");
+  EXPECT_EQ(all.back(), "lr@3000=0.001");
+  EXPECT_EQ(pages, 1);
+
+  req.set_max_points(1);
+  v1::GetMetricsResponse resp;
+  const grpc::Status s = stub_->GetMetrics(Context().get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("max_points"), std::string::npos);
+}
+
+TEST_F(ServiceReadsTest, GetSweepGivesTheSpecAsSubmittedAndItsFixedValues) {
+  grpc::Status status;
+  Submit(kSpec, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  v1::GetSweepRequest req;
+  req.set_sweep("svc");
+  v1::GetSweepResponse resp;
+  ASSERT_TRUE(stub_->GetSweep(Context().get(), req, &resp).ok());
+  EXPECT_EQ(resp.spec_yaml(), kSpec);
+  EXPECT_EQ(resp.sweep().name(), "svc");
+  EXPECT_EQ(resp.sweep().kind(), "train");
+  EXPECT_FALSE(resp.version().empty());
+  EXPECT_GT(resp.fixed_size(), 0);
+  req.set_sweep("nope");
+  const grpc::Status s = stub_->GetSweep(Context().get(), req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(s.error_message().find("svc"), std::string::npos)
+      << s.error_message();
+}
+
 TEST_F(ServiceReadsTest, AResultOfTheWrongShapeIsRefusedAndChangesNothing) {
   const v1::JobLease lease = SubmitAndLease();
   v1::CompleteJobRequest done;

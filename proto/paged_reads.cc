@@ -1,0 +1,91 @@
+#include "proto/paged_reads.h"
+
+#include <utility>
+
+namespace tailsweep {
+
+absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const ReadCalls& c) {
+  v1::ListSweepsResponse resp;
+  if (absl::Status s = c.check(c.stub->ListSweeps(
+          c.context().get(), v1::ListSweepsRequest(), &resp));
+      !s.ok()) {
+    return s;
+  }
+  return std::vector<v1::SweepInfo>(resp.sweeps().begin(), resp.sweeps().end());
+}
+
+absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const ReadCalls& c,
+                                                     const std::string& sweep,
+                                                     const std::string& state) {
+  v1::ListJobsRequest req;
+  req.set_sweep(sweep);
+  req.set_state(state);
+  std::vector<v1::JobInfo> out;
+  while (true) {
+    v1::ListJobsResponse page;
+    if (absl::Status s =
+            c.check(c.stub->ListJobs(c.context().get(), req, &page));
+        !s.ok()) {
+      return s;
+    }
+    for (v1::JobInfo& job : *page.mutable_jobs()) out.push_back(std::move(job));
+    if (page.next_page_token().empty()) return out;
+    req.set_page_token(page.next_page_token());
+  }
+}
+
+absl::StatusOr<v1::GetResultsResponse> GetAllResults(
+    const ReadCalls& c, v1::GetResultsRequest req) {
+  v1::GetResultsResponse all;
+  bool first = true;
+  while (true) {
+    v1::GetResultsResponse page;
+    if (absl::Status s =
+            c.check(c.stub->GetResults(c.context().get(), req, &page));
+        !s.ok()) {
+      return s;
+    }
+    if (first) {
+      all.set_kind(page.kind());
+      *all.mutable_pivot()->mutable_columns() = page.pivot().columns();
+      all.mutable_pivot()->set_group_by(page.pivot().group_by());
+      first = false;
+    }
+    // The counts of the newest page: the sweep as it is now.
+    all.set_jobs(page.jobs());
+    all.set_done(page.done());
+    const int offset = all.rows_size();
+    for (v1::PivotRow& row : *page.mutable_pivot()->mutable_rows()) {
+      for (int i = 0; i < row.cells_size(); ++i) {
+        if (row.cells(i) >= 0) row.set_cells(i, row.cells(i) + offset);
+      }
+      *all.mutable_pivot()->add_rows() = std::move(row);
+    }
+    for (v1::CellResult& r : *page.mutable_rows()) {
+      *all.add_rows() = std::move(r);
+    }
+    for (v1::TailsResultRow& r : *page.mutable_tails()) {
+      *all.add_tails() = std::move(r);
+    }
+    if (page.next_page_token().empty()) return all;
+    req.set_page_token(page.next_page_token());
+  }
+}
+
+absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
+    const ReadCalls& c, v1::GetMetricsRequest req) {
+  std::vector<v1::MetricPoint> out;
+  while (true) {
+    v1::GetMetricsResponse resp;
+    if (absl::Status s =
+            c.check(c.stub->GetMetrics(c.context().get(), req, &resp));
+        !s.ok()) {
+      return s;
+    }
+    out.insert(out.end(), resp.points().begin(), resp.points().end());
+    if (resp.next_page_token().empty()) return out;
+    req.set_page_token(resp.next_page_token());
+  }
+}
+
+}  // namespace tailsweep
