@@ -36,6 +36,8 @@ std::vector<Command> ResultCommands();
 std::vector<Command> CurveCommands();
 // export and snapshot (export_command.cc).
 std::vector<Command> ExportCommands();
+// report (report_command.cc).
+std::vector<Command> ReportCommands();
 
 // Process exit code for a command's status.
 int ExitCode(const absl::Status& status);

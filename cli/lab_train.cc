@@ -25,6 +25,7 @@
 #include "core/schema/file_util.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
+#include "core/schema/version.h"
 #include "core/schema/lease_file.h"
 
 namespace tailsweep::cli {
@@ -189,6 +190,7 @@ RunFn DefineTrain(CLI::App& app) {
     r.collapse_step = t.collapse_step;
     r.stopped = t.stopped;
     r.lease_ran_out = t.stopped && lease_ran_out;
+    r.version = Version();
     r.config = JobConfigToKeyValues(config);
     if (result->evaluation) r.evaluation = SummaryOf(*result->evaluation);
     if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),

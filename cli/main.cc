@@ -53,6 +53,7 @@ int Main(int argc, char** argv) {
   for (Command& c : ResultCommands()) service.push_back(std::move(c));
   for (Command& c : CurveCommands()) service.push_back(std::move(c));
   for (Command& c : ExportCommands()) service.push_back(std::move(c));
+  for (Command& c : ReportCommands()) service.push_back(std::move(c));
   for (Command& command : service) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     runners[sub] = command.define(*sub);

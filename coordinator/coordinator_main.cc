@@ -22,6 +22,7 @@
 #include <sstream>
 #include <thread>
 
+#include "coordinator/http_gateway.h"
 #include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
 #include "core/schema/logging.h"
@@ -40,7 +41,7 @@ int Main(int argc, char** argv) {
   int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
   int64_t lease_grace_ms = StoreOptions{}.lease_grace_ms;
   int max_message_bytes = 4 << 20;
-  std::string token_file, tls_cert, tls_key, log_level;
+  std::string token_file, tls_cert, tls_key, log_level, http_listen;
   app.set_version_flag("--version",
                        std::string("tailsweep-coordinator ") + Version());
   app.add_option("--db", db_path, "SQLite database file (created if missing)")
@@ -73,6 +74,10 @@ int Main(int argc, char** argv) {
                  "token is the file's first line); turns reflection off");
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve TLS");
   app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
+  app.add_option("--http-listen", http_listen,
+                 "Also serve the live dashboard, the JSON API under /api/ and "
+                 "Prometheus' /metrics on HOST:PORT (read-only; the same "
+                 "token, and TLS when gRPC has it; off by default)");
   app.add_option("--log-level", log_level,
                  std::string("Log level: ") + kLogLevels +
                      " (default: SPDLOG_LEVEL, else info)");
@@ -148,9 +153,11 @@ int Main(int argc, char** argv) {
     return 1;
   }
   CheckpointStore checkpoints(store->get(), data_dir);
+  Telemetry telemetry(db_path);
   ServiceOptions service_options;
   service_options.max_checkpoint_bytes = max_checkpoint_bytes;
   service_options.token = token;
+  service_options.telemetry = &telemetry;
   CoordinatorService service(store->get(), &checkpoints, service_options);
   HealthService health(store->get(), token);
   // Reflection cannot ask for the token: with one, it is off.
@@ -161,10 +168,33 @@ int Main(int argc, char** argv) {
   builder.SetMaxReceiveMessageSize(max_message_bytes);
   builder.RegisterService(&service);
   builder.RegisterService(&health);
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(telemetry.InterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     spdlog::error("cannot listen on {}", listen.c_str());
     return 1;
+  }
+  std::unique_ptr<HttpGateway> gateway;
+  if (!http_listen.empty()) {
+    HttpGatewayOptions http;
+    http.listen = http_listen;
+    http.token = token;
+    http.tls_cert_file = tls_cert;
+    http.tls_key_file = tls_key;
+    absl::StatusOr<std::unique_ptr<HttpGateway>> g = HttpGateway::Start(
+        http, server->InProcessChannel(grpc::ChannelArguments()),
+        [&] { return telemetry.Text(**store); });
+    if (!g.ok()) {
+      spdlog::error("{}", std::string(g.status().message()));
+      return 2;
+    }
+    gateway = std::move(*g);
+    spdlog::info("dashboard on http{}://{} (HTTP port {})",
+                 tls_cert.empty() ? "" : "s", http_listen, gateway->port());
   }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
@@ -173,7 +203,9 @@ int Main(int argc, char** argv) {
                token.empty() ? "" : ", token", db_path);
   LeaseExpiry expiry(
       [&](int64_t now, std::vector<Store::ExpiredLease>* out) {
-        return (*store)->ExpireLeases(now, out);
+        absl::StatusOr<int64_t> n = (*store)->ExpireLeases(now, out);
+        telemetry.LeasesExpired(static_cast<int64_t>(out->size()));
+        return n;
       },
       [&](int64_t now) { (*store)->RestartLeaseClocks(now); }, &clock,
       [](int64_t ms) {
@@ -186,6 +218,7 @@ int Main(int argc, char** argv) {
       /*period_ms=*/1000);
   expiry.Run();
   spdlog::info("shutting down");
+  gateway.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   return 0;
 }

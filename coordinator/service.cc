@@ -49,6 +49,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id());
   if (!leases.ok()) return ToGrpc(leases.status());
+  if (telemetry_) telemetry_->LeasesGranted(static_cast<int64_t>(leases->size()));
   for (const Lease& l : *leases) {
     spdlog::info("{}: leased to {} (sweep {}, attempt {})",
                  JobTag(l.job_id, l.epoch), req->worker_id(), l.sweep,
@@ -83,6 +84,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
     return ToGrpc(deadline.status());
   }
   resp->set_deadline_ms(*deadline);
+  if (telemetry_) telemetry_->LeaseRenewed();
   return grpc::Status::OK;
 }
 
@@ -99,6 +101,7 @@ grpc::Status CoordinatorService::ReportMetrics(
   absl::Status s =
       store_->AddMetrics(req->worker_id(), req->job_id(), req->epoch(), points);
   if (!s.ok()) return ToGrpc(s);
+  if (telemetry_) telemetry_->PointsIngested(req->points_size());
   resp->set_seq(req->seq());
   return grpc::Status::OK;
 }

@@ -14,6 +14,7 @@
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/result_pages.h"
 #include "coordinator/store.h"
+#include "coordinator/telemetry.h"
 #include "proto/health.grpc.pb.h"
 #include "proto/tailsweep.grpc.pb.h"
 
@@ -35,6 +36,8 @@ struct ServiceOptions {
   int64_t max_checkpoint_bytes = int64_t{4} << 30;
   // Empty: no authentication.
   std::string token;
+  // Counts leases and points when set (coordinator/telemetry.h).
+  Telemetry* telemetry = nullptr;
 };
 
 class CoordinatorService final : public v1::Coordinator::Service {
@@ -44,7 +47,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
       : store_(store),
         checkpoints_(checkpoints),
         max_checkpoint_bytes_(options.max_checkpoint_bytes),
-        auth_(options.token) {}
+        auth_(options.token),
+        telemetry_(options.telemetry) {}
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
                            v1::SubmitSweepResponse*) override;
@@ -98,6 +102,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   CheckpointStore* checkpoints_;
   int64_t max_checkpoint_bytes_;
   TokenAuth auth_;
+  Telemetry* telemetry_;
   ResultPages result_pages_;  // GetResults snapshots
 };
 

@@ -134,6 +134,7 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
     info.set_holder(j.holder);
     info.set_last_error(j.last_error);
     info.set_result_json(j.result_json);
+    SetCell(j.params, info.mutable_params());
     bytes += static_cast<int64_t>(info.ByteSizeLong());
     const bool full =
         static_cast<int64_t>(i) == page || (i > 0 && bytes > kMaxPageBytes);

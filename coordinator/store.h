@@ -95,6 +95,7 @@ struct JobRow {
   std::string holder;
   std::string last_error;
   std::string result_json;  // empty unless done
+  KeyValues params;         // the full assignment, by key
 };
 
 // A stored checkpoint: the file (relative to the data directory) and what

@@ -65,7 +65,8 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       "CASE WHEN ",
       kSweepJobState,
       " = j.state THEN COALESCE(j.holder, '') ELSE '' END, "
-      "COALESCE(j.last_error, ''), COALESCE(r.result, ''), sj.position "
+      "COALESCE(j.last_error, ''), COALESCE(r.result, ''), sj.position, "
+      "j.params "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
@@ -97,6 +98,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     r.last_error = st->Text(7);
     r.result_json = st->Text(8);
     r.position = st->Int(9);
+    r.params = FromJson(st->Text(10));
     out.push_back(std::move(r));
   }
   return out;

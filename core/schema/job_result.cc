@@ -46,6 +46,7 @@ std::string TrainResultJson(const TrainResult& r) {
               {"stopped", r.stopped},
               {"config", ConfigJson(r.config)}};
   if (r.lease_ran_out) doc["lease_ran_out"] = true;
+  if (!r.version.empty()) doc["version"] = r.version;
   if (r.evaluation) doc.update(EvalSummaryJson(*r.evaluation));
   return doc.dump(2);
 }
@@ -66,6 +67,9 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   r.collapse_step = in.StepOrNone("collapse_step");
   r.stopped = in.Bool("stopped");
   if (doc.contains("lease_ran_out")) r.lease_ran_out = in.Bool("lease_ran_out");
+  if (doc.contains("version") && doc["version"].is_string()) {
+    r.version = doc["version"].get<std::string>();
+  }
   if (!in.status().ok()) return in.status();
   if (doc.contains("ratio_median")) {
     absl::StatusOr<EvalSummary> e = ParseEvalSummary(doc, "train result");

@@ -9,7 +9,7 @@
 //
 // train: {"steps_done", "resumed_from_step", "final_loss", "diverged",
 //   "diverged_step", "collapsed", "collapse_step", "stopped", optionally
-//   "lease_ran_out" (true), "config": {key: typed value}, and unless stopped
+//   "lease_ran_out" (true), optionally "version", "config": {key: typed value}, and unless stopped
 //   the evaluation: "ratio_mean", "ratio_median", "ratio_ci_low",
 //   "ratio_ci_high", "spread_ratio", "delta", "eval_instances", "hill_stat"
 //   (mirrored Pareto only)}
@@ -44,6 +44,8 @@ struct TrainResult {
   // Stopped by its lease watchdog (lease_file.h), not by a signal: the
   // worker had not renewed the lease in time. Written only when true.
   bool lease_ran_out = false;
+  // The build that ran it (version.h); written only when set.
+  std::string version;
   // The job's config as text key/values (job_config.h), canonical order.
   std::vector<std::pair<std::string, std::string>> config;
   std::optional<EvalSummary> evaluation;

@@ -1,0 +1,367 @@
+#include "coordinator/http_gateway.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "proto/client_channel.h"
+#include "proto/paged_reads.h"
+#include "report/page.h"
+#include "report/report_data.h"
+
+namespace tailsweep {
+namespace {
+
+constexpr char kCookie[] = "tailsweep_token";
+
+std::string Hex(absl::string_view bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+std::string Unhex(absl::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    int v = 0;
+    if (!absl::SimpleHexAtoi(hex.substr(i, 2), &v)) return "";
+    out += static_cast<char>(v);
+  }
+  return out;
+}
+
+// The token a browser's cookie carries, as an Authorization value.
+std::string CookieAuthorization(const httplib::Request& req) {
+  for (absl::string_view part :
+       absl::StrSplit(req.get_header_value("Cookie"), ';')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (absl::ConsumePrefix(&part, kCookie) && absl::ConsumePrefix(&part, "=")) {
+      return absl::StrCat("Bearer ", Unhex(part));
+    }
+  }
+  return "";
+}
+
+std::string PercentEncode(absl::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' ||
+        c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      absl::StrAppend(&out, "%", absl::AsciiStrToUpper(Hex(std::string(1, c))));
+    }
+  }
+  return out;
+}
+
+int HttpStatusOf(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+void SendError(httplib::Response& res, const absl::Status& s) {
+  res.status = HttpStatusOf(s.code());
+  nlohmann::json doc = {{"error", std::string(s.message())},
+                        {"code", absl::StatusCodeToString(s.code())}};
+  res.set_content(doc.dump(-1, ' ', false,
+                           nlohmann::json::error_handler_t::replace),
+                  "application/json");
+}
+
+void SendJson(httplib::Response& res, const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string out;
+  if (!google::protobuf::util::MessageToJsonString(m, &out, options).ok()) {
+    SendError(res, absl::InternalError("cannot write the answer as JSON"));
+    return;
+  }
+  res.set_content(out, "application/json");
+}
+
+void SendPage(httplib::Response& res, const PageInput& page) {
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; script-src 'unsafe-inline'; "
+                 "style-src 'unsafe-inline'; img-src 'self' data:");
+  res.set_content(ReportPage(page), "text/html; charset=utf-8");
+}
+
+absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
+                                 int64_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(req.get_param_value(name), &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "query parameter '", name, "' must be an integer (got '",
+        req.get_param_value(name), "')"));
+  }
+  return v;
+}
+
+}  // namespace
+
+HttpGateway::HttpGateway(const HttpGatewayOptions& options,
+                         std::shared_ptr<grpc::Channel> channel,
+                         std::function<std::string()> metrics_text)
+    : options_(options),
+      auth_(options.token),
+      channel_(std::move(channel)),
+      metrics_text_(std::move(metrics_text)) {}
+
+HttpGateway::~HttpGateway() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
+    const HttpGatewayOptions& options, std::shared_ptr<grpc::Channel> channel,
+    std::function<std::string()> metrics_text) {
+  std::unique_ptr<HttpGateway> g(
+      new HttpGateway(options, std::move(channel), std::move(metrics_text)));
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both a certificate and a key");
+  }
+  if (!options.tls_cert_file.empty()) {
+    auto ssl = std::make_unique<httplib::SSLServer>(
+        options.tls_cert_file.c_str(), options.tls_key_file.c_str());
+    if (!ssl->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--http-listen: cannot load TLS certificate ", options.tls_cert_file,
+          " and key ", options.tls_key_file));
+    }
+    g->server_ = std::move(ssl);
+  } else {
+    g->server_ = std::make_unique<httplib::Server>();
+  }
+  const size_t cut = options.listen.rfind(':');
+  int port = -1;
+  if (cut == std::string::npos ||
+      !absl::SimpleAtoi(options.listen.substr(cut + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http-listen '", options.listen, "' must be HOST:PORT"));
+  }
+  std::string host = options.listen.substr(0, cut);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  g->Route();
+  if (port == 0) {
+    port = g->server_->bind_to_any_port(host);
+  } else if (!g->server_->bind_to_port(host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http-listen: cannot listen on ", options.listen));
+  }
+  g->port_ = port;
+  httplib::Server* server = g->server_.get();
+  g->thread_ = std::thread([server] { server->listen_after_bind(); });
+  return g;
+}
+
+void HttpGateway::Route() {
+  httplib::Server& s = *server_;
+  // Every route: the token first.
+  auto guarded = [this](auto handler) {
+    return [this, handler](const httplib::Request& req,
+                           httplib::Response& res) {
+      std::string authorization = req.get_header_value("Authorization");
+      if (authorization.empty()) authorization = CookieAuthorization(req);
+      if (absl::Status st = auth_.Check(authorization); !st.ok()) {
+        SendError(res, absl::UnauthenticatedError(
+                           "missing or wrong token: send 'Authorization: "
+                           "Bearer TOKEN', or open /?token=TOKEN once in a "
+                           "browser"));
+        return;
+      }
+      handler(req, res);
+    };
+  };
+  stub_ = v1::Coordinator::NewStub(channel_);
+  const std::string token = options_.token;
+  ReadCalls calls{stub_.get(),
+                  [token] {
+                    auto ctx = std::make_unique<grpc::ClientContext>();
+                    ctx->set_deadline(std::chrono::system_clock::now() +
+                                      std::chrono::seconds(60));
+                    AddToken(ctx.get(), token);
+                    return ctx;
+                  },
+                  [](const grpc::Status& st) {
+                    return absl::Status(
+                        static_cast<absl::StatusCode>(st.error_code()),
+                        st.error_message());
+                  }};
+  const bool tls = !options_.tls_cert_file.empty();
+
+  s.Get("/", [this, guarded, tls](const httplib::Request& req,
+                                  httplib::Response& res) {
+    if (req.has_param("token")) {
+      // A browser's login: the token becomes a cookie, the address loses it.
+      if (!auth_.Check("Bearer " + req.get_param_value("token")).ok()) {
+        SendError(res, absl::UnauthenticatedError("wrong token"));
+        return;
+      }
+      res.set_header("Set-Cookie",
+                     absl::StrCat(kCookie, "=", Hex(req.get_param_value("token")),
+                                  "; Path=/; HttpOnly; SameSite=Strict",
+                                  tls ? "; Secure" : ""));
+      res.set_redirect("/", 303);
+      return;
+    }
+    guarded([](const httplib::Request&, httplib::Response& r) {
+      SendPage(r, {"tailsweep: sweeps", "", "/api/sweeps", true});
+    })(req, res);
+  });
+  s.Get(R"(/sweeps/([^/]+))",
+        guarded([](const httplib::Request& req, httplib::Response& res) {
+          const std::string sweep = req.matches[1];
+          SendPage(res, {absl::StrCat("tailsweep: ", sweep), "",
+                         absl::StrCat("/api/sweeps/", PercentEncode(sweep),
+                                      "/report"),
+                         false});
+        }));
+  s.Get("/api/sweeps",
+        guarded([calls](const httplib::Request&, httplib::Response& res) {
+          v1::ListSweepsResponse resp;
+          const grpc::Status st = calls.stub->ListSweeps(
+              calls.context().get(), v1::ListSweepsRequest(), &resp);
+          if (!st.ok()) return SendError(res, calls.check(st));
+          SendJson(res, resp);
+        }));
+  s.Get(R"(/api/sweeps/([^/]+))",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          v1::GetSweepRequest r;
+          r.set_sweep(req.matches[1]);
+          v1::GetSweepResponse resp;
+          const grpc::Status st =
+              calls.stub->GetSweep(calls.context().get(), r, &resp);
+          if (!st.ok()) return SendError(res, calls.check(st));
+          SendJson(res, resp);
+        }));
+  s.Get(R"(/api/sweeps/([^/]+)/jobs)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(
+              calls, req.matches[1], req.get_param_value("state"));
+          if (!jobs.ok()) return SendError(res, jobs.status());
+          v1::ListJobsResponse all;
+          for (v1::JobInfo& j : *jobs) *all.add_jobs() = std::move(j);
+          SendJson(res, all);
+        }));
+  s.Get(R"(/api/sweeps/([^/]+)/results)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          v1::GetResultsRequest r;
+          r.set_sweep(req.matches[1]);
+          r.set_group_by(req.get_param_value("group_by"));
+          r.set_over_seeds(req.get_param_value("over_seeds") == "true");
+          absl::StatusOr<v1::GetResultsResponse> all =
+              GetAllResults(calls, std::move(r));
+          if (!all.ok()) return SendError(res, all.status());
+          SendJson(res, *all);
+        }));
+  s.Get(R"(/api/sweeps/([^/]+)/report)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          ReportOptions o;
+          if (req.has_param("group_by")) {
+            o.group_by = req.get_param_value("group_by");
+          }
+          absl::StatusOr<int64_t> points = IntParam(req, "points", 300);
+          if (!points.ok()) return SendError(res, points.status());
+          if (*points < 2 || *points > 10000) {
+            return SendError(res, absl::InvalidArgumentError(
+                                      "query parameter 'points' must be in "
+                                      "[2, 10000]"));
+          }
+          o.curve_points = static_cast<int>(*points);
+          o.attention_points = std::max(2, o.curve_points / 3);
+          o.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+          absl::StatusOr<std::string> doc =
+              ReportJson(calls, req.matches[1], o);
+          if (!doc.ok()) return SendError(res, doc.status());
+          res.set_content(*doc, "application/json");
+        }));
+  s.Get(R"(/api/jobs/([^/]+)/metrics)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          v1::GetMetricsRequest r;
+          r.set_job_id(req.matches[1]);
+          if (req.has_param("names")) {
+            for (absl::string_view n :
+                 absl::StrSplit(req.get_param_value("names"), ',',
+                                absl::SkipEmpty())) {
+              r.add_names(std::string(n));
+            }
+          }
+          for (auto [name, set] :
+               {std::pair<const char*, void (v1::GetMetricsRequest::*)(
+                                           int64_t)>{
+                    "step_min", &v1::GetMetricsRequest::set_step_min},
+                {"step_max", &v1::GetMetricsRequest::set_step_max}}) {
+            absl::StatusOr<int64_t> v = IntParam(req, name, 0);
+            if (!v.ok()) return SendError(res, v.status());
+            (r.*set)(*v);
+          }
+          absl::StatusOr<int64_t> max_points = IntParam(req, "max_points", 0);
+          if (!max_points.ok()) return SendError(res, max_points.status());
+          if (*max_points < 0 || *max_points > 10000) {
+            return SendError(res, absl::InvalidArgumentError(
+                                      "query parameter 'max_points' must be "
+                                      "0 (every point) or in [2, 10000]"));
+          }
+          r.set_max_points(static_cast<int32_t>(*max_points));
+          absl::StatusOr<std::vector<v1::MetricPoint>> points =
+              GetAllMetrics(calls, std::move(r));
+          if (!points.ok()) return SendError(res, points.status());
+          v1::GetMetricsResponse all;
+          for (v1::MetricPoint& p : *points) *all.add_points() = std::move(p);
+          SendJson(res, all);
+        }));
+  s.Get("/metrics",
+        guarded([this](const httplib::Request&, httplib::Response& res) {
+          res.set_content(metrics_text_(), "text/plain; version=0.0.4");
+        }));
+  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) {
+      SendError(res, absl::NotFoundError(absl::StrCat(
+                         "no page ", req.path,
+                         ": see /, /sweeps/NAME, /api/... or /metrics")));
+    }
+  });
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+                             std::exception_ptr) {
+    SendError(res, absl::InternalError("the gateway failed on this request"));
+  });
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,85 @@
+#ifndef TAILSWEEP_COORDINATOR_HTTP_GATEWAY_H_
+#define TAILSWEEP_COORDINATOR_HTTP_GATEWAY_H_
+
+// The coordinator's read-only HTTP face (tailsweep-coordinator
+// --http-listen; cpp-httplib): the live dashboard, a JSON API over the read
+// RPCs, and Prometheus' /metrics. It reads through the coordinator's own
+// gRPC service over an in-process channel, so the API answers exactly what
+// the RPCs answer (paging, validation, errors). Routes (README, "Dashboard
+// and HTTP API"):
+//   GET /                          the sweeps, live
+//   GET /sweeps/NAME               a sweep's report page, live
+//   GET /api/sweeps                ListSweeps
+//   GET /api/sweeps/NAME           GetSweep
+//   GET /api/sweeps/NAME/jobs      every job (?state=)
+//   GET /api/sweeps/NAME/results   every results row (?group_by=,
+//                                  ?over_seeds=true)
+//   GET /api/sweeps/NAME/report    the report document (report_data.h;
+//                                  ?group_by=, ?points=)
+//   GET /api/jobs/ID/metrics       every point (?names=a,b, ?step_min=,
+//                                  ?step_max=, ?max_points=)
+//   GET /metrics                   Prometheus text (telemetry.h)
+// API answers are JSON: proto3's JSON mapping of the RPC's answer with the
+// proto field names (64-bit integers as strings, as that mapping says), or
+// {"error": message, "code": "NOT_FOUND"} with 400, 401, 404, 500 or 503.
+// With a token, every request needs "Authorization: Bearer TOKEN" or the
+// cookie that GET /?token=TOKEN sets (HttpOnly, SameSite=Strict) for
+// browsers. With --tls-cert/--tls-key it serves HTTPS with them.
+
+#include <grpcpp/grpcpp.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "coordinator/auth.h"
+#include "proto/tailsweep.grpc.pb.h"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace tailsweep {
+
+struct HttpGatewayOptions {
+  std::string listen;  // host:port; port 0 picks one
+  std::string token;   // empty: no authentication
+  // PEM files; both set: HTTPS.
+  std::string tls_cert_file, tls_key_file;
+};
+
+class HttpGateway {
+ public:
+  // Binds and starts serving on its own threads. `channel` reaches the
+  // coordinator's service in process; `metrics_text` renders /metrics.
+  // InvalidArgument when the address cannot be bound or TLS files do not
+  // load.
+  static absl::StatusOr<std::unique_ptr<HttpGateway>> Start(
+      const HttpGatewayOptions& options,
+      std::shared_ptr<grpc::Channel> channel,
+      std::function<std::string()> metrics_text);
+  ~HttpGateway();  // stops serving
+
+  int port() const { return port_; }
+
+ private:
+  HttpGateway(const HttpGatewayOptions& options,
+              std::shared_ptr<grpc::Channel> channel,
+              std::function<std::string()> metrics_text);
+  void Route();
+
+  HttpGatewayOptions options_;
+  TokenAuth auth_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;  // over channel_
+  std::function<std::string()> metrics_text_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_HTTP_GATEWAY_H_

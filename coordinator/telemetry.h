@@ -1,0 +1,69 @@
+#ifndef TAILSWEEP_COORDINATOR_TELEMETRY_H_
+#define TAILSWEEP_COORDINATOR_TELEMETRY_H_
+
+// The coordinator's Prometheus metrics (prometheus-cpp), served as text on
+// the HTTP gateway's /metrics. Names and labels follow Prometheus' naming
+// guide: a `tailsweep_` prefix, `_total` on counters, `_seconds` and
+// `_bytes` in units, no job-id labels (a sweep has thousands):
+//   tailsweep_jobs{sweep, state}                  gauge, at scrape time
+//   tailsweep_leases_granted_total                counter
+//   tailsweep_leases_renewed_total                counter
+//   tailsweep_leases_expired_total                counter
+//   tailsweep_leases_fenced_total{method}         calls refused for a stale
+//                                                 or foreign lease
+//   tailsweep_metric_points_ingested_total        counter
+//   tailsweep_rpc_duration_seconds{method}        histogram, every RPC
+//   tailsweep_rpc_requests_total{method, code}    counter, every RPC
+//   tailsweep_store_healthy                       1 while the store writes
+//   tailsweep_store_file_bytes{file}              db, wal
+//   tailsweep_build_info{version}                 1
+// Thread-safe.
+
+#include <grpcpp/support/server_interceptor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
+namespace tailsweep {
+
+class Store;
+
+class Telemetry {
+ public:
+  // `db_path`: the store's file, whose size (and its -wal's) is reported.
+  explicit Telemetry(std::string db_path);
+  ~Telemetry();
+
+  void LeasesGranted(int64_t n);
+  void LeaseRenewed();
+  void LeasesExpired(int64_t n);
+  void PointsIngested(int64_t n);
+  // One finished RPC: `method` as gRPC names it ("/tailsweep.v1.Coordinator
+  // /Heartbeat"; the label keeps the last part).
+  void Rpc(const std::string& method, int code, double seconds);
+
+  // The exposition text, job gauges and storage health read from `store`
+  // now.
+  std::string Text(Store& store);
+
+  // A server interceptor factory timing every call into Rpc().
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+  InterceptorFactory();
+
+ private:
+  struct Families;
+  std::string db_path_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Families> f_;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_TELEMETRY_H_

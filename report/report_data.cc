@@ -1,0 +1,242 @@
+#include "report/report_data.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/schema/json_number.h"
+#include "core/schema/version.h"
+
+namespace tailsweep {
+namespace {
+
+using nlohmann::json;
+
+std::string Dump(const json& doc) {
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// 5 significant digits, non-finite as null.
+json Num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.5g", v);
+  return std::strtod(text, nullptr);
+}
+
+json Object(const google::protobuf::RepeatedPtrField<v1::KeyValue>& kvs,
+            const char* skip = nullptr) {
+  json out = json::object();
+  for (const v1::KeyValue& kv : kvs) {
+    if (skip == nullptr || kv.key() != skip) out[kv.key()] = kv.value();
+  }
+  return out;
+}
+
+std::string ParamOr(const v1::JobInfo& job, const std::string& key,
+                    const std::string& fallback) {
+  for (const v1::KeyValue& kv : job.params()) {
+    if (kv.key() == key) return kv.value();
+  }
+  return fallback;
+}
+
+json Counts(const v1::GetSweepStatusResponse& c) {
+  return {{"queued", c.queued()},
+          {"leased", c.leased()},
+          {"done", c.done()},
+          {"failed", c.failed()},
+          {"cancelled", c.cancelled()}};
+}
+
+// One job's curves: loss and spread ratio at `curve_points`, attention per
+// layer at `attention_points`, as {name: [[steps], [values]]}.
+absl::StatusOr<json> Series(const ReadCalls& calls, const v1::JobInfo& job,
+                            int64_t layers, const ReportOptions& o) {
+  json series = json::object();
+  auto read = [&](std::vector<std::string> names,
+                  int max_points) -> absl::Status {
+    v1::GetMetricsRequest req;
+    req.set_job_id(job.job_id());
+    req.set_max_points(max_points);
+    for (const std::string& n : names) req.add_names(n);
+    absl::StatusOr<std::vector<v1::MetricPoint>> points =
+        GetAllMetrics(calls, std::move(req));
+    if (!points.ok()) return points.status();
+    for (const v1::MetricPoint& p : *points) {
+      json& s = series[p.name()];
+      if (s.is_null()) s = json::array({json::array(), json::array()});
+      s[0].push_back(p.step());
+      s[1].push_back(Num(p.value()));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = read({"loss", "spread_ratio"}, o.curve_points);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<std::string> attention;
+  for (int64_t l = 0; l < layers; ++l) {
+    attention.push_back(absl::StrCat("attention_entropy/", l));
+    attention.push_back(absl::StrCat("attention_max_weight/", l));
+  }
+  // (No names would read every metric.)
+  if (attention.empty()) return series;
+  if (absl::Status s = read(attention, o.attention_points); !s.ok()) return s;
+  return series;
+}
+
+json JobDoc(const v1::JobInfo& job, int64_t layers) {
+  json doc = {{"id", job.job_id()},
+              {"seed", ParamOr(job, "seed", "")},
+              {"state", job.state()},
+              {"holder", job.holder()},
+              {"last_error", job.last_error()},
+              {"layers", layers},
+              {"steps", nullptr},
+              {"collapse_step", nullptr},
+              {"diverged_step", nullptr},
+              {"version", nullptr}};
+  const json result = json::parse(job.result_json(), nullptr, false);
+  if (result.is_object()) {
+    auto step = [&](const char* key) -> json {
+      const std::optional<double> v = NumberAt(result, key);
+      return v && *v >= 0 ? json(static_cast<int64_t>(*v)) : json(nullptr);
+    };
+    doc["steps"] = step("steps_done");
+    doc["collapse_step"] = step("collapse_step");
+    doc["diverged_step"] = step("diverged_step");
+    if (result.contains("version") && result["version"].is_string()) {
+      doc["version"] = result["version"];
+    }
+  }
+  return doc;
+}
+
+json ResultDoc(const v1::CellResult& r) {
+  return {{"jobs", r.jobs()},
+          {"done", r.done()},
+          {"failed", r.failed()},
+          {"ratio_median", Num(r.ratio_median())},
+          {"ratio_mean", Num(r.ratio_mean())},
+          {"ratio_ci_low", Num(r.ratio_ci_low())},
+          {"ratio_ci_high", Num(r.ratio_ci_high())},
+          {"seed_min", Num(r.seed_min())},
+          {"seed_max", Num(r.seed_max())},
+          {"collapsed", r.collapsed()},
+          {"diverged", r.diverged()},
+          {"collapse_step", Num(r.collapse_step())},
+          {"hill_stat", Num(r.hill_stat())},
+          {"bold", r.bold()}};
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
+                                       const std::string& sweep,
+                                       const ReportOptions& options) {
+  v1::GetSweepRequest sreq;
+  sreq.set_sweep(sweep);
+  v1::GetSweepResponse info;
+  if (absl::Status s =
+          calls.check(calls.stub->GetSweep(calls.context().get(), sreq, &info));
+      !s.ok()) {
+    return s;
+  }
+  json doc = {{"format", 1},
+              {"generated_by", Version()},
+              {"generated_ms", options.now_ms}};
+  doc["sweep"] = {{"name", info.sweep().name()},
+                  {"kind", info.sweep().kind()},
+                  {"created_ms", info.sweep().created_ms()},
+                  {"counts", Counts(info.sweep().counts())},
+                  {"spec", info.spec_yaml()},
+                  {"fixed", Object(info.fixed())},
+                  {"version", info.version()}};
+  v1::GetResultsRequest rreq;
+  rreq.set_sweep(sweep);
+  rreq.set_over_seeds(true);
+  rreq.set_group_by(options.group_by);
+  absl::StatusOr<v1::GetResultsResponse> results =
+      GetAllResults(calls, std::move(rreq));
+  if (!results.ok()) return results.status();
+  if (results->kind() == "tails") {
+    json tails = json::array();
+    for (const v1::TailsResultRow& t : results->tails()) {
+      tails.push_back({{"seam", Num(t.seam())},
+                       {"n", t.n()},
+                       {"index", Num(t.index())},
+                       {"ed_mean", Num(t.ed_mean())},
+                       {"ed_sd", Num(t.ed_sd())},
+                       {"w2_mean", Num(t.w2_mean())},
+                       {"w2_sd", Num(t.w2_sd())},
+                       {"ed_noise", Num(t.ed_noise())},
+                       {"w2_noise", Num(t.w2_noise())},
+                       {"seeds", t.seeds()}});
+    }
+    doc["tails"] = std::move(tails);
+    return Dump(doc);
+  }
+  absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+      ListAllJobs(calls, sweep, "");
+  if (!jobs.ok()) return jobs.status();
+
+  // Cells: the results' rows, each with the jobs whose grid values, seed
+  // left out, are the cell's.
+  json cells = json::array();
+  std::map<std::string, size_t> cell_of;  // grid values' JSON -> cell
+  for (const v1::CellResult& r : results->rows()) {
+    json cell = Object(r.cell(), "seed");
+    cell_of[Dump(cell)] = cells.size();
+    cells.push_back({{"cell", std::move(cell)},
+                     {"result", ResultDoc(r)},
+                     {"jobs", json::array()}});
+  }
+  json job_docs = json::array();
+  double threshold = 0.05;
+  for (const v1::JobInfo& job : *jobs) {
+    int64_t layers = 0;
+    if (!absl::SimpleAtoi(ParamOr(job, "layers", "0"), &layers) ||
+        layers < 0 || layers > 1000) {
+      layers = 0;
+    }
+    double t = 0;
+    if (absl::SimpleAtod(ParamOr(job, "collapse_threshold", ""), &t)) {
+      threshold = t;
+    }
+    json d = JobDoc(job, layers);
+    absl::StatusOr<json> series = Series(calls, job, layers, options);
+    if (!series.ok()) return series.status();
+    d["series"] = std::move(*series);
+    const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));
+    if (c != cell_of.end()) cells[c->second]["jobs"].push_back(job_docs.size());
+    job_docs.push_back(std::move(d));
+    if (options.progress) {
+      options.progress(static_cast<int64_t>(job_docs.size()),
+                       static_cast<int64_t>(jobs->size()));
+    }
+  }
+  json rows = json::array();
+  for (const v1::PivotRow& r : results->pivot().rows()) {
+    rows.push_back({{"label", r.label()},
+                    {"cells", std::vector<int>(r.cells().begin(),
+                                               r.cells().end())}});
+  }
+  doc["collapse_threshold"] = Num(threshold);
+  doc["table"] = {{"group_by", results->pivot().group_by()},
+                  {"columns", std::vector<std::string>(
+                                  results->pivot().columns().begin(),
+                                  results->pivot().columns().end())},
+                  {"rows", std::move(rows)}};
+  doc["cells"] = std::move(cells);
+  doc["jobs"] = std::move(job_docs);
+  return Dump(doc);
+}
+
+}  // namespace tailsweep

@@ -1,0 +1,380 @@
+// tailsweep's report page: draws a report document (report/report_data.h)
+// with uPlot. Every string from the document is inserted as text (never as
+// markup). Modes (body's data-mode): "file" (the document inlined in
+// #report-data), "live" (fetched from data-url every second and redrawn),
+// "index" (the dashboard's list of sweeps, from data-url).
+'use strict';
+
+(function () {
+  const root = document.getElementById('report');
+  const mode = document.body.dataset.mode;
+  const url = document.body.dataset.url;
+  // For people and tests: what is drawn.
+  const state = (window.tailsweepReport = {renders: 0, charts: {}, error: null});
+  let smoothing = 0.6;
+  let lastText = null;
+  let doc = null;
+
+  const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd',
+    '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+
+  // el('p', {class: 'x'}, 'text', child...): strings become text nodes.
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined) continue;
+      if (k === 'text') node.textContent = String(v);
+      else node.setAttribute(k, String(v));
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      node.append(typeof c === 'string' ? document.createTextNode(c) : c);
+    }
+    return node;
+  }
+
+  function fmt(v, digits) {
+    if (v === null || v === undefined || Number.isNaN(v)) return '-';
+    const d = digits === undefined ? 3 : digits;
+    const a = Math.abs(v);
+    if (a !== 0 && (a >= 1e4 || a < 1e-3)) return v.toExponential(2);
+    return v.toFixed(d);
+  }
+
+  function cellLabel(cell) {
+    const parts = Object.entries(cell).map(([k, v]) => k + '=' + v);
+    return parts.length ? parts.join(' ') : '(the only cell)';
+  }
+
+  // Debiased exponential moving average (as TensorBoard and W&B smooth);
+  // nulls stay gaps and do not move the average.
+  function smooth(values, weight) {
+    if (weight <= 0) return values;
+    let last = 0, n = 0;
+    return values.map((v) => {
+      if (v === null || !Number.isFinite(v)) return v;
+      last = last * weight + (1 - weight) * v;
+      n += 1;
+      return last / (1 - Math.pow(weight, n));
+    });
+  }
+
+  // Series [[steps], [values]] onto one shared x (uPlot's data layout).
+  function align(list) {
+    const xs = Array.from(new Set(list.flatMap((s) => s[0]))).sort((a, b) => a - b);
+    const index = new Map(xs.map((x, i) => [x, i]));
+    const ys = list.map((s) => {
+      const y = new Array(xs.length).fill(null);
+      s[0].forEach((x, i) => { y[index.get(x)] = s[1][i]; });
+      return y;
+    });
+    return [xs, ys];
+  }
+
+  // A line chart: lines [{label, data: [[steps], [values]], color}],
+  // options {log, smooth, hlines: [{y, label}], vlines: [{x, color}]}.
+  function chart(id, title, lines, options) {
+    const box = el('figure', {class: 'chart', 'data-chart': id});
+    box.append(el('figcaption', {text: title}));
+    const live = lines.filter((l) => l.data && l.data[0].length > 0);
+    if (live.length === 0) {
+      box.append(el('p', {class: 'empty', text: 'no points yet'}));
+      return box;
+    }
+    const [xs, raw] = align(live.map((l) => l.data));
+    box.dataset.lastStep = String(xs[xs.length - 1]);
+    box.dataset.points = String(live.reduce((n, l) => n + l.data[0].length, 0));
+    const o = options || {};
+    const positive = (ys) => ys.map((v) => (o.log && v !== null && v <= 0 ? null : v));
+    const ys = raw.map((y) => positive(o.smooth ? smooth(y, smoothing) : y));
+    const width = Math.max(320, Math.min(560, (root.clientWidth || 1000) / 2 - 24));
+    const opts = {
+      width: width, height: 220,
+      scales: {x: {time: false}, y: yScale(o)},
+      series: [{label: 'step'}].concat(live.map((l, i) => ({
+        label: l.label, stroke: l.color || COLORS[i % COLORS.length],
+        width: 1.25, spanGaps: true,
+      }))),
+      axes: [{label: 'step'}, {}],
+      legend: {live: false},
+      hooks: {draw: [(u) => {
+        const ctx = u.ctx;
+        ctx.save();
+        ctx.lineWidth = 1;
+        ctx.setLineDash([5, 4]);
+        for (const h of o.hlines || []) {
+          const y = u.valToPos(h.y, 'y', true);
+          if (!Number.isFinite(y)) continue;
+          ctx.strokeStyle = '#c00';
+          ctx.beginPath();
+          ctx.moveTo(u.bbox.left, y);
+          ctx.lineTo(u.bbox.left + u.bbox.width, y);
+          ctx.stroke();
+        }
+        for (const v of o.vlines || []) {
+          const x = u.valToPos(v.x, 'x', true);
+          if (!Number.isFinite(x)) continue;
+          ctx.strokeStyle = v.color || '#000';
+          ctx.beginPath();
+          ctx.moveTo(x, u.bbox.top);
+          ctx.lineTo(x, u.bbox.top + u.bbox.height);
+          ctx.stroke();
+        }
+        ctx.restore();
+      }]},
+    };
+    const plot = new uPlot(opts, [xs].concat(ys), box);
+    state.charts[id] = {plot: plot, raw: raw, options: o, xs: xs};
+    const png = el('button', {type: 'button', class: 'png', text: 'PNG'});
+    png.addEventListener('click', () => {
+      const a = el('a', {download: id + '.png', href: plot.ctx.canvas.toDataURL('image/png')});
+      a.click();
+    });
+    box.append(png);
+    return box;
+  }
+
+  // The y scale, stretched to show the horizontal lines (the threshold).
+  function yScale(o) {
+    const ys = (o.hlines || []).map((h) => h.y).filter((y) => y > 0 || !o.log);
+    const y = o.log ? {distr: 3} : {};
+    if (ys.length) {
+      y.range = (u, min, max) => {
+        const lo = Math.min(min, ...ys.map((v) => v * (o.log ? 0.5 : 1)));
+        const hi = Math.max(max, ...ys);
+        return o.log ? uPlot.rangeLog(lo, hi, 10, true) : [lo, hi];
+      };
+    }
+    return y;
+  }
+
+  function resmooth() {
+    for (const c of Object.values(state.charts)) {
+      if (!c.options.smooth) continue;
+      const ys = c.raw.map((y) => smooth(y, smoothing).map(
+          (v) => (c.options.log && v !== null && v <= 0 ? null : v)));
+      c.plot.setData([c.xs].concat(ys));
+    }
+  }
+
+  function header(d) {
+    const s = d.sweep;
+    const c = s.counts;
+    const counts = ['queued', 'leased', 'done', 'failed', 'cancelled']
+        .map((k) => k + ' ' + c[k]).join(', ');
+    return el('header', {},
+        el('h1', {text: 'Sweep ' + s.name}),
+        el('p', {class: 'meta', text: s.kind + ' sweep; jobs: ' + counts +
+          '; submitted ' + new Date(s.created_ms).toISOString() +
+          (mode === 'live' ? '; live, updated ' + new Date().toLocaleTimeString() : '; report made ' +
+            new Date(d.generated_ms).toISOString() + ' by ' + d.generated_by)}));
+  }
+
+  function resultText(r) {
+    if (r.done === 0) return r.failed > 0 ? 'failed' : 'no results yet';
+    let t = fmt(r.ratio_median) + ' [' + fmt(r.ratio_ci_low) + ', ' + fmt(r.ratio_ci_high) + ']';
+    return t;
+  }
+
+  function marks(r) {
+    const m = [];
+    if (r.collapsed > 0) m.push('collapsed ' + r.collapsed + '/' + r.done);
+    if (r.diverged > 0) m.push('diverged ' + r.diverged + '/' + r.done);
+    if (r.failed > 0) m.push('failed ' + r.failed);
+    let seeds = 'seeds ' + r.done + '/' + r.jobs;
+    if (r.done > 1) seeds += ', ' + fmt(r.seed_min) + '-' + fmt(r.seed_max);
+    m.push(seeds);
+    return m.join('; ');
+  }
+
+  function pivot(d) {
+    const t = d.table;
+    const head = el('tr', {}, el('th', {text: t.group_by ? 'cell \\ ' + t.group_by : 'cell'}),
+        ...t.columns.map((c) => el('th', {text: c})));
+    const body = el('tbody', {});
+    for (const row of t.rows) {
+      const tr = el('tr', {}, el('th', {class: 'label', text: row.label}));
+      for (const i of row.cells) {
+        if (i < 0) { tr.append(el('td', {class: 'none', text: '-'})); continue; }
+        const r = d.cells[i].result;
+        const td = el('td', {class: r.bold ? 'bold' : null},
+            el('a', {href: '#cell-' + i, text: resultText(r)}),
+            el('div', {class: 'marks', text: marks(r)}));
+        if (r.diverged > 0 || r.collapsed > 0) td.classList.add('warn');
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    return el('section', {},
+        el('h2', {text: 'Distance ratio (model / sampling; median over seeds, 95% interval)'}),
+        el('p', {class: 'note', text: 'Bold: the interval reaches 1 or lies below it. ' +
+          'Each cell links to its figures.'}),
+        el('table', {class: 'results pivot'}, el('thead', {}, head), body));
+  }
+
+  function cellsTable(d) {
+    const keys = Array.from(new Set(d.cells.flatMap((c) => Object.keys(c.cell))));
+    const cols = ['ratio_median', 'ratio_mean', 'ratio_ci_low', 'ratio_ci_high',
+      'collapsed', 'diverged', 'collapse_step', 'hill_stat', 'done', 'jobs'];
+    const head = el('tr', {}, ...keys.map((k) => el('th', {text: k})),
+        ...cols.map((k) => el('th', {text: k})));
+    const body = el('tbody', {});
+    d.cells.forEach((c, i) => {
+      const tr = el('tr', {id: 'row-' + i, class: c.result.bold ? 'bold' : null},
+          ...keys.map((k) => el('td', {}, el('a', {href: '#cell-' + i, text: c.cell[k] || ''}))),
+          ...cols.map((k) => {
+            const v = c.result[k];
+            return el('td', {text: typeof v === 'number' && !Number.isInteger(v) ? fmt(v) :
+              (v === null ? '-' : String(v))});
+          }));
+      body.append(tr);
+    });
+    return el('section', {}, el('h2', {text: 'Cells'}),
+        el('table', {class: 'results cells'}, el('thead', {}, head), body));
+  }
+
+  function cellSection(d, i) {
+    const c = d.cells[i];
+    const jobs = c.jobs.map((j) => d.jobs[j]);
+    const sec = el('section', {class: 'cell', id: 'cell-' + i},
+        el('h3', {text: cellLabel(c.cell)}),
+        el('p', {class: 'marks', text: resultText(c.result) + '; ' + marks(c.result)}));
+    const line = (name) => jobs.map((j, k) => ({
+      label: 'seed ' + (j.seed || k), data: j.series[name], color: COLORS[k % COLORS.length]}));
+    const onsets = jobs.flatMap((j, k) => [
+      j.collapse_step !== null ? {x: j.collapse_step, color: COLORS[k % COLORS.length]} : null,
+      j.diverged_step !== null ? {x: j.diverged_step, color: '#000'} : null].filter(Boolean));
+    const grid = el('div', {class: 'charts'});
+    grid.append(chart('loss-' + i, 'loss (log y; dashed: collapse onset per seed)',
+        line('loss'), {log: true, smooth: true, vlines: onsets}));
+    grid.append(chart('spread-' + i, 'spread ratio (log y; dashed red: collapse threshold ' +
+        d.collapse_threshold + ')', line('spread_ratio'),
+        {log: true, smooth: true, vlines: onsets, hlines: [{y: d.collapse_threshold}]}));
+    const first = jobs.find((j) => Object.keys(j.series).some((n) => n.startsWith('attention_'))) || jobs[0];
+    if (first) {
+      const layers = (name) => Array.from({length: first.layers}, (_, l) => ({
+        label: 'layer ' + l, data: first.series[name + '/' + l]}));
+      const who = ' (seed ' + first.seed + ', per layer)';
+      grid.append(chart('entropy-' + i, 'attention entropy' + who,
+          layers('attention_entropy'), {vlines: onsets}));
+      grid.append(chart('maxweight-' + i, 'largest attention weight' + who,
+          layers('attention_max_weight'), {vlines: onsets}));
+    }
+    sec.append(grid);
+    const failed = jobs.filter((j) => j.last_error);
+    for (const j of failed) {
+      sec.append(el('p', {class: 'error'}, 'job ' + j.id.slice(0, 12) + ' (' + j.state + '): ',
+          el('code', {text: j.last_error})));
+    }
+    return sec;
+  }
+
+  function tailsSection(d) {
+    const sec = el('section', {}, el('h2', {text: 'Tail testbed: distance in noise units against the tail index'}),
+        el('p', {class: 'note', text: 'One panel per seam quantile, one line per budget n ' +
+          '((mean at a - mean at a*) / sd at a*).'}));
+    const seams = Array.from(new Set(d.tails.map((r) => r.seam))).sort((a, b) => a - b);
+    const grid = el('div', {class: 'charts'});
+    for (const seam of seams) {
+      const rows = d.tails.filter((r) => r.seam === seam);
+      const ns = Array.from(new Set(rows.map((r) => r.n))).sort((a, b) => a - b);
+      for (const metric of ['ed_noise', 'w2_noise']) {
+        const lines = ns.map((n) => {
+          const rs = rows.filter((r) => r.n === n).sort((a, b) => a.index - b.index);
+          return {label: 'n=' + n, data: [rs.map((r) => r.index), rs.map((r) => r[metric])]};
+        });
+        grid.append(chart(metric + '-' + seam, (metric === 'ed_noise' ? 'energy distance' : 'W2') +
+            ' (noise units), seam q0=' + seam, lines, {}));
+      }
+    }
+    sec.append(grid);
+    const cols = ['seam', 'n', 'index', 'ed_noise', 'w2_noise', 'ed_mean', 'w2_mean', 'seeds'];
+    const body = el('tbody', {});
+    for (const r of d.tails) body.append(el('tr', {}, ...cols.map((k) => el('td', {text: fmt(r[k], Number.isInteger(r[k]) ? 0 : 3)}))));
+    sec.append(el('table', {class: 'results tails'},
+        el('thead', {}, el('tr', {}, ...cols.map((k) => el('th', {text: k})))), body));
+    return sec;
+  }
+
+  function specSection(d) {
+    const s = d.sweep;
+    const versions = Array.from(new Set((d.jobs || []).map((j) => j.version).filter(Boolean)));
+    const fixed = el('tbody', {});
+    for (const [k, v] of Object.entries(s.fixed)) fixed.append(el('tr', {}, el('th', {text: k}), el('td', {text: v})));
+    return el('section', {class: 'spec'}, el('h2', {text: 'Spec and software'}),
+        el('p', {text: 'Expanded by ' + (s.version || 'an unrecorded version') +
+          (versions.length ? '; jobs ran on ' + versions.join(', ') : '') + '.'}),
+        el('h3', {text: 'Fixed values'}), el('table', {class: 'fixed'}, fixed),
+        el('h3', {text: 'Spec as submitted'}), el('pre', {text: s.spec || '(not recorded)'}));
+  }
+
+  function render(d) {
+    const parts = [header(d)];
+    if (d.sweep.kind === 'tails') {
+      parts.push(d.tails && d.tails.length ? tailsSection(d) : el('p', {class: 'empty', text: 'No results yet.'}));
+    } else {
+      const controls = el('p', {class: 'controls'}, 'smoothing ');
+      const slider = el('input', {type: 'range', min: '0', max: '0.99', step: '0.01', value: String(smoothing), id: 'smoothing'});
+      const shown = el('span', {text: smoothing.toFixed(2)});
+      slider.addEventListener('input', () => {
+        smoothing = Number(slider.value);
+        shown.textContent = smoothing.toFixed(2);
+        resmooth();
+      });
+      controls.append(slider, ' ', shown);
+      parts.push(pivot(d), cellsTable(d), controls);
+      d.cells.forEach((_, i) => parts.push(cellSection(d, i)));
+    }
+    parts.push(specSection(d));
+    state.charts = {};
+    const y = window.scrollY;
+    root.replaceChildren(...parts);
+    window.scrollTo(0, y);
+    state.renders += 1;
+  }
+
+  function renderIndex(list) {
+    const body = el('tbody', {});
+    for (const s of list.sweeps || []) {
+      const c = s.counts || {};
+      body.append(el('tr', {}, el('td', {}, el('a', {href: 'sweeps/' + encodeURIComponent(s.name), text: s.name})),
+          el('td', {text: s.kind}),
+          ...['queued', 'leased', 'done', 'failed', 'cancelled'].map((k) => el('td', {text: String(c[k] || 0)}))));
+    }
+    root.replaceChildren(el('h1', {text: 'tailsweep sweeps'}),
+        el('table', {class: 'results'}, el('thead', {}, el('tr', {}, ...['sweep', 'kind', 'queued', 'leased', 'done', 'failed', 'cancelled'].map((k) => el('th', {text: k})))), body));
+    state.renders += 1;
+  }
+
+  function fail(message) {
+    state.error = message;
+    const p = el('p', {class: 'error', id: 'fetch-error', text: message});
+    const old = document.getElementById('fetch-error');
+    if (old) old.replaceWith(p); else root.prepend(p);
+  }
+
+  async function poll() {
+    try {
+      const r = await fetch(url, {credentials: 'same-origin', cache: 'no-store'});
+      const text = await r.text();
+      if (!r.ok) {
+        fail('The coordinator answered ' + r.status + ': ' + text);
+      } else if (text !== lastText) {
+        lastText = text;
+        state.error = null;
+        const d = JSON.parse(text);
+        if (mode === 'index') renderIndex(d); else { doc = d; render(d); }
+      }
+    } catch (e) {
+      fail('Cannot reach the coordinator: ' + e.message);
+    }
+    setTimeout(poll, 1000);
+  }
+
+  if (mode === 'file') {
+    doc = JSON.parse(document.getElementById('report-data').textContent);
+    render(doc);
+  } else {
+    poll();
+  }
+})();

@@ -1,0 +1,90 @@
+// Loads a tailsweep page (a report file or the live dashboard) in Debian's
+// chromium through playwright-core, and prints what it saw as one JSON line:
+// {"console_errors": [...], "page_errors": [...], "charts": N,
+//  "blank_charts": [ids], "pivot_rows": N, "cell_rows": N, "injected": N,
+//  "live_latency_ms": N|null, "screenshot": path}
+// Exits 0 when the page loaded; the caller (a GoogleTest) asserts on the
+// numbers. Options:
+//   --url URL               the page (file:// or http://)
+//   --out DIR               screenshots go here
+//   --header "Name: value"  sent with every request (the dashboard's token)
+//   --then CMD --wait-step S  after the first render, run CMD (it reports a
+//                           metric point at step S) and time until a chart
+//                           shows step S
+import {createRequire} from 'module';
+import {execSync} from 'child_process';
+import path from 'path';
+
+const args = process.argv.slice(2);
+const opt = (name) => {
+  const i = args.indexOf('--' + name);
+  return i >= 0 ? args[i + 1] : null;
+};
+const require = createRequire(path.join(process.env.TAILSWEEP_WEB_DIR, 'package.json'));
+const {chromium} = require('playwright-core');
+
+const browser = await chromium.launch({
+  executablePath: process.env.TAILSWEEP_CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update',
+    '--disable-sync'],
+});
+const out = {console_errors: [], page_errors: [], dialogs: 0};
+try {
+  const headers = {};
+  if (opt('header')) {
+    const h = opt('header');
+    const cut = h.indexOf(':');
+    headers[h.slice(0, cut).trim()] = h.slice(cut + 1).trim();
+  }
+  const context = await browser.newContext({extraHTTPHeaders: headers,
+    viewport: {width: 1280, height: 900}});
+  const page = await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') out.console_errors.push(m.text()); });
+  page.on('pageerror', (e) => out.page_errors.push(String(e)));
+  page.on('dialog', async (d) => { out.dialogs += 1; await d.dismiss(); });
+  await page.goto(opt('url'));
+  await page.waitForFunction(() => window.tailsweepReport && window.tailsweepReport.renders > 0,
+      null, {timeout: 15000});
+  const seen = () => page.evaluate(() => {
+    const charts = Array.from(document.querySelectorAll('figure.chart'));
+    const drawn = charts.filter((f) => f.querySelector('canvas'));
+    const blank = drawn.filter((f) => {
+      const c = f.querySelector('canvas');
+      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let inked = 0;
+      for (let i = 3; i < px.length; i += 4) if (px[i] > 0) inked += 1;
+      return inked < 50;
+    }).map((f) => f.dataset.chart);
+    const steps = drawn.map((f) => Number(f.dataset.lastStep || 0));
+    return {
+      charts: drawn.length,
+      empty_charts: charts.length - drawn.length,
+      blank_charts: blank,
+      pivot_rows: document.querySelectorAll('table.pivot tbody tr').length,
+      cell_rows: document.querySelectorAll('table.cells tbody tr').length,
+      sweep_rows: document.querySelectorAll('table.results tbody tr').length,
+      // Markup from the data must never become elements.
+      injected: document.querySelectorAll('img[src="x"], .tailsweep-injected').length,
+      text: document.body.innerText,
+      max_step: steps.length ? Math.max(...steps) : 0,
+    };
+  });
+  Object.assign(out, await seen());
+  out.screenshot = path.join(opt('out'), 'page.png');
+  await page.screenshot({path: out.screenshot, fullPage: true});
+  out.live_latency_ms = null;
+  if (opt('then')) {
+    const step = Number(opt('wait-step'));
+    execSync(opt('then'), {stdio: 'inherit'});
+    const t0 = Date.now();
+    await page.waitForFunction((s) => Array.from(document.querySelectorAll('figure.chart'))
+        .some((f) => Number(f.dataset.lastStep) === s), step, {timeout: 10000, polling: 50});
+    out.live_latency_ms = Date.now() - t0;
+    await page.screenshot({path: path.join(opt('out'), 'live-after.png'), fullPage: true});
+  }
+} finally {
+  await browser.close();
+}
+delete out.text_full;
+console.log(JSON.stringify(out));
