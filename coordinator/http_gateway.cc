@@ -46,7 +46,8 @@ std::string CookieAuthorization(const httplib::Request& req) {
   for (absl::string_view part :
        absl::StrSplit(req.get_header_value("Cookie"), ';')) {
     part = absl::StripAsciiWhitespace(part);
-    if (absl::ConsumePrefix(&part, kCookie) && absl::ConsumePrefix(&part, "=")) {
+    if (absl::ConsumePrefix(&part, kCookie) &&
+        absl::ConsumePrefix(&part, "=")) {
       return absl::StrCat("Bearer ", Unhex(part));
     }
   }
@@ -89,9 +90,9 @@ void SendError(httplib::Response& res, const absl::Status& s) {
   res.status = HttpStatusOf(s.code());
   nlohmann::json doc = {{"error", std::string(s.message())},
                         {"code", absl::StatusCodeToString(s.code())}};
-  res.set_content(doc.dump(-1, ' ', false,
-                           nlohmann::json::error_handler_t::replace),
-                  "application/json");
+  res.set_content(
+      doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      "application/json");
 }
 
 void SendJson(httplib::Response& res, const google::protobuf::Message& m) {
@@ -119,9 +120,9 @@ absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
   if (!req.has_param(name)) return fallback;
   int64_t v = 0;
   if (!absl::SimpleAtoi(req.get_param_value(name), &v)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "query parameter '", name, "' must be an integer (got '",
-        req.get_param_value(name), "')"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("query parameter '", name, "' must be an integer (got '",
+                     req.get_param_value(name), "')"));
   }
   return v;
 }
@@ -166,8 +167,8 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   if (cut == std::string::npos ||
       !absl::SimpleAtoi(options.listen.substr(cut + 1), &port) || port < 0 ||
       port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http-listen '", options.listen, "' must be HOST:PORT"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http-listen '", options.listen, "' must be HOST:PORT"));
   }
   std::string host = options.listen.substr(0, cut);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -193,19 +194,19 @@ void HttpGateway::Route() {
   httplib::Server& s = *server_;
   // Every route: the token first.
   auto guarded = [this](auto handler) {
-    return [this, handler](const httplib::Request& req,
-                           httplib::Response& res) {
-      std::string authorization = req.get_header_value("Authorization");
-      if (authorization.empty()) authorization = CookieAuthorization(req);
-      if (absl::Status st = auth_.Check(authorization); !st.ok()) {
-        SendError(res, absl::UnauthenticatedError(
-                           "missing or wrong token: send 'Authorization: "
-                           "Bearer TOKEN', or open /?token=TOKEN once in a "
-                           "browser"));
-        return;
-      }
-      handler(req, res);
-    };
+    return
+        [this, handler](const httplib::Request& req, httplib::Response& res) {
+          std::string authorization = req.get_header_value("Authorization");
+          if (authorization.empty()) authorization = CookieAuthorization(req);
+          if (absl::Status st = auth_.Check(authorization); !st.ok()) {
+            SendError(res, absl::UnauthenticatedError(
+                               "missing or wrong token: send 'Authorization: "
+                               "Bearer TOKEN', or open /?token=TOKEN once in a "
+                               "browser"));
+            return;
+          }
+          handler(req, res);
+        };
   };
   stub_ = v1::Coordinator::NewStub(channel_);
   const std::string token = options_.token;
@@ -232,10 +233,11 @@ void HttpGateway::Route() {
         SendError(res, absl::UnauthenticatedError("wrong token"));
         return;
       }
-      res.set_header("Set-Cookie",
-                     absl::StrCat(kCookie, "=", Hex(req.get_param_value("token")),
-                                  "; Path=/; HttpOnly; SameSite=Strict",
-                                  tls ? "; Secure" : ""));
+      res.set_header(
+          "Set-Cookie",
+          absl::StrCat(kCookie, "=", Hex(req.get_param_value("token")),
+                       "; Path=/; HttpOnly; SameSite=Strict",
+                       tls ? "; Secure" : ""));
       res.set_redirect("/", 303);
       return;
     }
@@ -271,8 +273,8 @@ void HttpGateway::Route() {
         }));
   s.Get(R"(/api/sweeps/([^/]+)/jobs)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(
-              calls, req.matches[1], req.get_param_value("state"));
+          absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+              ListAllJobs(calls, req.matches[1], req.get_param_value("state"));
           if (!jobs.ok()) return SendError(res, jobs.status());
           v1::ListJobsResponse all;
           for (v1::JobInfo& j : *jobs) *all.add_jobs() = std::move(j);
@@ -312,41 +314,40 @@ void HttpGateway::Route() {
           if (!doc.ok()) return SendError(res, doc.status());
           res.set_content(*doc, "application/json");
         }));
-  s.Get(R"(/api/jobs/([^/]+)/metrics)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          v1::GetMetricsRequest r;
-          r.set_job_id(req.matches[1]);
-          if (req.has_param("names")) {
-            for (absl::string_view n :
-                 absl::StrSplit(req.get_param_value("names"), ',',
-                                absl::SkipEmpty())) {
-              r.add_names(std::string(n));
-            }
+  s.Get(
+      R"(/api/jobs/([^/]+)/metrics)",
+      guarded([calls](const httplib::Request& req, httplib::Response& res) {
+        v1::GetMetricsRequest r;
+        r.set_job_id(req.matches[1]);
+        if (req.has_param("names")) {
+          for (absl::string_view n : absl::StrSplit(
+                   req.get_param_value("names"), ',', absl::SkipEmpty())) {
+            r.add_names(std::string(n));
           }
-          for (auto [name, set] :
-               {std::pair<const char*, void (v1::GetMetricsRequest::*)(
-                                           int64_t)>{
-                    "step_min", &v1::GetMetricsRequest::set_step_min},
-                {"step_max", &v1::GetMetricsRequest::set_step_max}}) {
-            absl::StatusOr<int64_t> v = IntParam(req, name, 0);
-            if (!v.ok()) return SendError(res, v.status());
-            (r.*set)(*v);
-          }
-          absl::StatusOr<int64_t> max_points = IntParam(req, "max_points", 0);
-          if (!max_points.ok()) return SendError(res, max_points.status());
-          if (*max_points < 0 || *max_points > 10000) {
-            return SendError(res, absl::InvalidArgumentError(
-                                      "query parameter 'max_points' must be "
-                                      "0 (every point) or in [2, 10000]"));
-          }
-          r.set_max_points(static_cast<int32_t>(*max_points));
-          absl::StatusOr<std::vector<v1::MetricPoint>> points =
-              GetAllMetrics(calls, std::move(r));
-          if (!points.ok()) return SendError(res, points.status());
-          v1::GetMetricsResponse all;
-          for (v1::MetricPoint& p : *points) *all.add_points() = std::move(p);
-          SendJson(res, all);
-        }));
+        }
+        for (auto [name, set] :
+             {std::pair<const char*, void (v1::GetMetricsRequest::*)(int64_t)>{
+                  "step_min", &v1::GetMetricsRequest::set_step_min},
+              {"step_max", &v1::GetMetricsRequest::set_step_max}}) {
+          absl::StatusOr<int64_t> v = IntParam(req, name, 0);
+          if (!v.ok()) return SendError(res, v.status());
+          (r.*set)(*v);
+        }
+        absl::StatusOr<int64_t> max_points = IntParam(req, "max_points", 0);
+        if (!max_points.ok()) return SendError(res, max_points.status());
+        if (*max_points < 0 || *max_points > 10000) {
+          return SendError(res, absl::InvalidArgumentError(
+                                    "query parameter 'max_points' must be "
+                                    "0 (every point) or in [2, 10000]"));
+        }
+        r.set_max_points(static_cast<int32_t>(*max_points));
+        absl::StatusOr<std::vector<v1::MetricPoint>> points =
+            GetAllMetrics(calls, std::move(r));
+        if (!points.ok()) return SendError(res, points.status());
+        v1::GetMetricsResponse all;
+        for (v1::MetricPoint& p : *points) *all.add_points() = std::move(p);
+        SendJson(res, all);
+      }));
   s.Get("/metrics",
         guarded([this](const httplib::Request&, httplib::Response& res) {
           res.set_content(metrics_text_(), "text/plain; version=0.0.4");

@@ -57,8 +57,7 @@ class HttpGateway {
   // InvalidArgument when the address cannot be bound or TLS files do not
   // load.
   static absl::StatusOr<std::unique_ptr<HttpGateway>> Start(
-      const HttpGatewayOptions& options,
-      std::shared_ptr<grpc::Channel> channel,
+      const HttpGatewayOptions& options, std::shared_ptr<grpc::Channel> channel,
       std::function<std::string()> metrics_text);
   ~HttpGateway();  // stops serving
 

@@ -49,7 +49,8 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id());
   if (!leases.ok()) return ToGrpc(leases.status());
-  if (telemetry_) telemetry_->LeasesGranted(static_cast<int64_t>(leases->size()));
+  if (telemetry_)
+    telemetry_->LeasesGranted(static_cast<int64_t>(leases->size()));
   for (const Lease& l : *leases) {
     spdlog::info("{}: leased to {} (sweep {}, attempt {})",
                  JobTag(l.job_id, l.epoch), req->worker_id(), l.sweep,

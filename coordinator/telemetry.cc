@@ -24,12 +24,23 @@ std::string MethodLabel(const std::string& method) {
 }
 
 const char* CodeName(int code) {
-  static const char* const kNames[] = {
-      "OK",        "CANCELLED",          "UNKNOWN",           "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED", "NOT_FOUND",  "ALREADY_EXISTS",    "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL",       "UNAVAILABLE",       "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   return code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN";
 }
 
@@ -40,9 +51,9 @@ bool Fenced(const std::string& method, int code) {
       code != grpc::StatusCode::PERMISSION_DENIED) {
     return false;
   }
-  for (const char* m : {"Heartbeat", "ReportMetrics", "CompleteJob",
-                        "FailJob", "ReleaseJob", "UploadCheckpoint",
-                        "DownloadCheckpoint"}) {
+  for (const char* m :
+       {"Heartbeat", "ReportMetrics", "CompleteJob", "FailJob", "ReleaseJob",
+        "UploadCheckpoint", "DownloadCheckpoint"}) {
     if (method == m) return true;
   }
   return false;
@@ -123,8 +134,9 @@ Telemetry::Telemetry(std::string db_path)
                         "Leases expired by the coordinator");
   f_->fenced = &prometheus::BuildCounter()
                     .Name("tailsweep_leases_fenced_total")
-                    .Help("Calls refused because their lease was stale or "
-                          "another worker's")
+                    .Help(
+                        "Calls refused because their lease was stale or "
+                        "another worker's")
                     .Register(r);
   f_->points = counter("tailsweep_metric_points_ingested_total",
                        "Metric points accepted from workers");
@@ -138,8 +150,9 @@ Telemetry::Telemetry(std::string db_path)
                           .Register(r);
   f_->healthy = &prometheus::BuildGauge()
                      .Name("tailsweep_store_healthy")
-                     .Help("1 while the SQLite store accepts writes, 0 once "
-                           "it failed")
+                     .Help(
+                         "1 while the SQLite store accepts writes, 0 once "
+                         "it failed")
                      .Register(r)
                      .Add({});
   f_->file_bytes = &prometheus::BuildGauge()
@@ -173,8 +186,7 @@ void Telemetry::Rpc(const std::string& method, int code, double seconds) {
       0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
       0.1,    0.25,  0.5,    1,     2.5,  5,     10};
   f_->rpc_seconds->Add({{"method", m}}, kBuckets).Observe(seconds);
-  f_->rpc_requests->Add({{"method", m}, {"code", CodeName(code)}})
-      .Increment();
+  f_->rpc_requests->Add({{"method", m}, {"code", CodeName(code)}}).Increment();
   if (Fenced(m, code)) f_->fenced->Add({{"method", m}}).Increment();
 }
 

@@ -24,13 +24,28 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: done"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >/dev/null
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+# The npm packages of web/ (package-lock.json): uPlot, compiled into the
+# report pages, and playwright-core, which drives chromium in the browser
+# tests. Reinstalled when the lock file is newer than what is installed.
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+if ! command -v npm >/dev/null; then
+  echo "install-deps: npm is missing (Debian: apt-get install npm)" >&2
+  exit 1
+fi
+if [ ! -f "$web/node_modules/.package-lock.json" ] ||
+   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "install-deps: npm packages of web/"
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+else
+  echo "install-deps: npm packages of web/ present"
+fi

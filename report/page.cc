@@ -70,7 +70,7 @@ std::string ReportPage(const PageInput& in) {
   std::string page = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, "
-      "initial-scale=1\">\n<title>",
+      "initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>",
       HtmlEscape(in.title), "</title>\n<style>\n", uplot_css, "\n", report_css,
       "\n</style>\n</head>\n<body data-url=\"", HtmlEscape(in.data_url),
       "\" data-mode=\"",

@@ -183,8 +183,7 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
     doc["tails"] = std::move(tails);
     return Dump(doc);
   }
-  absl::StatusOr<std::vector<v1::JobInfo>> jobs =
-      ListAllJobs(calls, sweep, "");
+  absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
   if (!jobs.ok()) return jobs.status();
 
   // Cells: the results' rows, each with the jobs whose grid values, seed
@@ -202,8 +201,8 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
   double threshold = 0.05;
   for (const v1::JobInfo& job : *jobs) {
     int64_t layers = 0;
-    if (!absl::SimpleAtoi(ParamOr(job, "layers", "0"), &layers) ||
-        layers < 0 || layers > 1000) {
+    if (!absl::SimpleAtoi(ParamOr(job, "layers", "0"), &layers) || layers < 0 ||
+        layers > 1000) {
       layers = 0;
     }
     double t = 0;
@@ -224,16 +223,16 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
   }
   json rows = json::array();
   for (const v1::PivotRow& r : results->pivot().rows()) {
-    rows.push_back({{"label", r.label()},
-                    {"cells", std::vector<int>(r.cells().begin(),
-                                               r.cells().end())}});
+    rows.push_back(
+        {{"label", r.label()},
+         {"cells", std::vector<int>(r.cells().begin(), r.cells().end())}});
   }
   doc["collapse_threshold"] = Num(threshold);
-  doc["table"] = {{"group_by", results->pivot().group_by()},
-                  {"columns", std::vector<std::string>(
-                                  results->pivot().columns().begin(),
-                                  results->pivot().columns().end())},
-                  {"rows", std::move(rows)}};
+  doc["table"] = {
+      {"group_by", results->pivot().group_by()},
+      {"columns", std::vector<std::string>(results->pivot().columns().begin(),
+                                           results->pivot().columns().end())},
+      {"rows", std::move(rows)}};
   doc["cells"] = std::move(cells);
   doc["jobs"] = std::move(job_docs);
   return Dump(doc);

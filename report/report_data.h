@@ -43,9 +43,9 @@ namespace tailsweep {
 
 struct ReportOptions {
   std::string group_by = "kernel";  // the table's columns (GetResults)
-  int curve_points = 300;      // per loss or spread-ratio curve, >= 2
-  int attention_points = 100;  // per attention curve (one per layer)
-  int64_t now_ms = 0;          // "generated_ms"
+  int curve_points = 300;           // per loss or spread-ratio curve, >= 2
+  int attention_points = 100;       // per attention curve (one per layer)
+  int64_t now_ms = 0;               // "generated_ms"
   // Called after each job's curves are read: (jobs read, jobs in all).
   std::function<void(int64_t, int64_t)> progress;
 };

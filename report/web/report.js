@@ -91,11 +91,11 @@
     const opts = {
       width: width, height: 220,
       scales: {x: {time: false}, y: yScale(o)},
-      series: [{label: 'step'}].concat(live.map((l, i) => ({
+      series: [{label: o.xLabel || 'step'}].concat(live.map((l, i) => ({
         label: l.label, stroke: l.color || COLORS[i % COLORS.length],
         width: 1.25, spanGaps: true,
       }))),
-      axes: [{label: 'step'}, {}],
+      axes: [{label: o.xLabel || 'step'}, {}],
       legend: {live: false},
       hooks: {draw: [(u) => {
         const ctx = u.ctx;
@@ -284,7 +284,7 @@
           return {label: 'n=' + n, data: [rs.map((r) => r.index), rs.map((r) => r[metric])]};
         });
         grid.append(chart(metric + '-' + seam, (metric === 'ed_noise' ? 'energy distance' : 'W2') +
-            ' (noise units), seam q0=' + seam, lines, {}));
+            ' (noise units), seam q0=' + seam, lines, {xLabel: 'tail index a'}));
       }
     }
     sec.append(grid);

@@ -8,11 +8,13 @@
 //   --url URL               the page (file:// or http://)
 //   --out DIR               screenshots go here
 //   --header "Name: value"  sent with every request (the dashboard's token)
-//   --then CMD --wait-step S  after the first render, run CMD (it reports a
-//                           metric point at step S) and time until a chart
-//                           shows step S
+//   --web DIR               web/ (its node_modules has playwright-core)
+//   --ready FILE --go FILE  live pages: after the first render, write FILE
+//                           (ready), wait for the go FILE (the caller wrote
+//                           it right after reporting a metric point at the
+//                           step it holds), and time until a chart shows it
 import {createRequire} from 'module';
-import {execSync} from 'child_process';
+import fs from 'fs';
 import path from 'path';
 
 const args = process.argv.slice(2);
@@ -20,7 +22,7 @@ const opt = (name) => {
   const i = args.indexOf('--' + name);
   return i >= 0 ? args[i + 1] : null;
 };
-const require = createRequire(path.join(process.env.TAILSWEEP_WEB_DIR, 'package.json'));
+const require = createRequire(path.join(opt('web'), 'package.json'));
 const {chromium} = require('playwright-core');
 
 const browser = await chromium.launch({
@@ -74,10 +76,14 @@ try {
   out.screenshot = path.join(opt('out'), 'page.png');
   await page.screenshot({path: out.screenshot, fullPage: true});
   out.live_latency_ms = null;
-  if (opt('then')) {
-    const step = Number(opt('wait-step'));
-    execSync(opt('then'), {stdio: 'inherit'});
+  if (opt('ready')) {
+    fs.writeFileSync(opt('ready'), 'ready\n');
+    const deadline = Date.now() + 60000;
+    while (!fs.existsSync(opt('go')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const t0 = Date.now();
+    const step = Number(fs.readFileSync(opt('go'), 'utf8'));
     await page.waitForFunction((s) => Array.from(document.querySelectorAll('figure.chart'))
         .some((f) => Number(f.dataset.lastStep) === s), step, {timeout: 10000, polling: 50});
     out.live_latency_ms = Date.now() - t0;
@@ -86,5 +92,4 @@ try {
 } finally {
   await browser.close();
 }
-delete out.text_full;
 console.log(JSON.stringify(out));
