@@ -127,7 +127,7 @@ absl::StatusOr<FlatTable> ResultsExport(const std::vector<v1::JobInfo>& jobs) {
       SetCell(j, &t);
     }
     for (const auto& [key, value] : doc.items()) {
-      if (key != "config") t.Set(key, value);
+      if (key != "config" && key != "samples") t.Set(key, value);
     }
   }
   return t;

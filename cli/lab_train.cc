@@ -192,7 +192,10 @@ RunFn DefineTrain(CLI::App& app) {
     r.lease_ran_out = t.stopped && lease_ran_out;
     r.version = Version();
     r.config = JobConfigToKeyValues(config);
-    if (result->evaluation) r.evaluation = SummaryOf(*result->evaluation);
+    if (result->evaluation) {
+      r.evaluation = SummaryOf(*result->evaluation);
+      r.samples = result->evaluation->samples;
+    }
     if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),
                                          TrainResultJson(r) + "\n");
         !s.ok()) {

@@ -11,6 +11,19 @@
 #include "core/statistics.h"
 
 namespace tailsweep {
+namespace {
+
+// The first `n` rows of a [points, dims] double tensor.
+std::vector<std::vector<double>> Rows(const torch::Tensor& points, int64_t n) {
+  const torch::Tensor head =
+      points.slice(0, 0, std::min(n, points.size(0))).contiguous();
+  std::vector<std::vector<double>> out(static_cast<size_t>(head.size(0)));
+  const double* p = head.data_ptr<double>();
+  for (auto& row : out) row.assign(p, p + head.size(1)), p += head.size(1);
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<Evaluator> Evaluator::Create(const JobConfig& config,
                                             torch::Device device) {
@@ -86,6 +99,11 @@ absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
         result.ratios.push_back(NAN);
         spread_total = NAN;
         continue;
+      }
+      const int64_t index = static_cast<int64_t>(i0 + b);
+      if (index < kSampleInstances) {
+        result.samples.push_back({index, Rows(target[b], kSamplePoints),
+                                  Rows(prediction[b], kSamplePoints)});
       }
       absl::StatusOr<double> ed = EnergyDistance(prediction[b], target[b]);
       if (!ed.ok()) return ed.status();

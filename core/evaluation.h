@@ -27,6 +27,9 @@ struct EvalResult {
   double ratio_ci_high = 0;
   double spread_ratio = 0;          // mean over instances
   std::optional<double> hill_stat;  // mirrored Pareto only
+  // The first kSampleInstances instances' first kSamplePoints points
+  // (training_signals.h); none of an instance whose prediction is not finite.
+  std::vector<PointSample> samples;
 };
 
 // The evaluation of one job config, its sampling reference drawn once, so a

@@ -25,6 +25,16 @@ struct EvalSummary {
   std::optional<double> hill_stat;  // mirrored Pareto only, when defined
 };
 
+// A few points of one evaluation instance, for figures (the paper's
+// collapse figure): the first points of the target sample and of the
+// model's prediction (both i.i.d., so the first points are a sample).
+struct PointSample {
+  int64_t instance = 0;  // index among the evaluation instances
+  std::vector<std::vector<double>> target, prediction;  // [point][coordinate]
+};
+// What a final evaluation keeps: this many instances, points each.
+inline constexpr int kSampleInstances = 2, kSamplePoints = 128;
+
 // One logged step. Steps count from 1.
 struct StepMetrics {
   int64_t step = 0;

@@ -214,7 +214,18 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
     if (!series.ok()) return series.status();
     d["series"] = std::move(*series);
     const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));
-    if (c != cell_of.end()) cells[c->second]["jobs"].push_back(job_docs.size());
+    if (c != cell_of.end()) {
+      json& cell = cells[c->second];
+      cell["jobs"].push_back(job_docs.size());
+      // One seed's point clouds per cell: the figure, at a bounded size.
+      if (!cell.contains("samples")) {
+        const json result = json::parse(job.result_json(), nullptr, false);
+        if (result.is_object() && result.contains("samples")) {
+          cell["samples"] = {{"seed", d["seed"]},
+                             {"clouds", result["samples"]}};
+        }
+      }
+    }
     job_docs.push_back(std::move(d));
     if (options.progress) {
       options.progress(static_cast<int64_t>(job_docs.size()),

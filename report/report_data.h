@@ -19,7 +19,10 @@
 //  "cells": [{"cell": {key: value} (grid values, seed left out), "result":
 //    {"jobs", "done", "failed", "ratio_median", "ratio_mean", "ratio_ci_low",
 //    "ratio_ci_high", "seed_min", "seed_max", "collapsed", "diverged",
-//    "collapse_step", "hill_stat", "bold"}, "jobs": [index into "jobs"]}],
+//    "collapse_step", "hill_stat", "bold"}, "jobs": [index into "jobs"],
+//    optionally "samples": {"seed", "clouds": [{"instance", "target":
+//    [[x, y, ...]], "prediction": [[x, y, ...]]}]} (one seed's final
+//    evaluation: job_result.h)}],
 //  "jobs": [{"id", "seed", "state", "holder", "last_error", "layers",
 //    "steps", "collapse_step" (null: none), "diverged_step" (null: none),
 //    "version" (of the build that ran it; null: unknown), "series": {name:

@@ -1,5 +1,7 @@
 #include "core/schema/job_result.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -33,6 +35,65 @@ json ConfigJson(const std::vector<std::pair<std::string, std::string>>& kvs) {
   return doc;
 }
 
+// Points to 6 significant digits: figures need no more.
+json SamplesJson(const std::vector<PointSample>& samples) {
+  json out = json::array();
+  auto rows = [](const std::vector<std::vector<double>>& points) {
+    json a = json::array();
+    for (const auto& p : points) {
+      json row = json::array();
+      for (double v : p) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.6g", v);
+        row.push_back(std::strtod(text, nullptr));
+      }
+      a.push_back(std::move(row));
+    }
+    return a;
+  };
+  for (const PointSample& s : samples) {
+    out.push_back({{"instance", s.instance},
+                   {"target", rows(s.target)},
+                   {"prediction", rows(s.prediction)}});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PointSample>> ParseSamples(const json& doc) {
+  const absl::Status bad = absl::InvalidArgumentError(
+      "train result: field 'samples' must be an array of at most 16 "
+      "{\"instance\": integer, \"target\": [[number...]...], "
+      "\"prediction\": [[number...]...]} of at most 1024 points");
+  if (!doc.is_array() || doc.size() > 16) return bad;
+  std::vector<PointSample> out;
+  auto rows = [](const json& a,
+                 std::vector<std::vector<double>>* points) -> bool {
+    if (!a.is_array() || a.size() > 1024) return false;
+    for (const json& row : a) {
+      if (!row.is_array() || row.size() > 64) return false;
+      std::vector<double> p;
+      for (const json& v : row) {
+        if (!v.is_number()) return false;
+        p.push_back(v.get<double>());
+      }
+      points->push_back(std::move(p));
+    }
+    return true;
+  };
+  for (const json& s : doc) {
+    PointSample p;
+    if (!s.is_object() || !s.contains("instance") ||
+        !s["instance"].is_number_integer() || !s.contains("target") ||
+        !s.contains("prediction") || !rows(s["target"], &p.target) ||
+        !rows(s["prediction"], &p.prediction)) {
+      return bad;
+    }
+    p.instance = s["instance"].get<int64_t>();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string TrainResultJson(const TrainResult& r) {
@@ -48,6 +109,7 @@ std::string TrainResultJson(const TrainResult& r) {
   if (r.lease_ran_out) doc["lease_ran_out"] = true;
   if (!r.version.empty()) doc["version"] = r.version;
   if (r.evaluation) doc.update(EvalSummaryJson(*r.evaluation));
+  if (!r.samples.empty()) doc["samples"] = SamplesJson(r.samples);
   return doc.dump(2);
 }
 
@@ -75,6 +137,11 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
     absl::StatusOr<EvalSummary> e = ParseEvalSummary(doc, "train result");
     if (!e.ok()) return e.status();
     r.evaluation = *e;
+  }
+  if (doc.contains("samples")) {
+    absl::StatusOr<std::vector<PointSample>> s = ParseSamples(doc["samples"]);
+    if (!s.ok()) return s.status();
+    r.samples = std::move(*s);
   }
   const auto config = doc.find("config");
   if (config == doc.end() || !config->is_object()) {

@@ -12,7 +12,8 @@
 //   "lease_ran_out" (true), optionally "version", "config": {key: typed value}, and unless stopped
 //   the evaluation: "ratio_mean", "ratio_median", "ratio_ci_low",
 //   "ratio_ci_high", "spread_ratio", "delta", "eval_instances", "hill_stat"
-//   (mirrored Pareto only)}
+//   (mirrored Pareto only), optionally "samples": [{"instance", "target":
+//   [[x, ...], ...], "prediction": [[x, ...], ...]}] (6 significant digits)}
 // tails: an array of rows {"seam", "n", "index", "ed_mean", "ed_sd",
 //   "w2_mean", "w2_sd", "ed_noise", "w2_noise"}, as `lab tails --format json`
 //   prints it.
@@ -49,6 +50,8 @@ struct TrainResult {
   // The job's config as text key/values (job_config.h), canonical order.
   std::vector<std::pair<std::string, std::string>> config;
   std::optional<EvalSummary> evaluation;
+  // From the final evaluation, for figures (training_signals.h).
+  std::vector<PointSample> samples;
 };
 
 std::string TrainResultJson(const TrainResult& result);

@@ -148,6 +148,68 @@
     return y;
   }
 
+  // Point clouds on symlog axes (sign(v) log(1 + |v|)), so the tails show:
+  // the target in grey, the prediction in blue. Drawn on a plain canvas.
+  function scatter(id, title, cloud) {
+    const box = el('figure', {class: 'chart', 'data-chart': id});
+    box.append(el('figcaption', {text: title}));
+    const sl = (v) => Math.sign(v) * Math.log1p(Math.abs(v));
+    const xy = (p) => [sl(p[0]), sl(p.length > 1 ? p[1] : 0)];
+    const target = cloud.target.map(xy), prediction = cloud.prediction.map(xy);
+    const all = target.concat(prediction).filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
+    if (all.length === 0) {
+      box.append(el('p', {class: 'empty', text: 'no points'}));
+      return box;
+    }
+    const size = 300, pad = 34, dpr = window.devicePixelRatio || 1;
+    const canvas = el('canvas', {width: size * dpr, height: size * dpr,
+      style: 'width:' + size + 'px;height:' + size + 'px'});
+    const ctx = canvas.getContext('2d');
+    ctx.scale(dpr, dpr);
+    let lo = Math.min(...all.flat()), hi = Math.max(...all.flat());
+    if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
+    const scale = (v) => pad + (v - lo) / (hi - lo) * (size - 2 * pad);
+    const px = (p) => [scale(p[0]), size - scale(p[1])];
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, size, size);
+    ctx.strokeStyle = '#ccc';
+    ctx.fillStyle = '#555';
+    ctx.font = '10px sans-serif';
+    ctx.lineWidth = 1;
+    for (let m = 0; m <= 8; ++m) {
+      for (const sign of m === 0 ? [1] : [1, -1]) {
+        const v = sign * (m === 0 ? 0 : Math.pow(10, m - 1));
+        const t = sl(v);
+        if (t < lo || t > hi) continue;
+        const q = scale(t);
+        ctx.beginPath(); ctx.moveTo(q, pad); ctx.lineTo(q, size - pad); ctx.stroke();
+        ctx.beginPath(); ctx.moveTo(pad, size - q); ctx.lineTo(size - pad, size - q); ctx.stroke();
+        const label = String(v);
+        ctx.fillText(label, q - 3 * label.length, size - pad + 12);
+        ctx.fillText(label, 2, size - q + 3);
+      }
+    }
+    const dots = (points, color) => {
+      ctx.fillStyle = color;
+      for (const p of points) {
+        if (!Number.isFinite(p[0]) || !Number.isFinite(p[1])) continue;
+        const [x, y] = px(p);
+        ctx.fillRect(x - 1.5, y - 1.5, 3, 3);
+      }
+    };
+    dots(target, 'rgba(90, 90, 90, 0.6)');
+    dots(prediction, 'rgba(31, 119, 180, 0.8)');
+    box.append(canvas);
+    box.append(el('div', {class: 'marks', text: 'grey: target, blue: prediction (' +
+      cloud.prediction.length + ' points each)'}));
+    const png = el('button', {type: 'button', class: 'png', text: 'PNG'});
+    png.addEventListener('click', () => {
+      el('a', {download: id + '.png', href: canvas.toDataURL('image/png')}).click();
+    });
+    box.append(png);
+    return box;
+  }
+
   function resmooth() {
     for (const c of Object.values(state.charts)) {
       if (!c.options.smooth) continue;
@@ -259,6 +321,13 @@
           layers('attention_entropy'), {vlines: onsets}));
       grid.append(chart('maxweight-' + i, 'largest attention weight' + who,
           layers('attention_max_weight'), {vlines: onsets}));
+    }
+    if (c.samples) {
+      for (const cloud of c.samples.clouds) {
+        grid.append(scatter('cloud-' + i + '-' + cloud.instance,
+            'evaluation instance ' + cloud.instance + ', seed ' + c.samples.seed +
+            ': prediction against target (symlog axes)', cloud));
+      }
     }
     sec.append(grid);
     const failed = jobs.filter((j) => j.last_error);

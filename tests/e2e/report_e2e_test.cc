@@ -206,8 +206,8 @@ fixed:
   const nlohmann::json rep =
       Browser("file://" + dir_ + "/report-rep/report.html", "rep");
   ExpectCleanPage(rep);
-  EXPECT_EQ(rep.value("charts", 0),
-            8);  // 2 cells x loss, spread, 2 x attention
+  // 2 cells x (loss, spread ratio, 2 x attention, 2 point clouds).
+  EXPECT_EQ(rep.value("charts", 0), 12);
   EXPECT_EQ(rep.value("pivot_rows", 0), 1);  // columns: the kernels
   EXPECT_EQ(rep.value("cell_rows", 0), 2);   // one row per cell
   EXPECT_EQ(rep.value("max_step", 0), 20);
