@@ -124,7 +124,8 @@
       }]},
     };
     const plot = new uPlot(opts, [xs].concat(ys), box);
-    state.charts[id] = {plot: plot, raw: raw, options: o, xs: xs};
+    state.charts[id] = {plot: plot, raw: raw, options: o, xs: xs,
+      legend: live.map((l, i) => ({label: l.label, color: l.color || COLORS[i % COLORS.length]}))};
     const png = el('button', {type: 'button', class: 'png', text: 'PNG'});
     png.addEventListener('click', () => {
       const a = el('a', {download: id + '.png', href: plot.ctx.canvas.toDataURL('image/png')});
@@ -378,6 +379,7 @@
   }
 
   function render(d) {
+    state.charts = {};
     const parts = [header(d)];
     if (d.sweep.kind === 'tails') {
       parts.push(d.tails && d.tails.length ? tailsSection(d) : el('p', {class: 'empty', text: 'No results yet.'}));
@@ -395,7 +397,6 @@
       d.cells.forEach((_, i) => parts.push(cellSection(d, i)));
     }
     parts.push(specSection(d));
-    state.charts = {};
     const y = window.scrollY;
     root.replaceChildren(...parts);
     window.scrollTo(0, y);
@@ -440,9 +441,53 @@
     setTimeout(poll, 1000);
   }
 
+  // `tailsweep report --images`: every figure as a PNG with its title and
+  // legend, listed in <pre id="tailsweep-images"> as "id<TAB>data URL" lines
+  // for the command to read from chromium's --dump-dom.
+  function exportImages() {
+    const lines = [];
+    for (const fig of document.querySelectorAll('figure.chart')) {
+      const src = fig.querySelector('canvas');
+      if (!src) continue;
+      const scale = src.width / (src.clientWidth || src.width);
+      const title = fig.querySelector('figcaption').textContent;
+      const drawn = state.charts[fig.dataset.chart];
+      const legend = drawn ? drawn.legend : [];
+      const note = fig.querySelector('.marks');
+      const out = document.createElement('canvas');
+      const head = 28 * scale, foot = 24 * scale;
+      out.width = src.width;
+      out.height = src.height + head + foot;
+      const ctx = out.getContext('2d');
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, out.width, out.height);
+      ctx.fillStyle = '#222';
+      ctx.font = (13 * scale) + 'px sans-serif';
+      ctx.fillText(title, 6 * scale, 18 * scale, out.width - 12 * scale);
+      ctx.drawImage(src, 0, head);
+      let x = 6 * scale;
+      ctx.font = (11 * scale) + 'px sans-serif';
+      const y = head + src.height + 16 * scale;
+      for (const l of legend) {
+        ctx.fillStyle = l.color || '#000';
+        ctx.fillRect(x, y - 8 * scale, 10 * scale, 3 * scale);
+        x += 14 * scale;
+        ctx.fillStyle = '#222';
+        ctx.fillText(l.label, x, y);
+        x += ctx.measureText(l.label).width + 12 * scale;
+      }
+      if (note && legend.length === 0) ctx.fillText(note.textContent, x, y);
+      lines.push(fig.dataset.chart + '\t' + out.toDataURL('image/png'));
+    }
+    const pre = el('pre', {id: 'tailsweep-images', text: lines.join('\n')});
+    document.body.append(pre);
+  }
+
   if (mode === 'file') {
     doc = JSON.parse(document.getElementById('report-data').textContent);
     render(doc);
+    // After uPlot's first draw.
+    if (location.hash === '#export-images') setTimeout(exportImages, 100);
   } else {
     poll();
   }

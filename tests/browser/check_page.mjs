@@ -2,7 +2,8 @@
 // chromium through playwright-core, and prints what it saw as one JSON line:
 // {"console_errors": [...], "page_errors": [...], "charts": N,
 //  "blank_charts": [ids], "pivot_rows": N, "cell_rows": N, "injected": N,
-//  "live_latency_ms": N|null, "screenshot": path}
+//  "smoothing_redraws": bool|null, "live_latency_ms": N|null,
+//  "screenshot": path, "text": the page's text}
 // Exits 0 when the page loaded; the caller (a GoogleTest) asserts on the
 // numbers. Options:
 //   --url URL               the page (file:// or http://)
@@ -73,6 +74,20 @@ try {
     };
   });
   Object.assign(out, await seen());
+  // The smoothing slider redraws the smoothed curves.
+  out.smoothing_redraws = await page.evaluate(() => {
+    const slider = document.getElementById('smoothing');
+    const smoothed = Object.values(window.tailsweepReport.charts)
+        .find((c) => c.options.smooth);
+    if (!slider || !smoothed) return null;
+    const before = JSON.stringify(smoothed.plot.data);
+    slider.value = '0';
+    slider.dispatchEvent(new Event('input'));
+    const after = JSON.stringify(smoothed.plot.data);
+    slider.value = '0.6';
+    slider.dispatchEvent(new Event('input'));
+    return before !== after;
+  });
   out.screenshot = path.join(opt('out'), 'page.png');
   await page.screenshot({path: out.screenshot, fullPage: true});
   out.live_latency_ms = null;

@@ -211,6 +211,19 @@ fixed:
   EXPECT_EQ(rep.value("pivot_rows", 0), 1);  // columns: the kernels
   EXPECT_EQ(rep.value("cell_rows", 0), 2);   // one row per cell
   EXPECT_EQ(rep.value("max_step", 0), 20);
+  EXPECT_EQ(rep["smoothing_redraws"], true) << rep.dump();
+
+  // --images: every figure of the page as a PNG.
+  const testing::CommandResult images =
+      TokenCli("report rep --images --out " + dir_ + "/images-rep");
+  ASSERT_EQ(images.exit_code, 0) << images.err;
+  int pngs = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(dir_ + "/images-rep/images")) {
+    const std::string bytes = ReadFile(entry.path().string()).value_or("");
+    pngs += bytes.rfind("\x89PNG\r\n", 0) == 0 && bytes.size() > 2000;
+  }
+  EXPECT_EQ(pngs, 12) << images.out;
 
   const nlohmann::json tl =
       Browser("file://" + dir_ + "/report-tl/report.html", "tl");
