@@ -60,6 +60,7 @@ class LoopbackCoordinator {
   Store& store() { return *store_; }
   const std::string& dir() const { return dir_; }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  grpc::Server& server() { return *server_; }
 
  private:
   LoopbackCoordinator() = default;

@@ -7,8 +7,11 @@
 // the read's later pages come from that snapshot (one consistent table,
 // and a 100k-job sweep is read and aggregated once, not once a page). The
 // page token names the snapshot; a token whose snapshot is no longer kept
-// gets a fresh one. At most kKept snapshots are kept, the least recently
-// used dropped first. Thread-safe.
+// gets a fresh one. A new read reuses the newest kept snapshot of the same
+// key computed at the same store generation (Store::Generation: nothing
+// that results show has changed since), so a dashboard polling a big sweep
+// aggregates it once per change, not once per poll. At most kKept
+// snapshots are kept, the least recently used dropped first. Thread-safe.
 
 #include <cstdint>
 #include <functional>
@@ -49,15 +52,18 @@ class ResultPages {
   using Compute = std::function<absl::StatusOr<ResultsSnapshot>()>;
 
   // The snapshot `id` of `key` when it is kept; otherwise (id 0: a new
-  // read) a fresh one from `compute`, kept under a new id. Sets *id to the
-  // snapshot's. The statuses of `compute`.
+  // read) one of `key` kept from `generation`, else a fresh one from
+  // `compute` (to be called at `generation` or later), kept under a new id.
+  // Sets *id to the snapshot's. The statuses of `compute`.
   absl::StatusOr<std::shared_ptr<const ResultsSnapshot>> Get(
-      const Key& key, uint64_t* id, const Compute& compute);
+      const Key& key, uint64_t generation, uint64_t* id,
+      const Compute& compute);
 
  private:
   struct Entry {
     Key key;
     uint64_t id;
+    uint64_t generation;
     std::shared_ptr<const ResultsSnapshot> snapshot;
   };
   absl::Mutex mu_;

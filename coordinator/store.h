@@ -18,6 +18,7 @@
 // (sql::BatchWriter): an OK answer has been committed. Reads use a second
 // connection.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -307,6 +308,12 @@ class Store {
   // OK until the store has had a storage failure (then every write fails
   // with it until a restart).
   absl::Status Healthy() const { return writer_->failure(); }
+  // Changes whenever a call that may change jobs' states, results or a
+  // sweep's jobs has returned (leases, completions, failures, releases,
+  // expiries, submits, cancels, resumes; not metrics, heartbeats or
+  // checkpoints). Equal generations read the same results, so a reader may
+  // reuse what it computed at one (ResultPages).
+  uint64_t Generation() const { return generation_.load(); }
   // "ok" when PRAGMA integrity_check passes.
   absl::StatusOr<std::string> IntegrityCheck();
 
@@ -335,6 +342,13 @@ class Store {
 
   // Every mutation runs on the writer's thread, batched with others.
   std::unique_ptr<sql::BatchWriter> writer_;
+  // Bumped when a call that can change what results show (a job's state,
+  // a result, a sweep's jobs) returns: Generation().
+  struct ChangesJobs {
+    std::atomic<uint64_t>* generation;
+    ~ChangesJobs() { generation->fetch_add(1); }
+  };
+  std::atomic<uint64_t> generation_{0};
   // Reads: their own connection, one at a time.
   std::mutex read_mu_;
   std::unique_ptr<sql::Db> reader_;  // guarded by read_mu_

@@ -37,6 +37,7 @@ absl::StatusOr<bool> Store::MayLease(const std::string& worker,
 absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     const std::string& worker, int64_t max_jobs, int64_t lease_ms,
     const std::string& request_id) {
+  const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   const int64_t steady = clock_->SteadyMs();
   // An idle worker's poll writes nothing: with nothing queued and no
@@ -183,6 +184,7 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
 absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
                          int64_t epoch, const std::string& error,
                          const std::string& stderr_tail) {
+  const ChangesJobs changes{&generation_};
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/false));
@@ -201,6 +203,7 @@ absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
 absl::Status Store::Release(const std::string& worker,
                             const std::string& job_id, int64_t epoch,
                             const std::string& reason) {
+  const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
@@ -234,6 +237,7 @@ void Store::RestartLeaseClocks(int64_t now_steady) {
 
 absl::StatusOr<int64_t> Store::ExpireLeases(int64_t now_steady,
                                             std::vector<ExpiredLease>* which) {
+  const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   int64_t expired = 0;
   std::vector<std::string> gone;  // expired here: their clocks go

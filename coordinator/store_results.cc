@@ -41,6 +41,7 @@ absl::Status Store::Complete(const std::string& worker,
                              const std::string& job_id, int64_t epoch,
                              const std::string& result_json,
                              const std::string& stderr_tail) {
+  const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,

@@ -15,6 +15,7 @@ using store_internal::ToJson;
 
 absl::StatusOr<SubmitResult> Store::SubmitSweep(
     const SweepSpec& spec, const std::vector<JobSpec>& jobs) {
+  const ChangesJobs changes{&generation_};
   const std::string kind = spec.kind == SweepKind::kTrain ? "train" : "tails";
   const std::string fixed = ToJson(spec.fixed);
   const int64_t now = clock_->WallMs();
@@ -125,6 +126,7 @@ constexpr char kNoLiveSweep[] =
 
 absl::StatusOr<Store::CancelResult> Store::CancelSweep(
     const std::string& sweep) {
+  const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   CancelResult result;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
@@ -169,6 +171,7 @@ absl::StatusOr<Store::CancelResult> Store::CancelSweep(
 }
 
 absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
+  const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   int64_t requeued = 0;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
