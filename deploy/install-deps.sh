@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev prometheus-cpp-dev prometheus chromium nodejs
-  openssl procps python3-pandas
+  openssl procps python3-pandas curl
 )
 
 missing=()

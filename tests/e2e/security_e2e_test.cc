@@ -9,11 +9,13 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/schema/file_util.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
 #include "worker/child_process.h"
@@ -50,7 +52,7 @@ TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
   Start({bin_ + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
          dir_ + "/data", "--listen", address_, "--tls-cert", dir_ + "/cert.pem",
          "--tls-key", dir_ + "/key.pem", "--token-file", dir_ + "/token",
-         "--max-message-bytes", "65536"},
+         "--max-message-bytes", "65536", "--http-listen", "127.0.0.1:0"},
         "coordinator");
   const std::string tls = " --tls-ca " + dir_ + "/cert.pem";
   const std::string good = tls + " --token-file " + dir_ + "/token";
@@ -58,6 +60,23 @@ TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
   testing::CommandResult r = CliWhenUp("status nosuch" + good);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("no sweep 'nosuch'"), std::string::npos) << r.err;
+  // The dashboard is HTTPS with the same certificate, and wants the token.
+  std::smatch port;
+  const std::string log = ReadFile(dir_ + "/coordinator.err").value_or("");
+  ASSERT_TRUE(std::regex_search(log, port, std::regex("HTTP port ([0-9]+)")))
+      << log;
+  const std::string https = absl::StrCat("https://127.0.0.1:", port[1].str());
+  const std::string curl = "curl -s --cacert " + dir_ + "/cert.pem ";
+  EXPECT_NE(RunCommand(curl + "-H 'Authorization: Bearer correct-horse-battery' " +
+                       https + "/api/sweeps/nosuch")
+                .out.find("no sweep 'nosuch'"),
+            std::string::npos);
+  EXPECT_NE(RunCommand(curl + https + "/api/sweeps").out.find("UNAUTHENTICATED"),
+            std::string::npos);
+  EXPECT_NE(RunCommand("curl -s -o /dev/null -w '%{http_code}' http" +
+                       https.substr(5) + "/api/sweeps")
+                .out,
+            "200");  // plaintext never reaches the API
   // No token, a wrong token: UNAUTHENTICATED, and nothing more said.
   r = Cli("status nosuch" + tls);
   EXPECT_EQ(r.exit_code, 1);
