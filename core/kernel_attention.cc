@@ -10,41 +10,84 @@ namespace tailsweep {
 
 namespace {
 
-// exp(s) for s < 0, `positive(max(s, 0))` for s >= 0. Clamping first keeps
-// the unused branch finite.
-template <typename Positive>
-at::Tensor ExpBelowZero(const at::Tensor& s, Positive positive) {
-  return at::where(s < 0, s.clamp_max(0).exp(), positive(s.clamp_min(0)));
+// Every kernel is phi(s) = e + g(p) with e = exp(min(s, 0)), p = max(s, 0)
+// and g(0) = 0: exp(s) below zero, 1 + g(s) above (science.md section 5).
+// Since e = 1 wherever p > 0, phi' = e + [p > 0] (g'(p) - 1), which for
+// these g needs no mask. A tile's phi and phi' are then a few in-place
+// passes, each vectorised by ATen, instead of a mask, two clamped copies and
+// a select for each of them:
+//   quadratic: phi = e + p + p^2/2,  phi' = e + p
+//   linear:    phi = e + p,          phi' = e
+//   log:       phi = e + log(1 + p), phi' = e + 1/(1 + p) - 1
+struct KernelTile {
+  at::Tensor phi, phi_prime;  // phi_prime undefined unless asked for
+};
+
+// Consumes `s` (its storage is reused). Not for softmax.
+KernelTile NonSoftmaxTile(AttentionKernel kernel, at::Tensor s,
+                          bool derivative) {
+  at::Tensor e = s.clamp_max(0).exp_();
+  at::Tensor& p = s.clamp_min_(0);
+  KernelTile t;
+  switch (kernel) {
+    case AttentionKernel::kQuadratic: {
+      at::Tensor first = e.add_(p);  // e + p: phi'
+      t.phi = at::addcmul(first, p, p, 0.5);
+      if (derivative) t.phi_prime = first;
+      break;
+    }
+    case AttentionKernel::kLinear:
+      if (derivative) t.phi_prime = e.clone();
+      t.phi = e.add_(p);
+      break;
+    case AttentionKernel::kLog:
+      if (!derivative) {
+        t.phi = e.add_(p.log1p_());
+      } else {
+        at::Tensor one_plus = p.add_(1);
+        t.phi_prime = one_plus.reciprocal().add_(e).sub_(1);
+        t.phi = e.add_(one_plus.log_());
+      }
+      break;
+    case AttentionKernel::kSoftmax:
+      TORCH_CHECK(false, "softmax has its own path");
+  }
+  return t;
 }
 
 }  // namespace
 
+// The same formulas out of place, so autograd can differentiate them (the
+// naive reference attention uses these; the tiled one NonSoftmaxTile, and
+// the tests hold the two equal).
 at::Tensor KernelValue(AttentionKernel kernel, const at::Tensor& s) {
+  if (kernel == AttentionKernel::kSoftmax) return s.exp();
+  const at::Tensor e = s.clamp_max(0).exp(), p = s.clamp_min(0);
   switch (kernel) {
-    case AttentionKernel::kSoftmax:
-      return s.exp();
     case AttentionKernel::kQuadratic:
-      return ExpBelowZero(
-          s, [](const at::Tensor& p) { return 1 + p + 0.5 * p * p; });
+      return e + p + 0.5 * p * p;
     case AttentionKernel::kLinear:
-      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 + p; });
+      return e + p;
     case AttentionKernel::kLog:
-      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 + p.log1p(); });
+      return e + p.log1p();
+    case AttentionKernel::kSoftmax:
+      break;
   }
   TORCH_CHECK(false, "unknown attention kernel");
 }
 
 at::Tensor KernelDerivative(AttentionKernel kernel, const at::Tensor& s) {
+  if (kernel == AttentionKernel::kSoftmax) return s.exp();
+  const at::Tensor e = s.clamp_max(0).exp(), p = s.clamp_min(0);
   switch (kernel) {
-    case AttentionKernel::kSoftmax:
-      return s.exp();
     case AttentionKernel::kQuadratic:
-      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 + p; });
+      return e + p;
     case AttentionKernel::kLinear:
-      return ExpBelowZero(s,
-                          [](const at::Tensor& p) { return at::ones_like(p); });
+      return e;
     case AttentionKernel::kLog:
-      return ExpBelowZero(s, [](const at::Tensor& p) { return 1 / (1 + p); });
+      return e + 1 / (1 + p) - 1;
+    case AttentionKernel::kSoftmax:
+      break;
   }
   TORCH_CHECK(false, "unknown attention kernel");
 }
@@ -88,7 +131,7 @@ void ForwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
         acc.mul_(correction.unsqueeze(-1)).baddbmm_(s, vt);
         row_max = new_max;
       } else {
-        const at::Tensor phi = KernelValue(kernel, s);
+        const at::Tensor phi = NonSoftmaxTile(kernel, s, false).phi;
         l.add_(phi.sum(-1));
         acc.baddbmm_(phi, vt);
       }
@@ -145,24 +188,30 @@ void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     const at::Tensor gt = grad.slice(1, i0, i1);
     const at::Tensor dt = delta.slice(1, i0, i1).unsqueeze(-1);
     const at::Tensor st = stat.slice(1, i0, i1).unsqueeze(-1);
+    // Other kernels: w = phi / l is never formed; dO and D are divided by
+    // l instead (rows of [tq, dh] and [tq], not the [tq, tk] tiles):
+    // dV += phi^T (dO / l), ds = phi' ((dO / l) . v - D / l).
+    const at::Tensor gs = softmax ? gt : gt / st;
+    const at::Tensor ds_shift = softmax ? dt : dt / st;
     at::Tensor dq_tile = at::zeros_like(qt);
     for (int64_t j0 = 0; j0 < m; j0 += tiles.key) {
       const int64_t j1 = std::min(m, j0 + tiles.key);
       const at::Tensor kt = k.slice(1, j0, j1);
       const at::Tensor vt = v.slice(1, j0, j1);
-      const at::Tensor s = at::bmm(qt, kt.transpose(1, 2));
-      at::Tensor w, w_prime;  // phi / l and phi' / l
+      at::Tensor s = at::bmm(qt, kt.transpose(1, 2));
+      at::Tensor w, w_prime;  // softmax: phi / l; others: phi and phi'
       if (softmax) {
         w = (s - st).exp_();
         w_prime = w;
       } else {
-        w = KernelValue(kernel, s).div_(st);
-        w_prime = KernelDerivative(kernel, s).div_(st);
+        KernelTile t = NonSoftmaxTile(kernel, s, true);
+        w = std::move(t.phi);
+        w_prime = std::move(t.phi_prime);
       }
-      dv.slice(1, j0, j1).baddbmm_(w.transpose(1, 2), gt);
+      dv.slice(1, j0, j1).baddbmm_(w.transpose(1, 2), gs);
       // ds_ij = phi'(s_ij) (dO_i . v_j - D_i) / l_i
       const at::Tensor ds =
-          at::bmm(gt, vt.transpose(1, 2)).sub_(dt).mul_(w_prime);
+          at::bmm(gs, vt.transpose(1, 2)).sub_(ds_shift).mul_(w_prime);
       dq_tile.baddbmm_(ds, kt);
       dk.slice(1, j0, j1).baddbmm_(ds.transpose(1, 2), qt);
     }
