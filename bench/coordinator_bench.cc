@@ -29,18 +29,6 @@ constexpr char kResult[] =
         "diverged": false, "diverged_step": null, "collapsed": false,
         "collapse_step": null, "stopped": false, "config": {}})";
 
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
-      .count();
-}
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::seconds(30));
-  return ctx;
-}
-
 int Main(int argc, char** argv) {
   CLI::App app{"Coordinator throughput with fake jobs over loopback gRPC"};
   int jobs = 2000, streams = 8, batches = 50, points = 1000, clients = 4;
@@ -76,8 +64,9 @@ int Main(int argc, char** argv) {
                                     "]\nfixed:\n  steps: 10\n  warmup: 1\n"));
   v1::SubmitSweepResponse submitted;
   auto t0 = std::chrono::steady_clock::now();
-  if (!stub->SubmitSweep(Context().get(), submit, &submitted).ok()) return 1;
-  const double submit_s = Seconds(t0);
+  if (!stub->SubmitSweep(BenchContext().get(), submit, &submitted).ok())
+    return 1;
+  const double submit_s = SecondsSince(t0);
 
   // Lease + complete, one job at a time per client, from `clients` workers.
   std::vector<std::vector<double>> latencies(clients);
@@ -95,24 +84,25 @@ int Main(int argc, char** argv) {
         lease.set_lease_ms(60000);
         v1::LeaseJobsResponse leased;
         const auto l0 = std::chrono::steady_clock::now();
-        if (!own->LeaseJobs(Context().get(), lease, &leased).ok() ||
+        if (!own->LeaseJobs(BenchContext().get(), lease, &leased).ok() ||
             leased.leases_size() != 1) {
           failed = true;
           return;
         }
-        latencies[c].push_back(Seconds(l0) * 1000);
+        latencies[c].push_back(SecondsSince(l0) * 1000);
         v1::CompleteJobRequest done;
         done.set_worker_id(absl::StrCat("bench-", c));
         done.set_job_id(leased.leases(0).job_id());
         done.set_epoch(leased.leases(0).epoch());
         done.set_result_json(kResult);
         v1::CompleteJobResponse ok;
-        if (!own->CompleteJob(Context().get(), done, &ok).ok()) failed = true;
+        if (!own->CompleteJob(BenchContext().get(), done, &ok).ok())
+          failed = true;
       }
     });
   }
   for (auto& t : cyclers) t.join();
-  const double cycle_s = Seconds(t0);
+  const double cycle_s = SecondsSince(t0);
   if (failed) {
     std::fprintf(stderr, "a lease or completion failed\n");
     return 1;
@@ -128,7 +118,7 @@ int Main(int argc, char** argv) {
   lease.set_max_jobs(streams);
   lease.set_lease_ms(600000);
   v1::LeaseJobsResponse leased;
-  if (!stub->LeaseJobs(Context().get(), lease, &leased).ok()) return 1;
+  if (!stub->LeaseJobs(BenchContext().get(), lease, &leased).ok()) return 1;
   t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (int s = 0; s < leased.leases_size(); ++s) {
@@ -147,12 +137,12 @@ int Main(int argc, char** argv) {
           point->set_value(p * 1e-3);
         }
         v1::ReportMetricsResponse ack;
-        if (!own->ReportMetrics(Context().get(), req, &ack).ok()) return;
+        if (!own->ReportMetrics(BenchContext().get(), req, &ack).ok()) return;
       }
     });
   }
   for (auto& t : threads) t.join();
-  const double stream_s = Seconds(t0);
+  const double stream_s = SecondsSince(t0);
   const double total_points =
       static_cast<double>(leased.leases_size()) * batches * points;
 

@@ -7,6 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,6 +17,19 @@
 #include "coordinator/service.h"
 
 namespace tailsweep {
+
+inline double SecondsSince(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+// A context for one benchmark call: its deadline.
+inline std::unique_ptr<grpc::ClientContext> BenchContext(
+    std::chrono::seconds deadline = std::chrono::seconds(30)) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + deadline);
+  return ctx;
+}
 
 class LoopbackCoordinator {
  public:

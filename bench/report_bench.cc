@@ -34,17 +34,7 @@
 namespace tailsweep {
 namespace {
 
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
-      .count();
-}
-
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::seconds(120));
-  return ctx;
-}
+constexpr std::chrono::seconds kDeadline(120);
 
 // A train result with an evaluation and point clouds, as lab train writes.
 std::string Result(int64_t steps) {
@@ -130,7 +120,9 @@ int Main(int argc, char** argv) {
                    "\n  warmup: 1\n  layers: ", layers, "\n"));
   v1::SubmitSweepResponse submitted;
   auto t0 = std::chrono::steady_clock::now();
-  if (!stub->SubmitSweep(Context().get(), submit, &submitted).ok()) return 1;
+  if (!stub->SubmitSweep(BenchContext(kDeadline).get(), submit, &submitted)
+           .ok())
+    return 1;
   int64_t points = 0;
   const std::string result = Result(steps);
   // Every metric at steps 1..steps, through the store as the service would.
@@ -150,7 +142,8 @@ int Main(int argc, char** argv) {
     lease.set_max_jobs(64);
     lease.set_lease_ms(3600000);
     v1::LeaseJobsResponse leased;
-    if (!stub->LeaseJobs(Context().get(), lease, &leased).ok()) return 1;
+    if (!stub->LeaseJobs(BenchContext(kDeadline).get(), lease, &leased).ok())
+      return 1;
     if (leased.leases_size() == 0) break;
     for (const v1::JobLease& l : leased.leases()) {
       if (absl::Status s = fill(l, "filler"); !s.ok()) {
@@ -163,16 +156,17 @@ int Main(int argc, char** argv) {
       done.set_epoch(l.epoch());
       done.set_result_json(result);
       v1::CompleteJobResponse ok;
-      if (!stub->CompleteJob(Context().get(), done, &ok).ok()) return 1;
+      if (!stub->CompleteJob(BenchContext(kDeadline).get(), done, &ok).ok())
+        return 1;
     }
   }
   std::printf(
       "filled: %lld jobs, %lld points (%zu metrics x %d steps each) "
       "in %.1f s\n",
       static_cast<long long>(submitted.jobs_added()),
-      static_cast<long long>(points), names.size(), steps, Seconds(t0));
+      static_cast<long long>(points), names.size(), steps, SecondsSince(t0));
 
-  ReadCalls calls{stub.get(), [] { return Context(); },
+  ReadCalls calls{stub.get(), [] { return BenchContext(kDeadline); },
                   [](const grpc::Status& s) {
                     return absl::Status(
                         static_cast<absl::StatusCode>(s.error_code()),
@@ -190,7 +184,7 @@ int Main(int argc, char** argv) {
     page.report_json = *doc;
     const std::string html = ReportPage(page);
     std::printf("report run %d: %.2f s, %.2f MB (document %.2f MB)\n", run + 1,
-                Seconds(t0), html.size() / 1e6, doc->size() / 1e6);
+                SecondsSince(t0), html.size() / 1e6, doc->size() / 1e6);
   }
 
   // The dashboard while workers report into a live sweep of their own.
@@ -211,13 +205,16 @@ int Main(int argc, char** argv) {
                                     "]\nfixed:\n  steps: 1000000\n  warmup: "
                                     "1\n  layers: ",
                                     layers, "\n"));
-  if (!stub->SubmitSweep(Context().get(), submit, &submitted).ok()) return 1;
+  if (!stub->SubmitSweep(BenchContext(kDeadline).get(), submit, &submitted)
+           .ok())
+    return 1;
   v1::LeaseJobsRequest lease;
   lease.set_worker_id("live");
   lease.set_max_jobs(std::max(1, workers));
   lease.set_lease_ms(3600000);
   v1::LeaseJobsResponse live;
-  if (!stub->LeaseJobs(Context().get(), lease, &live).ok()) return 1;
+  if (!stub->LeaseJobs(BenchContext(kDeadline).get(), lease, &live).ok())
+    return 1;
   for (const v1::JobLease& l : live.leases()) {
     if (!fill(l, "live").ok()) return 1;
   }
@@ -244,7 +241,8 @@ int Main(int argc, char** argv) {
           }
         }
         v1::ReportMetricsResponse ack;
-        if (!own->ReportMetrics(Context().get(), req, &ack).ok()) return;
+        if (!own->ReportMetrics(BenchContext(kDeadline).get(), req, &ack).ok())
+          return;
         reported += req.points_size();
         std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
       }
@@ -261,15 +259,15 @@ int Main(int argc, char** argv) {
   std::vector<std::vector<double>> ms(routes.size());
   t0 = std::chrono::steady_clock::now();
   int failures = 0;
-  while (Seconds(t0) < seconds) {
+  while (SecondsSince(t0) < seconds) {
     for (size_t r = 0; r < routes.size(); ++r) {
       const auto q0 = std::chrono::steady_clock::now();
       const httplib::Result res = client.Get(routes[r].second.c_str());
-      ms[r].push_back(Seconds(q0) * 1000);
+      ms[r].push_back(SecondsSince(q0) * 1000);
       if (!res || res->status != 200) ++failures;
     }
   }
-  const double measured = Seconds(t0);
+  const double measured = SecondsSince(t0);
   stop = true;
   for (auto& t : threads) t.join();
   std::printf(

@@ -25,8 +25,8 @@
 #include "core/schema/file_util.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
-#include "core/schema/version.h"
 #include "core/schema/lease_file.h"
+#include "core/schema/version.h"
 
 namespace tailsweep::cli {
 namespace {

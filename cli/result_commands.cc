@@ -19,6 +19,7 @@
 #include "cli/render.h"
 #include "core/number_text.h"
 #include "core/schema/json_number.h"
+#include "report/result_json.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -253,20 +254,7 @@ RunFn DefineResults(CLI::App& app) {
       for (const v1::CellResult* p : rows) {
         const v1::CellResult& r = *p;
         json row = CellJson(r.cell());
-        row.update({{"jobs", r.jobs()},
-                    {"done", r.done()},
-                    {"failed", r.failed()},
-                    {"ratio_median", JsonNumber(r.ratio_median())},
-                    {"ratio_mean", JsonNumber(r.ratio_mean())},
-                    {"ratio_ci_low", JsonNumber(r.ratio_ci_low())},
-                    {"ratio_ci_high", JsonNumber(r.ratio_ci_high())},
-                    {"seed_min", JsonNumber(r.seed_min())},
-                    {"seed_max", JsonNumber(r.seed_max())},
-                    {"bold", r.bold()},
-                    {"collapsed", r.collapsed()},
-                    {"collapse_step", JsonNumber(r.collapse_step())},
-                    {"diverged", r.diverged()},
-                    {"hill_stat", JsonNumber(r.hill_stat())}});
+        row.update(CellResultJson(r, JsonNumber));
         doc.push_back(row);
       }
       PrintJson(doc);

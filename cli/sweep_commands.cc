@@ -32,6 +32,7 @@
 #include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
 #include "proto/tailsweep.grpc.pb.h"
+#include "report/result_json.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -81,14 +82,6 @@ RunFn DefineSubmit(CLI::App& app) {
               << " already there\n";
     return absl::OkStatus();
   };
-}
-
-json CountsJson(const v1::GetSweepStatusResponse& s) {
-  return {{"queued", s.queued()},
-          {"leased", s.leased()},
-          {"done", s.done()},
-          {"failed", s.failed()},
-          {"cancelled", s.cancelled()}};
 }
 
 // `status` without a sweep: every sweep with its counts.

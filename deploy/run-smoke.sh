@@ -46,5 +46,7 @@ done
 [ -n "$name" ] || { cat "$dir/submit.err" >&2; exit 1; }
 
 "$bin/tailsweep" watch "$name" --interval 1
+"$bin/tailsweep" report "$name" --out "$dir/report" 2>/dev/null
 "$bin/tailsweep" results "$name"
 echo "database: $dir/tailsweep.db (schema in README.md); logs: $dir/*.log"
+echo "report: $dir/report/report.html (figures per cell; opens offline)"

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/schema/json_number.h"
 #include "core/schema/version.h"
+#include "report/result_json.h"
 
 namespace tailsweep {
 namespace {
@@ -45,14 +46,6 @@ std::string ParamOr(const v1::JobInfo& job, const std::string& key,
     if (kv.key() == key) return kv.value();
   }
   return fallback;
-}
-
-json Counts(const v1::GetSweepStatusResponse& c) {
-  return {{"queued", c.queued()},
-          {"leased", c.leased()},
-          {"done", c.done()},
-          {"failed", c.failed()},
-          {"cancelled", c.cancelled()}};
 }
 
 // One job's curves: loss and spread ratio at `curve_points`, attention per
@@ -119,23 +112,6 @@ json JobDoc(const v1::JobInfo& job, int64_t layers) {
   return doc;
 }
 
-json ResultDoc(const v1::CellResult& r) {
-  return {{"jobs", r.jobs()},
-          {"done", r.done()},
-          {"failed", r.failed()},
-          {"ratio_median", Num(r.ratio_median())},
-          {"ratio_mean", Num(r.ratio_mean())},
-          {"ratio_ci_low", Num(r.ratio_ci_low())},
-          {"ratio_ci_high", Num(r.ratio_ci_high())},
-          {"seed_min", Num(r.seed_min())},
-          {"seed_max", Num(r.seed_max())},
-          {"collapsed", r.collapsed()},
-          {"diverged", r.diverged()},
-          {"collapse_step", Num(r.collapse_step())},
-          {"hill_stat", Num(r.hill_stat())},
-          {"bold", r.bold()}};
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
@@ -155,7 +131,7 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
   doc["sweep"] = {{"name", info.sweep().name()},
                   {"kind", info.sweep().kind()},
                   {"created_ms", info.sweep().created_ms()},
-                  {"counts", Counts(info.sweep().counts())},
+                  {"counts", CountsJson(info.sweep().counts())},
                   {"spec", info.spec_yaml()},
                   {"fixed", Object(info.fixed())},
                   {"version", info.version()}};
@@ -194,7 +170,7 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
     json cell = Object(r.cell(), "seed");
     cell_of[Dump(cell)] = cells.size();
     cells.push_back({{"cell", std::move(cell)},
-                     {"result", ResultDoc(r)},
+                     {"result", CellResultJson(r, Num)},
                      {"jobs", json::array()}});
   }
   json job_docs = json::array();

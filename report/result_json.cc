@@ -1,0 +1,30 @@
+#include "report/result_json.h"
+
+namespace tailsweep {
+
+nlohmann::json CountsJson(const v1::GetSweepStatusResponse& c) {
+  return {{"queued", c.queued()},
+          {"leased", c.leased()},
+          {"done", c.done()},
+          {"failed", c.failed()},
+          {"cancelled", c.cancelled()}};
+}
+
+nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number) {
+  return {{"jobs", r.jobs()},
+          {"done", r.done()},
+          {"failed", r.failed()},
+          {"ratio_median", number(r.ratio_median())},
+          {"ratio_mean", number(r.ratio_mean())},
+          {"ratio_ci_low", number(r.ratio_ci_low())},
+          {"ratio_ci_high", number(r.ratio_ci_high())},
+          {"seed_min", number(r.seed_min())},
+          {"seed_max", number(r.seed_max())},
+          {"bold", r.bold()},
+          {"collapsed", r.collapsed()},
+          {"collapse_step", number(r.collapse_step())},
+          {"diverged", r.diverged()},
+          {"hill_stat", number(r.hill_stat())}};
+}
+
+}  // namespace tailsweep
