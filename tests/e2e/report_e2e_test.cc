@@ -272,6 +272,13 @@ TEST_F(ReportE2E, TheLivePageShowsANewPointWithinTwoSeconds) {
           .out.find("\"name\":\"live\""),
       std::string::npos);
 
+  // The dashboard's index lists the sweep.
+  const nlohmann::json index =
+      Browser(Http("/"), "index",
+              std::string("--header 'Authorization: Bearer ") + kToken + "'");
+  ExpectCleanPage(index);
+  EXPECT_EQ(index.value("sweep_rows", 0), 1) << index.dump();
+
   const std::string ready = dir_ + "/ready", go = dir_ + "/go";
   const std::string out = artifacts_ + "/live";
   std::filesystem::create_directories(out);
