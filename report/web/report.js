@@ -423,7 +423,10 @@
     if (old) old.replaceWith(p); else root.prepend(p);
   }
 
+  // Every second, or 4x as long as the last answer took, so that a big
+  // sweep's page costs the coordinator at most about a fifth of its time.
   async function poll() {
+    const started = Date.now();
     try {
       const r = await fetch(url, {credentials: 'same-origin', cache: 'no-store'});
       const text = await r.text();
@@ -438,7 +441,7 @@
     } catch (e) {
       fail('Cannot reach the coordinator: ' + e.message);
     }
-    setTimeout(poll, 1000);
+    setTimeout(poll, Math.max(1000, 4 * (Date.now() - started)));
   }
 
   // `tailsweep report --images`: every figure as a PNG with its title and
