@@ -238,8 +238,10 @@ RunFn DefineEval(CLI::App& app) {
     TrainResult r;
     r.steps_done = eval->state.step;
     r.final_loss = std::numeric_limits<double>::quiet_NaN();  // not known
-    r.collapsed = eval->state.collapse_onset >= 0;
-    r.collapse_step = eval->state.collapse_onset;
+    r.collapse_step = CollapseOnsetAfterEvaluation(
+        eval->state.collapse_onset, eval->state.step,
+        eval->evaluation.spread_ratio);
+    r.collapsed = r.collapse_step >= 0;
     r.diverged = eval->state.diverged_step >= 0;
     r.diverged_step = eval->state.diverged_step;
     r.config = JobConfigToKeyValues(eval->state.config);

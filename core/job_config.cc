@@ -162,7 +162,11 @@ const std::vector<KeySpec>& Specs() {
               &JobConfig::eval_seed),
       IntKey("reference_trials", "trials of the sampling reference",
              &JobConfig::reference_trials, 1),
-      RealKey("collapse_threshold", "spread ratio below which a run collapses",
+      RealKey("collapse_threshold",
+              "spread ratio whose first logged step below marks the collapse "
+              "onset, recovery or not (a run that never went below but whose "
+              "final evaluation spread ratio is under 0.25 collapsed at its "
+              "end)",
               &JobConfig::collapse_threshold, 0, true, 1),
       RealKey("hill_fraction", "top fraction of order statistics for Hill",
               &JobConfig::hill_fraction, 0, true, 0.5),

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/checkpoint.h"
 #include "core/schema/checkpoint_name.h"
+#include "core/training_signals.h"
 
 namespace tailsweep {
 namespace {
@@ -52,6 +53,10 @@ absl::StatusOr<JobResult> RunJob(const JobConfig& config,
         Evaluate((*trainer)->model(), config, options.device);
     if (!eval.ok()) return eval.status();
     result.evaluation = *eval;
+    TrainOutcome& t = result.training;
+    t.collapse_step = CollapseOnsetAfterEvaluation(
+        t.collapse_step, t.steps_done, eval->spread_ratio);
+    t.collapsed = t.collapse_step >= 0;
     return result;
   });
 }

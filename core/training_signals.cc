@@ -17,11 +17,13 @@ double LearningRate(const JobConfig& config, int64_t step) {
 void CollapseTracker::Observe(int64_t step, double spread_ratio) {
   // NaN (a diverged output) counts as below: it has no spread left.
   const bool below = !(spread_ratio >= threshold_);
-  if (!below) {
-    below_since_ = -1;
-  } else if (below_since_ < 0) {
-    below_since_ = step;
-  }
+  if (below && below_since_ < 0) below_since_ = step;
+}
+
+int64_t CollapseOnsetAfterEvaluation(int64_t onset, int64_t final_step,
+                                     double eval_spread) {
+  if (onset >= 0) return onset;
+  return eval_spread >= kEvalCollapseSpread ? -1 : final_step;
 }
 
 }  // namespace tailsweep

@@ -63,9 +63,18 @@ class MetricsSink {
 // decay to 0 at `steps`. REQUIRES: 1 <= step <= steps, warmup <= steps.
 double LearningRate(const JobConfig& config, int64_t step);
 
-// Collapse (science.md 6): the spread ratio stays below the threshold; the
-// onset is the first step of the final stretch below it. A stretch that
-// ends (the ratio recovers) does not count.
+// Collapse: the output concentrated near one location. One rule for every
+// kernel [choice, revised from science.md 6's "stays below to the end"]:
+// - the onset is the first logged step whose spread ratio is below
+//   `collapse_threshold` (NaN, a diverged output, counts as below). A
+//   recovery afterwards does not undo it: CPU runs whose spread hits 0.009,
+//   partly recovers and ends at 0.15 with a distance ratio of 28 are
+//   collapsed runs, which the old rule called healthy;
+// - a run that never went below has collapsed at its last step when its
+//   final evaluation's spread ratio is below kEvalCollapseSpread
+//   (CollapseOnsetAfterEvaluation).
+inline constexpr double kEvalCollapseSpread = 0.25;
+
 class CollapseTracker {
  public:
   explicit CollapseTracker(double threshold) : threshold_(threshold) {}
@@ -82,6 +91,12 @@ class CollapseTracker {
   double threshold_;
   int64_t below_since_ = -1;
 };
+
+// The onset once the final evaluation (at `final_step`, spread ratio
+// `eval_spread`) is known: `onset` when there is one, else `final_step` when
+// the evaluation's spread is below kEvalCollapseSpread (or NaN), else -1.
+int64_t CollapseOnsetAfterEvaluation(int64_t onset, int64_t final_step,
+                                     double eval_spread);
 
 }  // namespace tailsweep
 

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
@@ -54,16 +55,25 @@ TEST(LearningRate, WarmsUpLinearlyThenDecaysByCosineToZero) {
   EXPECT_NEAR(LearningRate(c, 1), 1.0, 1e-3);
 }
 
-TEST(CollapseTracker, OnsetIsTheStartOfTheFinalStretchBelowThreshold) {
+TEST(CollapseTracker, OnsetIsTheFirstStepBelowThresholdRecoveryOrNot) {
   CollapseTracker t(0.05);
   t.Observe(1, 0.9);
-  t.Observe(2, 0.01);
-  t.Observe(3, 0.5);  // recovered: that stretch does not count
   EXPECT_FALSE(t.collapsed());
-  t.Observe(4, 0.04);
-  t.Observe(5, 0.001);
+  t.Observe(2, 0.01);
+  t.Observe(3, 0.5);  // a partial recovery does not undo it
+  t.Observe(4, 0.001);
   EXPECT_TRUE(t.collapsed());
-  EXPECT_EQ(t.onset(), 4);
+  EXPECT_EQ(t.onset(), 2);
+  CollapseTracker nan(0.05);
+  nan.Observe(7, std::nan(""));  // a diverged output has no spread left
+  EXPECT_EQ(nan.onset(), 7);
+}
+
+TEST(CollapseTracker, AFinalEvaluationWithLittleSpreadLeftIsACollapseAtTheEnd) {
+  EXPECT_EQ(CollapseOnsetAfterEvaluation(320, 3000, 0.9), 320);
+  EXPECT_EQ(CollapseOnsetAfterEvaluation(-1, 3000, 0.15), 3000);
+  EXPECT_EQ(CollapseOnsetAfterEvaluation(-1, 3000, std::nan("")), 3000);
+  EXPECT_EQ(CollapseOnsetAfterEvaluation(-1, 3000, 0.62), -1);
 }
 
 class TinyTraining
