@@ -214,13 +214,16 @@ TEST_F(LeaseFaults, AResumedJobsCurveIsTheResumingAttempts) {
       WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics WHERE "
               "name = 'loss' AND step >= 100",
               2, 120));
+  // Killed once the first attempt's points reach past a stored checkpoint
+  // (the one the next attempt resumes from): those are what must not stay
+  // in the curve. (A checkpoint is uploaded after the points before it are
+  // acknowledged, so right after step 100 arrives there may be none yet.)
+  const std::string past_checkpoint =
+      "SELECT COUNT(*) > 0 FROM metrics m JOIN checkpoints c USING "
+      "(job_id) WHERE m.name = 'loss' AND m.step > c.step";
+  ASSERT_TRUE(WaitFor(past_checkpoint, 1, 120));
   RunCommand(absl::StrCat("pkill -9 -P ", first.pid()));
   first.Signal(SIGKILL);
-  // The first attempt's points reach past the checkpoint the next one
-  // resumes from: those are what must not stay in the curve.
-  EXPECT_GT(Query("SELECT COUNT(*) FROM metrics m JOIN checkpoints c USING "
-                  "(job_id) WHERE m.name = 'loss' AND m.step > c.step"),
-            0);
   StartWorker("second", {"--threads-per-slot", "2"});
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 300));
