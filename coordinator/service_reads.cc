@@ -174,10 +174,10 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
   const bool over_seeds = req->over_seeds();
   uint64_t id = token->snapshot;
   absl::StatusOr<std::shared_ptr<const ResultsSnapshot>> snapshot =
-      result_pages_.Get({req->sweep(), over_seeds, group_by},
-                        store_->Generation(), &id, [&] {
-        return ResultsOf(*store_, req->sweep(), over_seeds, group_by);
-      });
+      result_pages_.Get(
+          {req->sweep(), over_seeds, group_by}, store_->Generation(), &id, [&] {
+            return ResultsOf(*store_, req->sweep(), over_seeds, group_by);
+          });
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   const ResultsSnapshot& snap = **snapshot;
   resp->set_jobs(snap.jobs);

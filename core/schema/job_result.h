@@ -9,10 +9,11 @@
 //
 // train: {"steps_done", "resumed_from_step", "final_loss", "diverged",
 //   "diverged_step", "collapsed", "collapse_step", "stopped", optionally
-//   "lease_ran_out" (true), optionally "version", "config": {key: typed value}, and unless stopped
-//   the evaluation: "ratio_mean", "ratio_median", "ratio_ci_low",
-//   "ratio_ci_high", "spread_ratio", "delta", "eval_instances", "hill_stat"
-//   (mirrored Pareto only), optionally "samples": [{"instance", "target":
+//   "lease_ran_out" (true), optionally "version", "config": {key: typed value},
+//   and unless stopped the evaluation: "ratio_mean", "ratio_median",
+//   "ratio_ci_low", "ratio_ci_high", "spread_ratio", "delta", "eval_instances",
+//   "hill_stat" (mirrored Pareto only), optionally "samples": [{"instance",
+//   "target":
 //   [[x, ...], ...], "prediction": [[x, ...], ...]}] (6 significant digits)}
 // tails: an array of rows {"seam", "n", "index", "ed_mean", "ed_sd",
 //   "w2_mean", "w2_sd", "ed_noise", "w2_noise"}, as `lab tails --format json`

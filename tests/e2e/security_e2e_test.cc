@@ -67,12 +67,14 @@ TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
       << log;
   const std::string https = absl::StrCat("https://127.0.0.1:", port[1].str());
   const std::string curl = "curl -s --cacert " + dir_ + "/cert.pem ";
-  EXPECT_NE(RunCommand(curl + "-H 'Authorization: Bearer correct-horse-battery' " +
-                       https + "/api/sweeps/nosuch")
-                .out.find("no sweep 'nosuch'"),
-            std::string::npos);
-  EXPECT_NE(RunCommand(curl + https + "/api/sweeps").out.find("UNAUTHENTICATED"),
-            std::string::npos);
+  EXPECT_NE(
+      RunCommand(curl + "-H 'Authorization: Bearer correct-horse-battery' " +
+                 https + "/api/sweeps/nosuch")
+          .out.find("no sweep 'nosuch'"),
+      std::string::npos);
+  EXPECT_NE(
+      RunCommand(curl + https + "/api/sweeps").out.find("UNAUTHENTICATED"),
+      std::string::npos);
   EXPECT_NE(RunCommand("curl -s -o /dev/null -w '%{http_code}' http" +
                        https.substr(5) + "/api/sweeps")
                 .out,
