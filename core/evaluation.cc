@@ -32,7 +32,7 @@ absl::StatusOr<Evaluator> Evaluator::Create(const JobConfig& config,
   ref_options.trials = config.reference_trials;
   ref_options.seed = config.eval_seed + 1;  // apart from the instances' stream
   absl::StatusOr<Reference> reference =
-      SamplingReference({config.op, config.marginal}, ref_options);
+      SamplingReference(TaskOf(config), ref_options);
   if (!reference.ok()) return reference.status();
   return Evaluator(config, device, reference->mean);
 }
@@ -64,7 +64,7 @@ absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
-  const Task task{config.op, config.marginal};
+  const Task task = TaskOf(config);
   bool hill = config.marginal == MarginalFamily::kMirroredPareto;
 
   EvalResult result;
@@ -73,7 +73,9 @@ absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
   const std::vector<Instance> instances =
       sampler.DrawInstances(config.eval_instances);
   const torch::TensorOptions on_device =
-      torch::TensorOptions().dtype(torch::kFloat).device(device);
+      torch::TensorOptions()
+          .dtype(ModelScalarType(config.precision))
+          .device(device);
   const torch::TensorOptions cpu_double =
       torch::TensorOptions().dtype(torch::kDouble);
   HillErrors hill_errors;

@@ -26,10 +26,24 @@ enum class OperatorKind { kShearedSwap, kMatrixInverse };
 absl::StatusOr<OperatorKind> ParseOperator(absl::string_view name);
 absl::string_view OperatorName(OperatorKind op);
 
-// The benchmark task: which operator, which marginal family.
+// The prior of both axes' tail index a of the mirrored Pareto family,
+// uniform on [min, max] (science.md section 2 [choice]: [1.1, 2.0], a finite
+// mean and an infinite variance). Gaussian tasks do not use it.
+struct TailIndexPrior {
+  double min = 1.1;
+  double max = 2.0;
+
+  bool operator==(const TailIndexPrior& o) const {
+    return min == o.min && max == o.max;
+  }
+};
+
+// The benchmark task: which operator, which marginal family, and the
+// mirrored Pareto family's tail-index prior.
 struct Task {
   OperatorKind op = OperatorKind::kShearedSwap;
   MarginalFamily family = MarginalFamily::kMirroredPareto;
+  TailIndexPrior tail_prior;
 };
 
 // False for Gaussian matrix inverse: a rotation of Gaussian latents gives the

@@ -84,6 +84,24 @@ KeySpec RealKey(const char* name, const char* help, double JobConfig::*field,
           [=](const JobConfig& c) { return FormatDouble(c.*field); }};
 }
 
+// An end of the tail-index prior: a number > 1 (a finite mean, which the
+// energy distance needs) and <= 100.
+KeySpec TailIndexKey(const char* name, const char* help,
+                     double TailIndexPrior::*end) {
+  const std::string allowed = "a number > 1 and <= 100";
+  return {{name, absl::StrCat(help, " (", allowed, ")")},
+          [=](JobConfig& c, absl::string_view v) {
+            double parsed;
+            if (!absl::SimpleAtod(v, &parsed) || !std::isfinite(parsed) ||
+                parsed <= 1 || parsed > 100) {
+              return Bad(name, v, allowed);
+            }
+            c.tail_prior.*end = parsed;
+            return absl::OkStatus();
+          },
+          [=](const JobConfig& c) { return FormatDouble(c.tail_prior.*end); }};
+}
+
 // An enum key given its parser and namer.
 template <typename E>
 KeySpec EnumKey(const char* name, const char* help, E JobConfig::*field,
@@ -168,6 +186,19 @@ const std::vector<KeySpec>& Specs() {
               "final evaluation spread ratio is under 0.25 collapsed at its "
               "end)",
               &JobConfig::collapse_threshold, 0, true, 1),
+      Added(EnumKey("precision",
+                    "floating-point type of the model's parameters and "
+                    "activations, attention included: float32, float64 or "
+                    "bfloat16 (loss and metrics then in float32)",
+                    &JobConfig::precision, &ParsePrecision, &PrecisionName)),
+      Added(TailIndexKey("tail_index_min",
+                         "lower end of the uniform prior of the mirrored "
+                         "Pareto tail index a, both axes",
+                         &TailIndexPrior::min)),
+      Added(TailIndexKey("tail_index_max",
+                         "upper end of the uniform prior of the mirrored "
+                         "Pareto tail index a, both axes",
+                         &TailIndexPrior::max)),
       RealKey("hill_fraction", "top fraction of order statistics for Hill",
               &JobConfig::hill_fraction, 0, true, 0.5),
       IntKey("query_tile", "attention queries per tile", &JobConfig::query_tile,
@@ -217,6 +248,19 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
         "key 'eval_every' (", c.eval_every,
         ") must be 0 or a multiple of key 'log_every' (", c.log_every, ")"));
   }
+  if (c.tail_prior.min > c.tail_prior.max) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "key 'tail_index_min' (", FormatDouble(c.tail_prior.min),
+        ") must be <= key 'tail_index_max' (", FormatDouble(c.tail_prior.max),
+        ")"));
+  }
+  if (c.marginal == MarginalFamily::kGaussian &&
+      !(c.tail_prior == TailIndexPrior{})) {
+    return absl::InvalidArgumentError(
+        "keys 'tail_index_min' and 'tail_index_max' apply to marginal "
+        "'mirrored_pareto' only; leave them at their defaults (1.1, 2) for "
+        "'gaussian' (a sweep spec can exclude such cells)");
+  }
   if (!IsIdentifiable({c.op, c.marginal})) {
     return absl::InvalidArgumentError(
         "operator 'matrix_inverse' with marginal 'gaussian' is unidentifiable "
@@ -224,6 +268,10 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
         "sheared_swap with gaussian, or mirrored_pareto with either operator");
   }
   return absl::OkStatus();
+}
+
+Task TaskOf(const JobConfig& config) {
+  return {config.op, config.marginal, config.tail_prior};
 }
 
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(

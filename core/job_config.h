@@ -47,6 +47,8 @@ struct JobConfig {
   uint64_t eval_seed = 20261001;  // shared by all jobs of a sweep [choice]
   int64_t reference_trials = 64;  // trials of the sampling reference [choice]
   double collapse_threshold = 0.05;
+  Precision precision = Precision::kFloat32;
+  TailIndexPrior tail_prior;  // "tail_index_min", "tail_index_max"
   double hill_fraction = 0.1;  // top fraction for the Hill estimator
   int64_t query_tile = 256;    // attention tiling (no effect on values)
   int64_t key_tile = 1024;
@@ -68,7 +70,9 @@ absl::Status SetJobKey(JobConfig& config, absl::string_view key,
 
 // Cross-key rules: heads divide d_model, warmup <= steps, eval_every is a
 // multiple of log_every, the task is identifiable (not Gaussian matrix
-// inverse). InvalidArgument naming keys.
+// inverse), tail_index_min <= tail_index_max, and both at their defaults
+// for the Gaussian family, which has no tail index. InvalidArgument naming
+// keys.
 absl::Status ValidateJobConfig(const JobConfig& config);
 
 // The keys with their values as text, canonical order; SetJobKey of each
@@ -79,6 +83,9 @@ absl::Status ValidateJobConfig(const JobConfig& config);
 // its jobs.
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
     const JobConfig& config);
+
+// The benchmark task the config trains on: operator, family, tail prior.
+Task TaskOf(const JobConfig& config);
 
 }  // namespace tailsweep
 

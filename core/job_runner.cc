@@ -73,6 +73,9 @@ absl::StatusOr<CheckpointEval> EvaluateCheckpoint(const std::string& path,
           "--eval-instances must be >= 2 (got ", config->eval_instances, ")"));
     }
     PointTransformer model(ModelOptionsFor(*config));
+    // The checkpoint's tensors are read into the parameters as they are:
+    // give them its type first.
+    model->to(ModelScalarType(config->precision));
     absl::StatusOr<TrainingState> state = LoadCheckpoint(path, model, nullptr);
     if (!state.ok()) return state.status();
     model->to(device);

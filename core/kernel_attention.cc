@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "core/kernel_tile.h"
+
 namespace tailsweep {
 
 namespace {
@@ -22,6 +24,14 @@ namespace {
 struct KernelTile {
   at::Tensor phi, phi_prime;  // phi_prime undefined unless asked for
 };
+
+// Whether a tile of these scores goes through kernel_tile.h's fused passes
+// (float32 on the CPU, slower-growing kernels); otherwise NonSoftmaxTile's
+// ATen passes, which run on every device and dtype.
+bool FusedTile(AttentionKernel kernel, const at::Tensor& like) {
+  return kernel != AttentionKernel::kSoftmax && like.is_cpu() &&
+         like.scalar_type() == at::kFloat;
+}
 
 // Consumes `s` (its storage is reused). Not for softmax.
 KernelTile NonSoftmaxTile(AttentionKernel kernel, at::Tensor s,
@@ -110,6 +120,7 @@ void ForwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                  at::Tensor stat) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const bool softmax = kernel == AttentionKernel::kSoftmax;
+  const bool fused = FusedTile(kernel, q);
   const int64_t n = q.size(1), m = k.size(1);
   for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
     const int64_t i1 = std::min(n, i0 + tiles.query);
@@ -130,6 +141,10 @@ void ForwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
         l.mul_(correction).add_(s.sum(-1));
         acc.mul_(correction.unsqueeze(-1)).baddbmm_(s, vt);
         row_max = new_max;
+      } else if (fused) {  // s becomes phi, its row sums go into l
+        KernelTilePhiRowSums(kernel, s.data_ptr<float>(), s.size(0) * s.size(1),
+                             s.size(2), l.data_ptr<float>());
+        acc.baddbmm_(s, vt);
       } else {
         const at::Tensor phi = NonSoftmaxTile(kernel, s, false).phi;
         l.add_(phi.sum(-1));
@@ -180,6 +195,7 @@ void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   at::Tensor dq, at::Tensor dk, at::Tensor dv) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const bool softmax = kernel == AttentionKernel::kSoftmax;
+  const bool fused = FusedTile(kernel, q);
   const int64_t n = q.size(1), m = k.size(1);
   const at::Tensor delta = (grad * out).sum(-1);  // D_i = dO_i . o_i
   for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
@@ -192,13 +208,27 @@ void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     // l instead (rows of [tq, dh] and [tq], not the [tq, tk] tiles):
     // dV += phi^T (dO / l), ds = phi' ((dO / l) . v - D / l).
     const at::Tensor gs = softmax ? gt : gt / st;
-    const at::Tensor ds_shift = softmax ? dt : dt / st;
+    const at::Tensor ds_shift = softmax ? dt : (dt / st).contiguous();
     at::Tensor dq_tile = at::zeros_like(qt);
     for (int64_t j0 = 0; j0 < m; j0 += tiles.key) {
       const int64_t j1 = std::min(m, j0 + tiles.key);
       const at::Tensor kt = k.slice(1, j0, j1);
       const at::Tensor vt = v.slice(1, j0, j1);
       at::Tensor s = at::bmm(qt, kt.transpose(1, 2));
+      if (fused) {  // phi from s, then ds = phi'(s) (dO v^T / l - D / l)
+        const at::Tensor phi = at::empty_like(s);
+        KernelTilePhi(kernel, s.data_ptr<float>(), phi.data_ptr<float>(),
+                      s.numel());
+        dv.slice(1, j0, j1).baddbmm_(phi.transpose(1, 2), gs);
+        at::Tensor ds = at::bmm(gs, vt.transpose(1, 2));
+        KernelTileShiftedDerivative(kernel, s.data_ptr<float>(),
+                                    ds_shift.data_ptr<float>(),
+                                    ds.data_ptr<float>(), s.size(0) * s.size(1),
+                                    s.size(2));
+        dq_tile.baddbmm_(ds, kt);
+        dk.slice(1, j0, j1).baddbmm_(ds.transpose(1, 2), qt);
+        continue;
+      }
       at::Tensor w, w_prime;  // softmax: phi / l; others: phi and phi'
       if (softmax) {
         w = (s - st).exp_();

@@ -32,6 +32,22 @@ absl::Status ModelOptions::Validate() const {
   return absl::OkStatus();
 }
 
+at::ScalarType ModelScalarType(Precision precision) {
+  switch (precision) {
+    case Precision::kFloat64:
+      return at::kDouble;
+    case Precision::kBFloat16:
+      return at::kBFloat16;
+    case Precision::kFloat32:
+      break;
+  }
+  return at::kFloat;
+}
+
+at::ScalarType LossScalarType(Precision precision) {
+  return precision == Precision::kFloat64 ? at::kDouble : at::kFloat;
+}
+
 double ModelOptions::ResidualScale() const {
   return norm == NormPlacement::kPost ? std::pow(2.0 * layers, 0.25) : 1.0;
 }

@@ -29,6 +29,12 @@
 
 namespace tailsweep {
 
+// The tensor type of a precision: the model's parameters and activations.
+at::ScalarType ModelScalarType(Precision precision);
+// Where the loss and the metrics are computed: the model's type, or float32
+// for bfloat16.
+at::ScalarType LossScalarType(Precision precision);
+
 struct ModelOptions {
   int64_t layers = 6;        // L. Default: 6.
   int64_t d_model = 256;     // d. Default: 256.

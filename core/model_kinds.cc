@@ -38,4 +38,25 @@ absl::string_view NormPlacementName(NormPlacement norm) {
   return norm == NormPlacement::kPost ? "post" : "pre";
 }
 
+absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
+  if (name == "float32") return Precision::kFloat32;
+  if (name == "float64") return Precision::kFloat64;
+  if (name == "bfloat16") return Precision::kBFloat16;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown precision '", name,
+                   "'; allowed: float32, float64, bfloat16"));
+}
+
+absl::string_view PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFloat32:
+      return "float32";
+    case Precision::kFloat64:
+      return "float64";
+    case Precision::kBFloat16:
+      return "bfloat16";
+  }
+  return "unknown";
+}
+
 }  // namespace tailsweep

@@ -23,6 +23,16 @@ enum class NormPlacement { kPost, kPre };
 absl::StatusOr<NormPlacement> ParseNormPlacement(absl::string_view name);
 absl::string_view NormPlacementName(NormPlacement norm);
 
+// The floating-point type of the model's parameters and activations,
+// attention included [choice: float32 by default]. bfloat16 keeps the loss
+// and the metrics in float32 (pure bfloat16 weights, no float32 master copy,
+// as LibTorch's CPU ops give it).
+enum class Precision { kFloat32, kFloat64, kBFloat16 };
+
+// "float32", "float64" or "bfloat16"; InvalidArgument otherwise.
+absl::StatusOr<Precision> ParsePrecision(absl::string_view name);
+absl::string_view PrecisionName(Precision precision);
+
 }  // namespace tailsweep
 
 #endif  // TAILSWEEP_CORE_MODEL_KINDS_H_

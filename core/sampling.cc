@@ -39,9 +39,10 @@ Instance DrawInstance(const Task& task, at::Generator& gen) {
   const double* u = u_tensor.data_ptr<double>();
   std::array<Marginal, 2> axes;
   if (task.family == MarginalFamily::kMirroredPareto) {
-    axes[0] = Marginal::MirroredPareto(Between(1.1, 2.0, u[0]),
+    const TailIndexPrior& a = task.tail_prior;
+    axes[0] = Marginal::MirroredPareto(Between(a.min, a.max, u[0]),
                                        Between(0.5, 1.0, u[1]));
-    axes[1] = Marginal::MirroredPareto(Between(1.1, 2.0, u[2]),
+    axes[1] = Marginal::MirroredPareto(Between(a.min, a.max, u[2]),
                                        Between(1.0, 2.0, u[3]));
   } else {
     axes[0] =

@@ -50,12 +50,14 @@ Trainer::Trainer(const JobConfig& config, torch::Device device, TrainerEnv env)
     : config_(config),
       device_(device),
       env_(std::move(env)),
-      sampler_(Task{config.op, config.marginal}, DataSeed(config.seed)),
+      sampler_(TaskOf(config), DataSeed(config.seed)),
       collapse_(config.collapse_threshold) {
   if (!env_.now) env_.now = SteadySeconds;
   torch::manual_seed(config.seed);
   model_ = PointTransformer(ModelOptionsFor(config));
-  model_->to(device);
+  // Initialised in float32 and then converted, so every precision starts
+  // from the same weights.
+  model_->to(device, ModelScalarType(config.precision));
   optimizer_ = std::make_unique<torch::optim::AdamW>(
       model_->parameters(),
       torch::optim::AdamWOptions(config.lr).weight_decay(config.weight_decay));
@@ -105,8 +107,11 @@ absl::StatusOr<std::optional<EvalSummary>> Trainer::PeriodicEval(int64_t step) {
 
 absl::StatusOr<TrainOutcome> Trainer::Run() {
   model_->train();
+  const torch::ScalarType model_type = ModelScalarType(config_.precision);
   const torch::TensorOptions options =
-      torch::TensorOptions().dtype(torch::kFloat).device(device_);
+      torch::TensorOptions()
+          .dtype(LossScalarType(config_.precision))
+          .device(device_);
   TrainOutcome outcome;
   while (step_ < config_.steps && diverged_step_ < 0) {
     const int64_t step = step_ + 1;
@@ -120,7 +125,8 @@ absl::StatusOr<TrainOutcome> Trainer::Run() {
     const bool log = step % config_.log_every == 0;
     std::vector<AttentionStats> attention;
     torch::Tensor prediction =
-        model_->forward(batch.input, log ? &attention : nullptr);
+        model_->forward(batch.input.to(model_type), log ? &attention : nullptr)
+            .to(options.dtype());
     if (env_.on_prediction) env_.on_prediction(step, prediction);
     torch::Tensor loss = EnergyDistanceLoss(prediction, batch.target).mean();
     if (env_.on_loss) env_.on_loss(step, loss);

@@ -38,25 +38,54 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
     ASSERT_TRUE(SetJobKey(rebuilt, key, value).ok()) << key << "=" << value;
   }
   EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
-  // Every key but eval_every, which is listed only off its default.
-  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 1);
+  // Every key but those added later (eval_every, precision, tail_index_min,
+  // tail_index_max), listed only off their defaults.
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 4);
 }
 
 // Keys added after job ids were first issued leave the key/values of a job
 // that does not use them (and so its id) as they were.
 TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
-  JobConfig c;
-  auto listed = [](const JobConfig& config) {
-    for (const auto& [key, value] : JobConfigToKeyValues(config)) {
-      if (key == "eval_every") return value;
-    }
-    return std::string("(absent)");
+  struct Case {
+    const char* key;
+    const char* other;    // a value off the default
+    const char* default_;  // the default's text
   };
-  EXPECT_EQ(listed(c), "(absent)");
-  ASSERT_TRUE(SetJobKey(c, "eval_every", "500").ok());
-  EXPECT_EQ(listed(c), "500");
-  ASSERT_TRUE(SetJobKey(c, "eval_every", "0").ok());
-  EXPECT_EQ(listed(c), "(absent)");
+  for (const Case& t : std::vector<Case>{{"eval_every", "500", "0"},
+                                         {"precision", "float64", "float32"},
+                                         {"tail_index_min", "1.5", "1.1"},
+                                         {"tail_index_max", "3", "2"}}) {
+    JobConfig c;
+    auto listed = [&](const JobConfig& config) {
+      for (const auto& [key, value] : JobConfigToKeyValues(config)) {
+        if (key == t.key) return value;
+      }
+      return std::string("(absent)");
+    };
+    EXPECT_EQ(listed(c), "(absent)") << t.key;
+    ASSERT_TRUE(SetJobKey(c, t.key, t.other).ok()) << t.key;
+    EXPECT_EQ(listed(c), t.other);
+    ASSERT_TRUE(SetJobKey(c, t.key, t.default_).ok()) << t.key;
+    EXPECT_EQ(listed(c), "(absent)") << t.key;
+  }
+}
+
+TEST(JobConfig, PrecisionAndTailPriorKeysSetTheirFields) {
+  JobConfig c;
+  EXPECT_EQ(c.precision, Precision::kFloat32);
+  EXPECT_EQ(c.tail_prior, TailIndexPrior{});
+  ASSERT_TRUE(SetJobKey(c, "precision", "bfloat16").ok());
+  ASSERT_TRUE(SetJobKey(c, "tail_index_min", "2.5").ok());
+  ASSERT_TRUE(SetJobKey(c, "tail_index_max", "4").ok());
+  EXPECT_EQ(c.precision, Precision::kBFloat16);
+  EXPECT_EQ(c.tail_prior.min, 2.5);
+  EXPECT_EQ(c.tail_prior.max, 4.0);
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  const Task task = TaskOf(c);
+  EXPECT_EQ(task.tail_prior.min, 2.5);
+  EXPECT_EQ(task.tail_prior.max, 4.0);
+  EXPECT_EQ(task.op, c.op);
+  EXPECT_EQ(task.family, c.marginal);
 }
 
 TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
@@ -78,7 +107,10 @@ TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
            {"lr", "nan", "> 0"},
            {"collapse_threshold", "2", "<= 1"},
            {"seed", "-3", ">= 0"},
-           {"eval_every", "-1", ">= 0"}}) {
+           {"eval_every", "-1", ">= 0"},
+           {"precision", "float16", "allowed: float32, float64, bfloat16"},
+           {"tail_index_min", "1", "> 1 and <= 100"},
+           {"tail_index_max", "inf", "> 1 and <= 100"}}) {
     const absl::Status s = SetJobKey(c, t.key, t.value);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << t.key;
     EXPECT_NE(s.message().find(t.key), std::string::npos) << s;
@@ -103,8 +135,22 @@ TEST(JobConfig, CrossKeyRules) {
       << every;
   c.eval_every = 100;
   EXPECT_TRUE(ValidateJobConfig(c).ok());
-  c.op = OperatorKind::kMatrixInverse;
+  c.tail_prior = {2.0, 1.5};
+  const absl::Status order = ValidateJobConfig(c);
+  EXPECT_NE(order.message().find("'tail_index_min' (2) must be <= key "
+                                 "'tail_index_max' (1.5)"),
+            std::string::npos)
+      << order;
+  c.tail_prior = {1.5, 1.5};  // a single index is a prior too
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
   c.marginal = MarginalFamily::kGaussian;
+  const absl::Status gaussian = ValidateJobConfig(c);
+  EXPECT_NE(gaussian.message().find("'mirrored_pareto' only"),
+            std::string::npos)
+      << gaussian;
+  c.tail_prior = {};
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  c.op = OperatorKind::kMatrixInverse;
   EXPECT_EQ(ValidateJobConfig(c).code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -123,6 +123,34 @@ TEST(DrawInstance, FollowsThePriors) {
       {OperatorKind::kMatrixInverse, MarginalFamily::kMirroredPareto}));
 }
 
+// A task's tail-index prior moves both axes' index and nothing else: the
+// same uniforms are consumed, so the instances' other parameters agree.
+TEST(DrawInstance, TakesTheTailIndexFromTheTasksPrior) {
+  at::Generator standard = MakeCpuGenerator(5), heavy = MakeCpuGenerator(5);
+  Task heavier{OperatorKind::kShearedSwap, MarginalFamily::kMirroredPareto};
+  heavier.tail_prior = {1.05, 1.25};
+  double lowest = 10, highest = 0;
+  for (int i = 0; i < 200; ++i) {
+    const Instance a = DrawInstance(
+        {OperatorKind::kShearedSwap, MarginalFamily::kMirroredPareto},
+        standard);
+    const Instance b = DrawInstance(heavier, heavy);
+    for (int axis = 0; axis < 2; ++axis) {
+      lowest = std::min(lowest, b.axes[axis].index);
+      highest = std::max(highest, b.axes[axis].index);
+      // The same uniform, mapped onto the other interval.
+      EXPECT_NEAR((b.axes[axis].index - 1.05) / 0.2,
+                  (a.axes[axis].index - 1.1) / 0.9, 1e-12);
+      EXPECT_EQ(a.axes[axis].scale, b.axes[axis].scale);
+    }
+    EXPECT_EQ(a.a_in, b.a_in);
+  }
+  EXPECT_GE(lowest, 1.05);
+  EXPECT_LE(highest, 1.25);
+  EXPECT_LT(lowest, 1.07);
+  EXPECT_GT(highest, 1.23);
+}
+
 // Undoing an instance's matrix recovers independent latents with the
 // instance's marginals, for input and target alike.
 TEST(TaskSampler, EnsemblesHaveTheInstanceLawAfterUndoingTheMatrix) {

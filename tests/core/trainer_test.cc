@@ -332,3 +332,72 @@ TEST_F(TrainerFiles, PeriodicEvaluationsLeaveTheRunUnchanged) {
 
 }  // namespace
 }  // namespace tailsweep
+
+namespace tailsweep {
+namespace {
+
+// precision float64 and bfloat16: the model's parameters have that type,
+// training starts from float32's initial weights (float32 init, converted),
+// the loss falls, and a checkpoint evaluates and resumes bit for bit.
+class Precisions : public ::testing::TestWithParam<Precision> {
+ protected:
+  void SetUp() override { dir_ = testing::MakeTempDir("tailsweep_prec_"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_P(Precisions, TrainFromFloat32sWeightsEvaluateAndResume) {
+  JobConfig c = Tiny();
+  c.steps = 60;
+  c.checkpoint_every = 30;
+  MemorySink base_sink;
+  TrainerEnv env;
+  env.sink = &base_sink;
+  TS_ASSERT_OK_AND_ASSIGN(auto base, Trainer::Create(c, torch::kCPU, env));
+  c.precision = GetParam();
+  MemorySink sink;
+  env.sink = &sink;
+  env.checkpoint_dir = dir_;
+  TS_ASSERT_OK_AND_ASSIGN(auto t, Trainer::Create(c, torch::kCPU, env));
+  const torch::ScalarType type = ModelScalarType(GetParam());
+  for (const torch::Tensor& p : t->model()->parameters()) {
+    EXPECT_EQ(p.scalar_type(), type);
+  }
+  // The same initial weights, to the precision's rounding.
+  const auto base_params = base->model()->parameters();
+  const auto params = t->model()->parameters();
+  ASSERT_EQ(base_params.size(), params.size());
+  const double tolerance = GetParam() == Precision::kBFloat16 ? 1e-2 : 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(params[i].to(torch::kDouble),
+                                base_params[i].to(torch::kDouble), tolerance,
+                                1e-6));
+  }
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome outcome, t->Run());
+  EXPECT_FALSE(outcome.diverged);
+  EXPECT_LT(MeanLoss(sink.metrics, 45, 60), 0.8 * MeanLoss(sink.metrics, 0, 15));
+  TS_ASSERT_OK_AND_ASSIGN(
+      CheckpointEval eval,
+      EvaluateCheckpoint(CheckpointPath(dir_, 60), 0, torch::kCPU));
+  EXPECT_TRUE(std::isfinite(eval.evaluation.ratio_median));
+
+  MemorySink resumed;
+  env.sink = &resumed;
+  TS_ASSERT_OK_AND_ASSIGN(auto r, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK(r->ResumeFrom(CheckpointPath(dir_, 30)));
+  TS_ASSERT_OK(r->Run());
+  ASSERT_EQ(resumed.metrics.size(), 30u);
+  for (size_t i = 0; i < resumed.metrics.size(); ++i) {
+    ExpectSameMetrics(resumed.metrics[i], sink.metrics[30 + i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OffTheDefault, Precisions,
+                         ::testing::Values(Precision::kFloat64,
+                                           Precision::kBFloat16),
+                         [](const auto& info) {
+                           return std::string(PrecisionName(info.param));
+                         });
+
+}  // namespace
+}  // namespace tailsweep
