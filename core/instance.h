@@ -41,6 +41,10 @@ struct TailIndexPrior {
 // The benchmark task: which operator, which marginal family, and the
 // mirrored Pareto family's tail-index prior.
 struct Task {
+  Task() = default;
+  Task(OperatorKind op, MarginalFamily family, TailIndexPrior tail_prior = {})
+      : op(op), family(family), tail_prior(tail_prior) {}
+
   OperatorKind op = OperatorKind::kShearedSwap;
   MarginalFamily family = MarginalFamily::kMirroredPareto;
   TailIndexPrior tail_prior;

@@ -181,8 +181,8 @@ const std::vector<KeySpec>& Specs() {
       IntKey("reference_trials", "trials of the sampling reference",
              &JobConfig::reference_trials, 1),
       RealKey("collapse_threshold",
-              "spread ratio whose first logged step below marks the collapse "
-              "onset, recovery or not (a run that never went below but whose "
+              "training spread ratio whose first step below (every step is "
+              "checked) marks the collapse onset, recovery or not (a run that never went below but whose "
               "final evaluation spread ratio is under 0.25 collapsed at its "
               "end)",
               &JobConfig::collapse_threshold, 0, true, 1),

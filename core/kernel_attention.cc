@@ -20,7 +20,8 @@ namespace {
 // a select for each of them:
 //   quadratic: phi = e + p + p^2/2,  phi' = e + p
 //   linear:    phi = e + p,          phi' = e
-//   log:       phi = e + log(1 + p), phi' = e + 1/(1 + p) - 1
+//   log:       phi = e + log(1 + p), phi' = 1/(1 + p) where p > 0, else e
+// (not e + 1/(1 + p) - 1, which loses 1/(1 + p) to cancellation for large p)
 struct KernelTile {
   at::Tensor phi, phi_prime;  // phi_prime undefined unless asked for
 };
@@ -55,7 +56,7 @@ KernelTile NonSoftmaxTile(AttentionKernel kernel, at::Tensor s,
         t.phi = e.add_(p.log1p_());
       } else {
         at::Tensor one_plus = p.add_(1);
-        t.phi_prime = one_plus.reciprocal().add_(e).sub_(1);
+        t.phi_prime = at::where(one_plus > 1, one_plus.reciprocal(), e);
         t.phi = e.add_(one_plus.log_());
       }
       break;
@@ -95,7 +96,7 @@ at::Tensor KernelDerivative(AttentionKernel kernel, const at::Tensor& s) {
     case AttentionKernel::kLinear:
       return e;
     case AttentionKernel::kLog:
-      return e + 1 / (1 + p) - 1;
+      return at::where(p > 0, 1 / (1 + p), e);
     case AttentionKernel::kSoftmax:
       break;
   }

@@ -6,10 +6,10 @@
 // the CPU (science.md section 9). Torch-free: plain arrays, row-major.
 //
 // Every kernel is phi(s) = e + g(p) with e = exp(min(s, 0)), p = max(s, 0)
-// and g(0) = 0, and phi'(s) = e + g'(p) - 1 where p > 0, e where not:
+// and g(0) = 0, and phi'(s) = g'(p) where p > 0, e where not:
 //   quadratic: phi = e + p + p^2/2,  phi' = e + p
 //   linear:    phi = e + p,          phi' = e
-//   log:       phi = e + log(1 + p), phi' = e + 1/(1 + p) - 1
+//   log:       phi = e + log(1 + p), phi' = 1/(1 + p) where p > 0, else e
 // exp and log are evaluated branch-free with polynomial approximations
 // (Cephes' single-precision ones, within 2 ulp; exp(s) below about -87.3
 // gives the smallest normal float instead of 0), so the compiler vectorises

@@ -65,7 +65,8 @@ double LearningRate(const JobConfig& config, int64_t step);
 
 // Collapse: the output concentrated near one location. One rule for every
 // kernel [choice, revised from science.md 6's "stays below to the end"]:
-// - the onset is the first logged step whose spread ratio is below
+// - the onset is the first step (every step, logged or not) whose spread
+//   ratio is below
 //   `collapse_threshold` (NaN, a diverged output, counts as below). A
 //   recovery afterwards does not undo it: CPU runs whose spread hits 0.009,
 //   partly recovers and ends at 0.15 with a distance ratio of 28 are

@@ -13,7 +13,11 @@ const std::string kSweeps = std::string(TAILSWEEP_SOURCE_DIR) + "/sweeps/";
 
 TEST(SweepSpec, ShippedSpecsExpandToTheirJobs) {
   for (const auto& [file, count] : std::vector<std::pair<std::string, size_t>>{
-           {"paper.yaml", 48}, {"smoke.yaml", 48}, {"tails.yaml", 15}}) {
+           {"paper.yaml", 48},
+           {"smoke.yaml", 48},
+           {"tails.yaml", 15},
+           {"repro-cpu.yaml", 84},
+           {"beyond-cpu.yaml", 12}}) {
     TS_ASSERT_OK_AND_ASSIGN(SweepSpec spec, LoadSweepSpec(kSweeps + file));
     TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
     EXPECT_EQ(jobs.size(), count) << file;
@@ -24,6 +28,31 @@ TEST(SweepSpec, ShippedSpecsExpandToTheirJobs) {
     }
     EXPECT_EQ(ids.size(), jobs.size()) << file << ": ids collide";
   }
+}
+
+// sweeps/repro-cpu.yaml runs as three parts: together they are its jobs,
+// each once (the same ids, so the whole adds nothing after the parts).
+TEST(SweepSpec, TheReproductionsPartsAreItsJobsEachOnce) {
+  auto ids_of = [](const std::string& file) {
+    std::multiset<std::string> ids;
+    absl::StatusOr<SweepSpec> spec = LoadSweepSpec(kSweeps + file);
+    EXPECT_TRUE(spec.ok()) << file << ": " << spec.status();
+    if (!spec.ok()) return ids;
+    absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
+    EXPECT_TRUE(jobs.ok()) << file << ": " << jobs.status();
+    if (jobs.ok()) {
+      for (const JobSpec& j : *jobs) ids.insert(j.id);
+    }
+    return ids;
+  };
+  std::multiset<std::string> parts;
+  for (const char* part : {"repro-cpu-1-post.yaml", "repro-cpu-2-symlog.yaml",
+                           "repro-cpu-3-controls.yaml"}) {
+    const std::multiset<std::string> ids = ids_of(part);
+    EXPECT_GT(ids.size(), 0u) << part;
+    parts.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(parts, ids_of("repro-cpu.yaml"));
 }
 
 constexpr char kBase[] = R"(name: s
