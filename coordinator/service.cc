@@ -8,6 +8,7 @@
 #include "coordinator/aggregate.h"
 #include "coordinator/validate.h"
 #include "core/schema/logging.h"
+#include "proto/job_cancelled.h"
 
 namespace tailsweep {
 std::string Authorization(const grpc::ServerContext* ctx) {
@@ -18,6 +19,11 @@ std::string Authorization(const grpc::ServerContext* ctx) {
 }
 
 grpc::Status ToGrpc(const absl::Status& status) {
+  // The store says CANCELLED for a job the user cancelled only: marked, so
+  // the holder can tell it from a call cut off in transport.
+  if (status.code() == absl::StatusCode::kCancelled) {
+    return JobCancelledStatus(std::string(status.message()));
+  }
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
 }

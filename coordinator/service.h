@@ -20,7 +20,8 @@
 
 namespace tailsweep {
 
-// absl and gRPC status codes map one to one.
+// absl and gRPC status codes map one to one; CANCELLED (a cancelled job)
+// carries proto/job_cancelled.h's detail.
 grpc::Status ToGrpc(const absl::Status& status);
 
 // The first lines of every handler: the token, then the fields.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/client_channel.h"
+#include "proto/job_cancelled.h"
 #include "worker/progress_watchdog.h"
 
 namespace tailsweep {
@@ -122,7 +123,14 @@ grpc::Status CoordinatorClient::Transfer(const char* what,
 }
 
 grpc::Status CoordinatorClient::Answered(const char* what,
-                                         const grpc::Status& status) {
+                                         grpc::Status status) {
+  if (status.error_code() == grpc::StatusCode::CANCELLED &&
+      !IsJobCancelled(status)) {
+    // Cut off in transport, not the coordinator's verdict on the job.
+    status = grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        absl::StrCat("call cut off (", status.error_message(), ")"));
+  }
   const int64_t now = clock_->SteadyMs();
   std::lock_guard<std::mutex> lock(backoff_mu_);
   if (Unreachable(status)) {

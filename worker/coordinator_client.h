@@ -32,7 +32,8 @@ namespace tailsweep {
 // mid-call (UNAVAILABLE, DEADLINE_EXCEEDED; INTERNAL, UNKNOWN for a stream
 // reset), or its store is busy (ABORTED). Every call is safe to repeat.
 bool Unreachable(const grpc::Status& status);
-// The lease is gone: stop the job, report nothing.
+// The lease is gone: stop the job, report nothing. (CANCELLED here is only
+// ever the coordinator's: the client turns a transport's into UNAVAILABLE.)
 bool LeaseGone(const grpc::Status& status);
 
 // Cancels one checkpoint transfer from another thread, whether it is in
@@ -120,8 +121,9 @@ class CoordinatorClient {
   // A streaming call under a progress deadline (progress_watchdog.h).
   template <typename Fn>
   grpc::Status Transfer(const char* what, TransferCancel* cancel, Fn fn);
-  // Backoff and reachability logs from a call's answer.
-  grpc::Status Answered(const char* what, const grpc::Status& status);
+  // Backoff and reachability logs from a call's answer. A CANCELLED that
+  // is not the coordinator's (proto/job_cancelled.h) becomes UNAVAILABLE.
+  grpc::Status Answered(const char* what, grpc::Status status);
 
   v1::Coordinator::StubInterface* stub_;
   v1::Coordinator::StubInterface* transfer_stub_;

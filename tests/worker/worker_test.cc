@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/schema/lease_file.h"
+#include "proto/job_cancelled.h"
 #include "tests/worker/worker_fixture.h"
 
 namespace tailsweep {
@@ -142,6 +143,39 @@ TEST_F(WorkerTest, LeaseRefusedMidJobKillsTheChildAndReportsNothing) {
                      "Heartbeat job=a epoch=1: FAILED_PRECONDITION", "kill a",
                      "LeaseJobs -> none"}));
 }
+
+// gRPC's own CANCELLED (a coordinator shutting down with the call in
+// flight; seen killing a job at a coordinator restart) says nothing about
+// the job: the same batch goes again and the job runs to its end. Only the
+// coordinator's marked CANCELLED (proto/job_cancelled.h) stops a job.
+class CancelledCall : public WorkerTest,
+                      public ::testing::WithParamInterface<bool> {};
+
+TEST_P(CancelledCall, StopsTheJobOnlyWhenTheCoordinatorSaysSo) {
+  const bool marked = GetParam();
+  {
+    Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+    int answered = 0;
+    answer_metrics_ = [&](const v1::ReportMetricsRequest&) {
+      if (answered++ > 0) return Status::OK;
+      return marked ? JobCancelledStatus("job a was cancelled")
+                    : Status(grpc::StatusCode::CANCELLED, "Cancelled");
+    };
+    RunWorker();
+    const auto has = [&](const std::string& call) {
+      return std::find(calls_.begin(), calls_.end(), call) != calls_.end();
+    };
+    EXPECT_TRUE(has("ReportMetrics seq=1 points=9 steps=1: CANCELLED"));
+    EXPECT_EQ(has("kill a"), marked) << absl::StrJoin(calls_, "\n");
+    EXPECT_EQ(has("CompleteJob"), !marked) << absl::StrJoin(calls_, "\n");
+    EXPECT_EQ(has("ReportMetrics seq=1 points=9 steps=1"), !marked);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ByWhom, CancelledCall, ::testing::Bool(),
+                         [](const auto& info) {
+                           return info.param ? "Coordinator" : "Transport";
+                         });
 
 // DEADLINE_EXCEEDED at t=100: the worker backs off, then sends the same
 // batch (seq 1, step 1) again, not a new one.
@@ -442,7 +476,7 @@ TEST_F(WorkerTest, JobCancelledAfterItFinishedStillDeliversItsResult) {
                : Status::OK;
   };
   answer_heartbeat_ = [](const v1::HeartbeatRequest&) {
-    return Status(grpc::StatusCode::CANCELLED, "job a was cancelled");
+    return JobCancelledStatus("job a was cancelled");
   };
   RunWorker();
   EXPECT_EQ(
