@@ -182,7 +182,8 @@ const std::vector<KeySpec>& Specs() {
              &JobConfig::reference_trials, 1),
       RealKey("collapse_threshold",
               "training spread ratio whose first step below (every step is "
-              "checked) marks the collapse onset, recovery or not (a run that never went below but whose "
+              "checked) marks the collapse onset, recovery or not (a run that "
+              "never went below but whose "
               "final evaluation spread ratio is under 0.25 collapsed at its "
               "end)",
               &JobConfig::collapse_threshold, 0, true, 1),
@@ -249,10 +250,10 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
         ") must be 0 or a multiple of key 'log_every' (", c.log_every, ")"));
   }
   if (c.tail_prior.min > c.tail_prior.max) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "key 'tail_index_min' (", FormatDouble(c.tail_prior.min),
-        ") must be <= key 'tail_index_max' (", FormatDouble(c.tail_prior.max),
-        ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("key 'tail_index_min' (", FormatDouble(c.tail_prior.min),
+                     ") must be <= key 'tail_index_max' (",
+                     FormatDouble(c.tail_prior.max), ")"));
   }
   if (c.marginal == MarginalFamily::kGaussian &&
       !(c.tail_prior == TailIndexPrior{})) {

@@ -29,8 +29,8 @@ struct KernelTile {
 // Whether a tile of these scores goes through kernel_tile.h's fused passes
 // (float32 on the CPU, slower-growing kernels); otherwise NonSoftmaxTile's
 // ATen passes, which run on every device and dtype.
-bool FusedTile(AttentionKernel kernel, const at::Tensor& like) {
-  return kernel != AttentionKernel::kSoftmax && like.is_cpu() &&
+bool FusedTile(AttentionKernel kernel, const at::Tensor& like, bool allowed) {
+  return allowed && kernel != AttentionKernel::kSoftmax && like.is_cpu() &&
          like.scalar_type() == at::kFloat;
 }
 
@@ -112,6 +112,7 @@ using torch::autograd::variable_list;
 struct Tiles {
   int64_t query;
   int64_t key;
+  bool fused;  // AttentionOptions::fused_tiles
 };
 
 // Forward pass. Returns {o, stat}: stat [R, N] is the row sum l of phi, or
@@ -121,7 +122,7 @@ void ForwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                  at::Tensor stat) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const bool softmax = kernel == AttentionKernel::kSoftmax;
-  const bool fused = FusedTile(kernel, q);
+  const bool fused = FusedTile(kernel, q, tiles.fused);
   const int64_t n = q.size(1), m = k.size(1);
   for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
     const int64_t i1 = std::min(n, i0 + tiles.query);
@@ -196,7 +197,7 @@ void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   at::Tensor dq, at::Tensor dk, at::Tensor dv) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const bool softmax = kernel == AttentionKernel::kSoftmax;
-  const bool fused = FusedTile(kernel, q);
+  const bool fused = FusedTile(kernel, q, tiles.fused);
   const int64_t n = q.size(1), m = k.size(1);
   const at::Tensor delta = (grad * out).sum(-1);  // D_i = dO_i . o_i
   for (int64_t i0 = 0; i0 < n; i0 += tiles.query) {
@@ -222,10 +223,9 @@ void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                       s.numel());
         dv.slice(1, j0, j1).baddbmm_(phi.transpose(1, 2), gs);
         at::Tensor ds = at::bmm(gs, vt.transpose(1, 2));
-        KernelTileShiftedDerivative(kernel, s.data_ptr<float>(),
-                                    ds_shift.data_ptr<float>(),
-                                    ds.data_ptr<float>(), s.size(0) * s.size(1),
-                                    s.size(2));
+        KernelTileShiftedDerivative(
+            kernel, s.data_ptr<float>(), ds_shift.data_ptr<float>(),
+            ds.data_ptr<float>(), s.size(0) * s.size(1), s.size(2));
         dq_tile.baddbmm_(ds, kt);
         dk.slice(1, j0, j1).baddbmm_(ds.transpose(1, 2), qt);
         continue;
@@ -270,27 +270,29 @@ struct KernelAttentionFunction
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q,
                             const at::Tensor& k, const at::Tensor& v,
                             int64_t kernel, int64_t query_tile,
-                            int64_t key_tile) {
-    const Tiles tiles{query_tile, key_tile};
+                            int64_t key_tile, bool fused) {
+    const Tiles tiles{query_tile, key_tile, fused};
     auto [out, stat] =
         Forward(q, k, v, static_cast<AttentionKernel>(kernel), tiles);
     ctx->save_for_backward({q, k, v, out, stat});
     ctx->saved_data["kernel"] = kernel;
     ctx->saved_data["query_tile"] = query_tile;
     ctx->saved_data["key_tile"] = key_tile;
+    ctx->saved_data["fused"] = fused;
     return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const Tiles tiles{ctx->saved_data["query_tile"].toInt(),
-                      ctx->saved_data["key_tile"].toInt()};
+                      ctx->saved_data["key_tile"].toInt(),
+                      ctx->saved_data["fused"].toBool()};
     const auto kernel =
         static_cast<AttentionKernel>(ctx->saved_data["kernel"].toInt());
     auto [dq, dk, dv] =
         Backward(saved[0], saved[1], saved[2], saved[3], saved[4],
                  grads[0].contiguous(), kernel, tiles);
-    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -312,7 +314,7 @@ at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
       q.reshape({b * h, n, dh}).contiguous(),
       k.reshape({b * h, m, dh}).contiguous(),
       v.reshape({b * h, m, dh}).contiguous(), static_cast<int64_t>(kernel),
-      options.query_tile, options.key_tile);
+      options.query_tile, options.key_tile, options.fused_tiles);
   return out.view({b, h, n, dh});
 }
 

@@ -30,6 +30,10 @@ struct AttentionOptions {
   int64_t query_tile = 256;
   // Keys per tile. Default: 1024.
   int64_t key_tile = 1024;
+  // Float32 CPU tiles of the slower-growing kernels through kernel_tile.h's
+  // fused passes; false takes ATen's elementwise ops as other dtypes and
+  // devices do (tests and benchmarks compare the two). Default: true.
+  bool fused_tiles = true;
 };
 
 // q, k, v: [B, H, N, dh] (keys and values may have another length M) of one

@@ -134,18 +134,18 @@ TAILSWEEP_INLINE void ShiftedDerivativeBody(const float* __restrict s,
 
 // One cloned entry point per kernel and pass (target_clones does not take
 // templates reliably).
-#define TAILSWEEP_TILE_FUNCTIONS(Name, K)                                     \
-  TAILSWEEP_CLONES void PhiRowSums##Name(float* s, int64_t rows,              \
-                                         int64_t cols, float* row_sums) {     \
-    PhiRowSumsBody<K>(s, rows, cols, row_sums);                               \
-  }                                                                           \
+#define TAILSWEEP_TILE_FUNCTIONS(Name, K)                                      \
+  TAILSWEEP_CLONES void PhiRowSums##Name(float* s, int64_t rows, int64_t cols, \
+                                         float* row_sums) {                    \
+    PhiRowSumsBody<K>(s, rows, cols, row_sums);                                \
+  }                                                                            \
   TAILSWEEP_CLONES void Phi##Name(const float* s, float* phi, int64_t count) { \
-    PhiBody<K>(s, phi, count);                                                \
-  }                                                                           \
-  TAILSWEEP_CLONES void ShiftedDerivative##Name(                              \
-      const float* s, const float* shift, float* g, int64_t rows,             \
-      int64_t cols) {                                                         \
-    ShiftedDerivativeBody<K>(s, shift, g, rows, cols);                        \
+    PhiBody<K>(s, phi, count);                                                 \
+  }                                                                            \
+  TAILSWEEP_CLONES void ShiftedDerivative##Name(const float* s,                \
+                                                const float* shift, float* g,  \
+                                                int64_t rows, int64_t cols) {  \
+    ShiftedDerivativeBody<K>(s, shift, g, rows, cols);                         \
   }
 
 TAILSWEEP_TILE_FUNCTIONS(Quadratic, AttentionKernel::kQuadratic)

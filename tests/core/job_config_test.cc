@@ -48,7 +48,7 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
 TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
   struct Case {
     const char* key;
-    const char* other;    // a value off the default
+    const char* other;     // a value off the default
     const char* default_;  // the default's text
   };
   for (const Case& t : std::vector<Case>{{"eval_every", "500", "0"},

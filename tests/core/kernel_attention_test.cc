@@ -116,9 +116,9 @@ TEST_P(TiledAttention, Float32EqualsNaiveDoubleForwardAndEveryInputGradient) {
   (tiled * upstream.to(at::kFloat)).sum().backward();
   (naive * upstream).sum().backward();
   for (int i = 0; i < 3; ++i) {
-    EXPECT_LT(RelativeDiff(tiled_in[i].grad().to(at::kDouble),
-                           naive_in[i].grad()),
-              2e-4)
+    EXPECT_LT(
+        RelativeDiff(tiled_in[i].grad().to(at::kDouble), naive_in[i].grad()),
+        2e-4)
         << "input "
         << "qkv"[i];
   }

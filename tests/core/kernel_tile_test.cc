@@ -75,7 +75,8 @@ TEST(KernelTile, RowSumsAddToWhatIsThereAndShiftIsPerRow) {
     EXPECT_TRUE(at::allclose(s.to(at::kDouble), phi, 3e-7, 0));
     const at::Tensor want = phi.sum(1) + at::tensor({1.0, 2.0, 3.0});
     for (int r = 0; r < 3; ++r) {
-      EXPECT_NEAR(sums[r], want[r].item<double>(), 1e-5 * want[r].item<double>());
+      EXPECT_NEAR(sums[r], want[r].item<double>(),
+                  1e-5 * want[r].item<double>());
     }
     at::Tensor g = at::ones({3, 19});
     const std::vector<float> shift = {0.5f, -1.0f, 2.0f};

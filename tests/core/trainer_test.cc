@@ -375,7 +375,8 @@ TEST_P(Precisions, TrainFromFloat32sWeightsEvaluateAndResume) {
   }
   TS_ASSERT_OK_AND_ASSIGN(TrainOutcome outcome, t->Run());
   EXPECT_FALSE(outcome.diverged);
-  EXPECT_LT(MeanLoss(sink.metrics, 45, 60), 0.8 * MeanLoss(sink.metrics, 0, 15));
+  EXPECT_LT(MeanLoss(sink.metrics, 45, 60),
+            0.8 * MeanLoss(sink.metrics, 0, 15));
   TS_ASSERT_OK_AND_ASSIGN(
       CheckpointEval eval,
       EvaluateCheckpoint(CheckpointPath(dir_, 60), 0, torch::kCPU));
