@@ -95,7 +95,8 @@
         label: l.label, stroke: l.color || COLORS[i % COLORS.length],
         width: 1.25, spanGaps: true,
       }))),
-      axes: [{label: o.xLabel || 'step'}, {}],
+      // Log axes label small ticks as 1e-5, not uPlot's rounded "0".
+      axes: [{label: o.xLabel || 'step'}, o.log ? {values: (u, vals) => vals.map(logTick)} : {}],
       legend: {live: false},
       hooks: {draw: [(u) => {
         const ctx = u.ctx;
@@ -133,6 +134,11 @@
     });
     box.append(png);
     return box;
+  }
+
+  function logTick(v) {
+    if (v === null || v === undefined) return '';
+    return v >= 0.01 && v < 1e5 ? String(+v.toPrecision(3)) : v.toExponential(0);
   }
 
   // The y scale, stretched to show the horizontal lines (the threshold).
@@ -310,9 +316,11 @@
     const grid = el('div', {class: 'charts'});
     grid.append(chart('loss-' + i, 'loss (log y; dashed: collapse onset per seed)',
         line('loss'), {log: true, smooth: true, vlines: onsets}));
-    grid.append(chart('spread-' + i, 'spread ratio (log y; dashed red: collapse threshold ' +
+    // Never smoothed: the collapse rule reads the raw values against the
+    // threshold drawn here, and smoothing hid a 1e-5 dip above it.
+    grid.append(chart('spread-' + i, 'spread ratio (log y, unsmoothed; dashed red: collapse threshold ' +
         d.collapse_threshold + ')', line('spread_ratio'),
-        {log: true, smooth: true, vlines: onsets, hlines: [{y: d.collapse_threshold}]}));
+        {log: true, smooth: false, vlines: onsets, hlines: [{y: d.collapse_threshold}]}));
     const first = jobs.find((j) => Object.keys(j.series).some((n) => n.startsWith('attention_'))) || jobs[0];
     if (first) {
       const layers = (name) => Array.from({length: first.layers}, (_, l) => ({
