@@ -191,7 +191,7 @@ RunFn DefineTrain(CLI::App& app) {
     r.stopped = t.stopped;
     r.lease_ran_out = t.stopped && lease_ran_out;
     r.version = Version();
-    r.config = JobConfigToKeyValues(config);
+    r.config = JobConfigToKeyValues(config, KeyListing::kEvery);
     if (result->evaluation) {
       r.evaluation = SummaryOf(*result->evaluation);
       r.samples = result->evaluation->samples;
@@ -244,7 +244,7 @@ RunFn DefineEval(CLI::App& app) {
     r.collapsed = r.collapse_step >= 0;
     r.diverged = eval->state.diverged_step >= 0;
     r.diverged_step = eval->state.diverged_step;
-    r.config = JobConfigToKeyValues(eval->state.config);
+    r.config = JobConfigToKeyValues(eval->state.config, KeyListing::kEvery);
     r.evaluation = SummaryOf(eval->evaluation);
     std::cout << TrainResultJson(r) << "\n";
     return absl::OkStatus();

@@ -276,12 +276,15 @@ Task TaskOf(const JobConfig& config) {
 }
 
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
-    const JobConfig& config) {
+    const JobConfig& config, KeyListing listing) {
   static const JobConfig* defaults = new JobConfig;
   std::vector<std::pair<std::string, std::string>> out;
   for (const KeySpec& s : Specs()) {
     std::string value = s.get(config);
-    if (!s.listed_at_default && value == s.get(*defaults)) continue;
+    if (listing == KeyListing::kIdentity && !s.listed_at_default &&
+        value == s.get(*defaults)) {
+      continue;
+    }
     out.emplace_back(s.key.name, std::move(value));
   }
   return out;

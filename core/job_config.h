@@ -75,14 +75,23 @@ absl::Status SetJobKey(JobConfig& config, absl::string_view key,
 // keys.
 absl::Status ValidateJobConfig(const JobConfig& config);
 
+// Which keys JobConfigToKeyValues lists.
+enum class KeyListing {
+  // A key added after job ids were first issued (eval_every, precision,
+  // tail_index_min, tail_index_max) only when it differs from its default,
+  // so a job's key/values, and with them its id (a hash of them), stay what
+  // they were before the key existed: resubmitting an old spec to an old
+  // database finds its jobs. For ids and checkpoints.
+  kIdentity,
+  // Every key: what a result records as run, so an export has a value in
+  // every params_ column.
+  kEvery,
+};
+
 // The keys with their values as text, canonical order; SetJobKey of each
-// pair rebuilds an equal config. A key added after job ids were first issued
-// (eval_every) is listed only when it differs from its default, so a job's
-// key/values, and with them its id (a hash of them), stay what they were
-// before the key existed: resubmitting an old spec to an old database finds
-// its jobs.
+// pair rebuilds an equal config.
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
-    const JobConfig& config);
+    const JobConfig& config, KeyListing listing = KeyListing::kIdentity);
 
 // The benchmark task the config trains on: operator, family, tail prior.
 Task TaskOf(const JobConfig& config);

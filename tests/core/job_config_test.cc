@@ -63,6 +63,13 @@ TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
       return std::string("(absent)");
     };
     EXPECT_EQ(listed(c), "(absent)") << t.key;
+    // A result records every key, its default included.
+    bool recorded = false;
+    for (const auto& [key, value] :
+         JobConfigToKeyValues(c, KeyListing::kEvery)) {
+      if (key == t.key) recorded = value == t.default_;
+    }
+    EXPECT_TRUE(recorded) << t.key;
     ASSERT_TRUE(SetJobKey(c, t.key, t.other).ok()) << t.key;
     EXPECT_EQ(listed(c), t.other);
     ASSERT_TRUE(SetJobKey(c, t.key, t.default_).ok()) << t.key;
