@@ -21,6 +21,13 @@ AXES = ["operator", "marginal", "norm", "symlog", "kernel", "precision",
 
 def main(results_csv, metrics_csv):
     results = pd.read_csv(results_csv)
+    # Results written before every key was recorded (KeyListing::kEvery in
+    # core/job_config.h) leave keys added later empty at their defaults;
+    # shown as "default" rather than nan.
+    for key in ["precision", "tail_index_min", "tail_index_max"]:
+        if "params_" + key in results.columns:
+            results["params_" + key] = (
+                results["params_" + key].astype(object).fillna("default"))
     metrics = pd.read_csv(metrics_csv)
     axes = [a for a in AXES if "params_" + a in results.columns]
     rows = []
