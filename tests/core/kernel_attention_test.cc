@@ -62,18 +62,20 @@ struct Case {
 class TiledAttention
     : public ::testing::TestWithParam<std::tuple<AttentionKernel, Case>> {};
 
-TEST_P(TiledAttention, EqualsNaiveForwardAndEveryInputGradient) {
-  const auto [kernel, c] = GetParam();
+// Relative differences between the tiled attention, run in `type`, and the
+// naive one in double: the output, then the gradients of q, k and v.
+std::vector<double> TiledAgainstNaive(AttentionKernel kernel, const Case& c,
+                                      at::ScalarType type) {
   at::manual_seed(7);
   const at::TensorOptions dbl = at::TensorOptions().dtype(at::kDouble);
   const at::Tensor q0 = at::randn({2, 3, c.n, 4}, dbl) * c.score_scale;
   const at::Tensor k0 = at::randn({2, 3, c.m, 4}, dbl) * c.score_scale;
   const at::Tensor v0 = at::randn({2, 3, c.m, 4}, dbl);
   const at::Tensor upstream = at::randn({2, 3, c.n, 4}, dbl);
-
   std::vector<at::Tensor> tiled_in, naive_in;
   for (const at::Tensor& t : {q0, k0, v0}) {
-    tiled_in.push_back(t.clone().requires_grad_(true));
+    tiled_in.push_back(
+        t.to(type, /*non_blocking=*/false, /*copy=*/true).requires_grad_(true));
     naive_in.push_back(t.clone().requires_grad_(true));
   }
   const at::Tensor tiled =
@@ -81,13 +83,22 @@ TEST_P(TiledAttention, EqualsNaiveForwardAndEveryInputGradient) {
                       {c.query_tile, c.key_tile});
   const at::Tensor naive =
       NaiveKernelAttention(naive_in[0], naive_in[1], naive_in[2], kernel);
-  EXPECT_LT(RelativeDiff(tiled, naive), 1e-9);
-  (tiled * upstream).sum().backward();
+  std::vector<double> diffs = {RelativeDiff(tiled.to(at::kDouble), naive)};
+  (tiled * upstream.to(type)).sum().backward();
   (naive * upstream).sum().backward();
   for (int i = 0; i < 3; ++i) {
-    EXPECT_LT(RelativeDiff(tiled_in[i].grad(), naive_in[i].grad()), 1e-9)
-        << "input "
-        << "qkv"[i];
+    diffs.push_back(
+        RelativeDiff(tiled_in[i].grad().to(at::kDouble), naive_in[i].grad()));
+  }
+  return diffs;
+}
+
+TEST_P(TiledAttention, EqualsNaiveForwardAndEveryInputGradient) {
+  const auto [kernel, c] = GetParam();
+  const std::vector<double> diffs = TiledAgainstNaive(kernel, c, at::kDouble);
+  for (size_t i = 0; i < diffs.size(); ++i) {
+    EXPECT_LT(diffs[i], 1e-9)
+        << (i == 0 ? "output" : "a gradient") << " #" << i;
   }
 }
 
@@ -96,31 +107,11 @@ TEST_P(TiledAttention, EqualsNaiveForwardAndEveryInputGradient) {
 // naive double one.
 TEST_P(TiledAttention, Float32EqualsNaiveDoubleForwardAndEveryInputGradient) {
   const auto [kernel, c] = GetParam();
-  at::manual_seed(7);
-  const at::TensorOptions dbl = at::TensorOptions().dtype(at::kDouble);
-  const at::Tensor q0 = at::randn({2, 3, c.n, 4}, dbl) * c.score_scale;
-  const at::Tensor k0 = at::randn({2, 3, c.m, 4}, dbl) * c.score_scale;
-  const at::Tensor v0 = at::randn({2, 3, c.m, 4}, dbl);
-  const at::Tensor upstream = at::randn({2, 3, c.n, 4}, dbl);
-  std::vector<at::Tensor> tiled_in, naive_in;
-  for (const at::Tensor& t : {q0, k0, v0}) {
-    tiled_in.push_back(t.to(at::kFloat).requires_grad_(true));
-    naive_in.push_back(t.clone().requires_grad_(true));
-  }
-  const at::Tensor tiled =
-      KernelAttention(tiled_in[0], tiled_in[1], tiled_in[2], kernel,
-                      {c.query_tile, c.key_tile});
-  const at::Tensor naive =
-      NaiveKernelAttention(naive_in[0], naive_in[1], naive_in[2], kernel);
-  EXPECT_LT(RelativeDiff(tiled.to(at::kDouble), naive), 2e-5);
-  (tiled * upstream.to(at::kFloat)).sum().backward();
-  (naive * upstream).sum().backward();
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_LT(
-        RelativeDiff(tiled_in[i].grad().to(at::kDouble), naive_in[i].grad()),
-        2e-4)
-        << "input "
-        << "qkv"[i];
+  const std::vector<double> diffs = TiledAgainstNaive(kernel, c, at::kFloat);
+  EXPECT_LT(diffs[0], 2e-5) << "output";
+  for (size_t i = 1; i < diffs.size(); ++i) {
+    EXPECT_LT(diffs[i], 2e-4) << "gradient of "
+                              << "qkv"[i - 1];
   }
 }
 
