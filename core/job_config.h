@@ -48,7 +48,7 @@ struct JobConfig {
   int64_t reference_trials = 64;  // trials of the sampling reference [choice]
   double collapse_threshold = 0.05;
   Precision precision = Precision::kFloat32;
-  TailIndexPrior tail_prior;  // "tail_index_min", "tail_index_max"
+  TailIndexPrior tail_prior;   // "tail_index_min", "tail_index_max"
   double hill_fraction = 0.1;  // top fraction for the Hill estimator
   int64_t query_tile = 256;    // attention tiling (no effect on values)
   int64_t key_tile = 1024;

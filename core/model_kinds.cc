@@ -42,9 +42,8 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
   if (name == "float32") return Precision::kFloat32;
   if (name == "float64") return Precision::kFloat64;
   if (name == "bfloat16") return Precision::kBFloat16;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown precision '", name,
-                   "'; allowed: float32, float64, bfloat16"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown precision '", name, "'; allowed: float32, float64, bfloat16"));
 }
 
 absl::string_view PrecisionName(Precision precision) {
