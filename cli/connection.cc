@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "proto/run_dir.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -18,6 +19,25 @@ ChannelOptions& Options() {
       FromEnv("TAILSWEEP_COORDINATOR", "127.0.0.1:50551"),
       FromEnv("TAILSWEEP_TOKEN_FILE"), FromEnv("TAILSWEEP_TLS_CA")};
   return options;
+}
+
+std::string& RunDir() {
+  static std::string dir = FromEnv("TAILSWEEP_RUN_DIR");
+  return dir;
+}
+
+// --run-dir, once: the run directory's address, token and CA replace the
+// other three.
+void ApplyRunDir() {
+  if (RunDir().empty()) return;
+  absl::StatusOr<ChannelOptions> from = RunDirChannel(RunDir());
+  if (!from.ok()) {
+    std::fprintf(stderr, "tailsweep: --run-dir: %s\n",
+                 std::string(from.status().message()).c_str());
+    std::exit(2);
+  }
+  Options() = *from;
+  RunDir().clear();
 }
 
 }  // namespace
@@ -35,12 +55,25 @@ void AddConnectionOptions(CLI::App& app) {
   app.add_option("--tls-ca", o.tls_ca,
                  "PEM CA file: connect with TLS (default: TAILSWEEP_TLS_CA)")
       ->check(CLI::ExistingFile);
+  app.add_option("--run-dir", RunDir(),
+                 "A `tailsweep slurm up` run directory: connect as it says "
+                 "(its address, token and CA replace the three above; "
+                 "default: TAILSWEEP_RUN_DIR)");
 }
 
-const std::string& Connection::address() const { return Options().address; }
+void UseChannel(const ChannelOptions& channel) {
+  RunDir().clear();
+  Options() = channel;
+}
+
+const std::string& Connection::address() const {
+  ApplyRunDir();
+  return Options().address;
+}
 
 v1::Coordinator::Stub& Connection::Stub() {
   if (!stub_) {
+    ApplyRunDir();
     absl::StatusOr<Client> c = Connect(Options());
     if (!c.ok()) {  // an unreadable --token-file or --tls-ca
       std::fprintf(stderr, "tailsweep: %s\n",

@@ -2,10 +2,11 @@
 #define TAILSWEEP_CLI_CONNECTION_H_
 
 // How the service commands reach the coordinator. --coordinator,
-// --token-file and --tls-ca belong to the `tailsweep` command itself, so
-// they are accepted before or after the subcommand (as `git -C` is); their
-// defaults come from TAILSWEEP_COORDINATOR, TAILSWEEP_TOKEN_FILE and
-// TAILSWEEP_TLS_CA, else loopback:50551 without TLS or token.
+// --token-file, --tls-ca and --run-dir belong to the `tailsweep` command
+// itself, so they are accepted before or after the subcommand (as `git -C`
+// is); their defaults come from TAILSWEEP_COORDINATOR, TAILSWEEP_TOKEN_FILE,
+// TAILSWEEP_TLS_CA and TAILSWEEP_RUN_DIR, else loopback:50551 without TLS or
+// token. A run directory (proto/run_dir.h) gives all three.
 
 #include <grpcpp/grpcpp.h>
 
@@ -21,8 +22,11 @@
 
 namespace tailsweep::cli {
 
-// Adds the three options to the top-level app.
+// Adds the four options to the top-level app.
 void AddConnectionOptions(CLI::App& app);
+
+// Connect as `channel` says (`slurm coordinator`, to its own server).
+void UseChannel(const ChannelOptions& channel);
 
 // One command's connection, made on first use.
 class Connection {

@@ -48,11 +48,12 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& flag,
   return out;
 }
 
-// SIGTERM (preemption): a tails job keeps nothing worth saving midway, so
-// it stops at once with the job protocol's "stopped" status, and the worker
-// gives the lease back instead of counting a failure.
+// SIGTERM (preemption) or SIGUSR1 (Slurm's early warning): a tails job keeps
+// nothing worth saving midway, so it stops at once with the job protocol's
+// "stopped" status, and the worker gives the lease back instead of counting
+// a failure.
 void OnStopSignal(int) {
-  constexpr char kLine[] = "tails: stopped on SIGTERM\n";
+  constexpr char kLine[] = "tails: stopped on SIGTERM or SIGUSR1\n";
   [[maybe_unused]] const ssize_t n =
       write(STDERR_FILENO, kLine, sizeof(kLine) - 1);
   _exit(kExitStopped);
@@ -97,6 +98,7 @@ Command TailsCommand() {
                        "protocol's result file; DIR must exist)");
         return [f]() -> absl::Status {
           std::signal(SIGTERM, OnStopSignal);
+          std::signal(SIGUSR1, OnStopSignal);
           TailsConfig config;
           absl::StatusOr<std::vector<double>> grid =
               ParseIndexGrid("--index-grid", f->grid);

@@ -151,8 +151,11 @@ RunFn DefineTrain(CLI::App& app) {
     }
     MetricsFile file((dir / kMetricsFileName).string());
     ProgressSink sink(&file, config.steps);
+    // SIGUSR1 too: Slurm's early warning (--signal=USR1@T) reaches every
+    // process of a job step, this one included.
     std::signal(SIGTERM, OnStopSignal);
     std::signal(SIGINT, OnStopSignal);
+    std::signal(SIGUSR1, OnStopSignal);
     JobRunOptions options;
     options.device = *device;
     options.resume = f->resume;

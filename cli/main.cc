@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/connection.h"
 #include "cli/render.h"
+#include "cli/slurm.h"
 #include "core/schema/version.h"
 #include "core/threads.h"
 
@@ -58,6 +59,16 @@ int Main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     runners[sub] = command.define(*sub);
     names[sub] = "tailsweep " + command.name;
+  }
+  CLI::App* slurm = app.add_subcommand(
+      "slurm",
+      "Run a sweep on a Slurm cluster: `slurm up SPEC --workers K`, `slurm "
+      "down RUN_DIR`");
+  slurm->require_subcommand(1);
+  for (Command& command : SlurmCommands()) {
+    CLI::App* sub = slurm->add_subcommand(command.name, command.help);
+    runners[sub] = command.define(*sub);
+    names[sub] = "tailsweep slurm " + command.name;
   }
   CLI::App* lab = app.add_subcommand(
       "lab",

@@ -28,6 +28,7 @@
 #include "cli/output.h"
 #include "cli/render.h"
 #include "cli/running_jobs.h"
+#include "cli/submit.h"
 #include "core/number_text.h"
 #include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
@@ -60,27 +61,7 @@ RunFn DefineSubmit(CLI::App& app) {
   auto f = std::make_shared<Flags>();
   app.add_option("SPEC", f->spec, "Sweep spec (YAML)")->required();
   return [f]() -> absl::Status {
-    // Parse here first: spec errors need no coordinator.
-    absl::StatusOr<SweepSpec> spec = LoadSweepSpec(f->spec);
-    if (!spec.ok()) return spec.status();
-    absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
-    if (!jobs.ok()) return jobs.status();
-    std::ifstream in(f->spec);
-    std::stringstream text;
-    text << in.rdbuf();
-    v1::SubmitSweepRequest req;
-    req.set_spec_yaml(text.str());
-    req.set_source_name(f->spec);
-    v1::SubmitSweepResponse resp;
-    if (absl::Status s = f->c.Check(
-            f->c.Stub().SubmitSweep(f->c.Context().get(), req, &resp));
-        !s.ok()) {
-      return s;
-    }
-    std::cout << "sweep " << EscapeControl(resp.sweep()) << ": "
-              << resp.jobs_added() << " jobs added, " << resp.jobs_existing()
-              << " already there\n";
-    return absl::OkStatus();
+    return SubmitSpecFile(f->c, f->spec, std::cout);
   };
 }
 

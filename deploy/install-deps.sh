@@ -2,7 +2,20 @@
 # Installs every Debian 12 package that tailsweep's build, tests, benchmarks
 # and main job need. Idempotent and quiet: it installs only what is missing and
 # prints one line per step. Needs root (or sudo) on first run.
+#   deploy/install-deps.sh [--with slurm]
+# --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
+# commands), which the Slurm tests configure and start themselves.
 set -euo pipefail
+
+with=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --with) with+=("${2:?--with needs a group: slurm}"); shift 2 ;;
+    --with=*) with+=("${1#--with=}"); shift ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument '$1' (allowed: --with slurm)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
@@ -12,8 +25,14 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev prometheus-cpp-dev prometheus chromium nodejs
-  openssl procps python3-pandas curl
+  openssl procps python3-pandas curl systemd
 )
+for group in "${with[@]}"; do
+  case "$group" in
+    slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
+    *) echo "install-deps: unknown group '$group' (allowed: slurm)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -63,7 +63,6 @@ absl::StatusOr<Client> Connect(const ChannelOptions& options) {
     const int cap = static_cast<int>(
         std::min<int64_t>(options.max_reconnect_backoff_ms, 1 << 30));
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(250, cap));
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(250, cap));
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, cap);
   }
   client.channel =

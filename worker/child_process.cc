@@ -25,15 +25,17 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(
     // The job dies with the daemon (even on kill -9), so a re-leased job
     // never has two writers.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const int out =
-        open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err =
-        open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    auto open_or_inherit = [](const std::string& path, int fd) {
+      if (path.empty()) return fd;
+      return open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    };
+    const int out = open_or_inherit(stdout_path, 1);
+    const int err = open_or_inherit(stderr_path, 2);
     const int in = open("/dev/null", O_RDONLY);
     if (out < 0 || err < 0 || in < 0) _exit(127);
     dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
+    if (out != 1) dup2(out, 1);
+    if (err != 2) dup2(err, 2);
     for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
     execv(args[0], args.data());
     _exit(127);

@@ -18,6 +18,7 @@ namespace tailsweep {
 class ChildProcess {
  public:
   // Starts argv[0] (a path) with `env` added to this process's environment.
+  // An empty stdout or stderr path: the child inherits this process's.
   static absl::StatusOr<ChildProcess> Start(
       const std::vector<std::string>& argv, const std::vector<std::string>& env,
       const std::string& stdout_path, const std::string& stderr_path);

@@ -124,7 +124,7 @@ std::vector<Action> Plan(const PlanInput& in) {
     out.push_back(a);
     busy.insert(p.slot);
   }
-  if (!in.shutting_down && in.coordinator_ready &&
+  if (!in.shutting_down && !in.leasing_closed && in.coordinator_ready &&
       in.now_ms >= in.next_lease_ms) {
     Action a{Kind::kLease};
     for (const std::string& slot : in.slots) {

@@ -30,7 +30,8 @@
 //   itself a margin earlier, checkpointing, through the lease watchdog.)
 // - While the coordinator is unreachable (backing off) only local actions
 //   are planned. Shutting down: no leases, SIGTERM once to each running
-//   job (which checkpoints and stops).
+//   job (which checkpoints and stops). Leasing closed (the allocation ends
+//   soon): no leases, running jobs go on.
 
 #include <cstdint>
 #include <limits>
@@ -83,6 +84,9 @@ struct PlanInput {
   std::vector<PendingLease> pending;
   bool coordinator_ready = true;  // not backing off
   bool shutting_down = false;
+  // The allocation ends too soon for another job: no leases; running jobs
+  // go on.
+  bool leasing_closed = false;
   int64_t next_lease_ms = 0;  // when to ask for jobs again
 };
 
@@ -106,7 +110,7 @@ struct Action {
   int64_t job = 0;      // HeldJob::id
   int64_t pending = 0;  // PendingLease::index (kStart)
   int64_t arg = 0;
-  std::vector<std::string> slots;  // kLease
+  std::vector<std::string> slots = {};  // kLease
   // E.g. "upload a1b2c3 epoch=2 step=20", for logs and tests.
   std::string ToString(const PlanInput& in) const;
 };

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
@@ -47,17 +48,26 @@ Worker::Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
   }
 }
 
-void Worker::Run(const std::atomic<bool>& stop) {
-  while (!stop) {
+void Worker::Run(const std::atomic<int>& stop_signal) {
+  while (stop_signal == 0) {
     Round();
-    if (options_.exit_when_idle && idle_ && jobs_.empty() && pending_.empty()) {
+    const bool held = !jobs_.empty() || !pending_.empty();
+    if (options_.exit_when_idle && idle_ && !held) return;
+    if (leasing_closed_ && !held) {
+      spdlog::info("the allocation ends soon and no job is held: exiting");
       return;
     }
     clock_->SleepMs(options_.poll_ms);
   }
-  // Preemption: jobs checkpoint on SIGTERM and exit; their checkpoints are
-  // uploaded and their leases given back uncounted, so another worker
-  // resumes them from there.
+  // Preemption or drain: jobs checkpoint on SIGTERM and exit; their
+  // checkpoints are uploaded and their leases given back uncounted, so
+  // another worker resumes them from there.
+  const int signal = stop_signal;
+  stop_reason_ = signal == SIGUSR1  ? "drained (SIGUSR1)"
+                 : signal == SIGINT ? "preempted (SIGINT)"
+                                    : "preempted (SIGTERM)";
+  spdlog::info("{}: leasing nothing more; running jobs checkpoint and go back",
+               stop_reason_);
   shutting_down_ = true;
   const int64_t deadline = clock_->SteadyMs() + options_.shutdown_grace_ms;
   while (true) {
@@ -88,6 +98,14 @@ void Worker::Refresh() {
     absl::StatusOr<CheckpointFile> newest = files_->NewestCheckpoint(job->dir);
     job->checkpoint.reset();
     if (newest.ok()) job->checkpoint = *newest;
+    if (job->running && newest.ok() &&
+        newest->step > job->checkpoint_seen_step) {
+      const int64_t now = clock_->SteadyMs();
+      longest_checkpoint_gap_ms_ =
+          std::max(longest_checkpoint_gap_ms_, now - job->checkpoint_seen_ms);
+      job->checkpoint_seen_ms = now;
+      job->checkpoint_seen_step = newest->step;
+    }
     job->relay->Fill();
   }
 }
@@ -111,9 +129,26 @@ void Worker::Round() {
   }
 }
 
+bool Worker::TooNearTheEnd() {
+  if (options_.allocation.end_wall_ms <= 0) return false;
+  const int64_t margin =
+      std::max(options_.end_margin_ms, longest_checkpoint_gap_ms_);
+  const int64_t left = options_.allocation.end_wall_ms - clock_->WallMs();
+  if (left > margin) return false;
+  if (!leasing_closed_) {
+    spdlog::info(
+        "the allocation ends in {} s, within the {} s a job needs to reach "
+        "a checkpoint: leasing nothing more",
+        left / 1000, margin / 1000);
+  }
+  return true;
+}
+
 PlanInput Worker::View() {
   PlanInput in;
   in.now_ms = clock_->SteadyMs();
+  leasing_closed_ = leasing_closed_ || TooNearTheEnd();
+  in.leasing_closed = leasing_closed_;
   in.slots = slots_;
   in.coordinator_ready = client_.ready();
   in.shutting_down = shutting_down_;
@@ -324,6 +359,19 @@ void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
   child.device = j.device;
   child.threads = options_.threads_per_slot;
   child.dir = j.dir;
+  if (absl::StartsWith(j.device, "cuda:")) {
+    absl::StatusOr<std::string> visible =
+        VisibleDeviceFor(options_.allocation, j.device);
+    if (!visible.ok()) {
+      j.running = false;
+      j.finished.error = std::string(visible.status().message());
+      spdlog::error("{} failed: {}", j.tag, j.finished.error);
+      return;
+    }
+    child.visible_devices = *visible;
+  }
+  j.checkpoint_seen_ms = clock_->SteadyMs();
+  j.checkpoint_seen_step = from;
   TellChildTheLease(j);
   absl::StatusOr<std::unique_ptr<JobHandle>> handle = launcher_->Start(child);
   if (!handle.ok()) {

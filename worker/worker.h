@@ -53,6 +53,7 @@
 #include "core/schema/clock.h"
 #include "core/schema/job_protocol.h"
 #include "proto/tailsweep.grpc.pb.h"
+#include "worker/allocation.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
@@ -68,6 +69,9 @@ struct WorkerOptions {
   std::string work_dir;       // one subdirectory per job
   std::string token;          // bearer token sent on every call; "": none
   std::vector<std::string> devices = {"cpu"};  // cpu or cuda:N
+  // What the worker was given (allocation.h): cuda:N is its N-th GPU, and
+  // leasing stops before the end (below).
+  Allocation allocation;
   int slots_per_device = 1;
   int threads_per_slot = 1;
   int64_t lease_ms = 30000;
@@ -83,8 +87,14 @@ struct WorkerOptions {
   // Metric batches in memory per job, and points per batch.
   int max_unacked_batches = 16;
   int max_batch_points = 5000;
-  // After SIGTERM: how long jobs may take to checkpoint and be reported.
+  // After SIGTERM or SIGUSR1: how long jobs may take to checkpoint and be
+  // reported.
   int64_t shutdown_grace_ms = 30000;
+  // With an allocation end: no job is leased once the end is nearer than
+  // this, or than the longest a job here has run without a new checkpoint
+  // (whichever is longer), and the worker exits when its last job is
+  // reported.
+  int64_t end_margin_ms = 600000;
   // Exit when no job is running and none could be leased (tests, scripts).
   bool exit_when_idle = false;
 };
@@ -95,11 +105,13 @@ class Worker {
   Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
          JobFiles* files, TaskRunner* tasks, WorkerOptions options);
 
-  // Runs until `stop` becomes true (then sends SIGTERM to running jobs,
-  // which checkpoint and exit; their checkpoints are uploaded and their
-  // leases given back, for at most shutdown_grace_ms), or until idle when
-  // asked.
-  void Run(const std::atomic<bool>& stop);
+  // Runs until `stop_signal` holds a signal number: SIGTERM or SIGINT
+  // (preemption) or SIGUSR1 (drain: Slurm's early warning). Then it leases
+  // nothing more and sends SIGTERM to running jobs, which checkpoint and
+  // exit; their checkpoints are uploaded and their leases given back
+  // uncounted, for at most shutdown_grace_ms. Also returns when idle if
+  // asked, and once the allocation's end is near and no job is held.
+  void Run(const std::atomic<int>& stop_signal);
 
   int64_t jobs_completed() const { return completed_; }
   int64_t jobs_failed() const { return failed_; }
@@ -135,7 +147,10 @@ class Worker {
     int64_t uploaded_step = 0;                 // newest the coordinator has
     int64_t next_heartbeat_ms = 0;
     int64_t lease_until_ms = 0;  // steady; see the class comment
-    bool lapsed = false;         // killed when its lease ran out here
+    // Steady time of its start or newest checkpoint, and that step.
+    int64_t checkpoint_seen_ms = 0;
+    int64_t checkpoint_seen_step = 0;
+    bool lapsed = false;  // killed when its lease ran out here
     // Its metrics were refused for good: it was stopped, and is reported
     // failed without waiting for them.
     bool metrics_refused = false;
@@ -159,6 +174,8 @@ class Worker {
   // Refresh, then plan and act until the plan is empty.
   void Round();
   PlanInput View();
+  // Whether the allocation's end is too near to lease another job.
+  bool TooNearTheEnd();
   void Execute(const Action& action);
   void Lease(const std::vector<std::string>& slots);
   void Start(const Pending& pending);
@@ -194,6 +211,10 @@ class Worker {
   int64_t next_id_ = 0;
   int64_t next_lease_ms_ = 0;
   bool shutting_down_ = false;
+  std::string stop_reason_;  // e.g. "preempted (SIGTERM)"
+  // The allocation's end is too near for another job (WorkerOptions).
+  bool leasing_closed_ = false;
+  int64_t longest_checkpoint_gap_ms_ = 0;
   bool idle_ = false;
   int64_t completed_ = 0;
   int64_t failed_ = 0;

@@ -1,10 +1,13 @@
 // tailsweep-worker: one daemon per node. Leases jobs from the coordinator,
 // runs each in its own child process on a device slot, heartbeats, relays
-// metrics and reports results. SIGTERM (Slurm preemption) makes running jobs
-// checkpoint and exit, then the daemon exits.
+// metrics and reports results. SIGTERM (Slurm preemption) or SIGUSR1 (drain:
+// Slurm's early warning, --signal=USR1@120) makes running jobs checkpoint and
+// go back to the queue uncounted, then the daemon exits 0. Inside an
+// allocation it uses the GPUs, CPUs and time it was given (allocation.h).
 //
 //   tailsweep-worker --coordinator ADDR [--devices auto|cpu|cuda:0,cuda:1]
 //                    [--slots-per-device K] [--work-dir DIR]
+//                    [--shutdown-grace S] [--end-margin S]
 //                    [--token-file F] [--tls-ca CA.pem] [--log-level L]
 //
 // Every option can also come from a TAILSWEEP_* environment variable
@@ -30,11 +33,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/schema/clock.h"
 #include "core/schema/logging.h"
 #include "core/schema/version.h"
 #include "proto/client_channel.h"
+#include "proto/run_dir.h"
+#include "worker/allocation.h"
 #include "worker/child_process.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
@@ -57,7 +63,8 @@ std::string UniqueWorkerId() {
                       absl::Hex(instance & 0xffffffffffULL, absl::kZeroPad10));
 }
 
-std::atomic<bool> stop_requested{false};
+// The signal that asked the worker to stop; 0 while it runs.
+std::atomic<int> stop_signal{0};
 
 // --devices: auto asks `tailsweep lab devices` (the CUDA devices this build
 // of LibTorch sees, else cpu); otherwise cpu or cuda:N[,cuda:M...].
@@ -98,7 +105,29 @@ absl::StatusOr<std::vector<std::string>> ParseDevices(
   }
   return out;
 }
-void OnSignal(int) { stop_requested = true; }
+void OnSignal(int signal) { stop_signal = signal; }
+
+// The run directory's coordinator, once its address is there: a worker job
+// may start before the coordinator job. Ten minutes at most, or until a
+// signal.
+absl::StatusOr<ChannelOptions> WaitForRunDir(const std::string& dir) {
+  const auto start = std::chrono::steady_clock::now();
+  auto next_log = start;
+  while (true) {
+    absl::StatusOr<ChannelOptions> found = RunDirChannel(dir);
+    if (found.ok() || !absl::IsNotFound(found.status())) return found;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start > std::chrono::minutes(10) || stop_signal != 0) {
+      return found.status();
+    }
+    if (now >= next_log) {
+      spdlog::info("waiting for the run's coordinator ({})",
+                   std::string(found.status().message()));
+      next_log = now + std::chrono::seconds(30);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
 
 int Main(int argc, char** argv) {
   CLI::App app{"tailsweep-worker: runs sweep jobs leased from the coordinator"};
@@ -147,6 +176,12 @@ int Main(int argc, char** argv) {
   app.add_option("--tailsweep-bin", options.tailsweep_bin,
                  "The tailsweep executable (default: next to this one)")
       ->envname("TAILSWEEP_BIN");
+  std::string run_dir;
+  app.add_option("--run-dir", run_dir,
+                 "A `tailsweep slurm up` run directory: the coordinator's "
+                 "address, token and CA come from it (waits for the address "
+                 "to appear); overrides --coordinator, --token-file, --tls-ca")
+      ->envname("TAILSWEEP_RUN_DIR");
   app.add_option("--token-file", token_file,
                  "Bearer token for a coordinator started with --token-file")
       ->envname("TAILSWEEP_TOKEN_FILE")
@@ -154,6 +189,23 @@ int Main(int argc, char** argv) {
   app.add_option("--tls-ca", tls_ca, "PEM CA file: connect with TLS")
       ->envname("TAILSWEEP_TLS_CA")
       ->check(CLI::ExistingFile);
+  double shutdown_grace_s = options.shutdown_grace_ms / 1000.0;
+  app.add_option("--shutdown-grace", shutdown_grace_s,
+                 "Seconds that running jobs get, after SIGTERM or SIGUSR1, to "
+                 "checkpoint and be given back (keep it below Slurm's "
+                 "KillWait, or the --signal lead time)")
+      ->envname("TAILSWEEP_SHUTDOWN_GRACE")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  double end_margin_s = options.end_margin_ms / 1000.0;
+  app.add_option("--end-margin", end_margin_s,
+                 "With an allocation end (SLURM_JOB_END_TIME or "
+                 "TAILSWEEP_ALLOCATION_END, Unix seconds): lease no job once "
+                 "the end is nearer than this many seconds, or than the "
+                 "longest a job here went without a new checkpoint")
+      ->envname("TAILSWEEP_END_MARGIN")
+      ->check(CLI::Range(0.0, 7.0 * 86400))
+      ->capture_default_str();
   app.add_flag("--exit-when-idle", options.exit_when_idle,
                "Exit once no job runs and none is ready")
       ->envname("TAILSWEEP_EXIT_WHEN_IDLE");
@@ -192,12 +244,34 @@ int Main(int argc, char** argv) {
     return 2;
   }
   options.devices = *found;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  if (options.threads_per_slot < 1) {
-    options.threads_per_slot =
-        std::max(1, cores / static_cast<int>(options.devices.size() *
-                                             options.slots_per_device));
+  absl::StatusOr<Allocation> allocation = ReadAllocationFromProcess();
+  if (!allocation.ok()) {
+    spdlog::error("{}", std::string(allocation.status().message()));
+    return 2;
   }
+  options.allocation = *allocation;
+  for (const std::string& device : options.devices) {
+    if (device == "cpu") continue;
+    absl::StatusOr<std::string> visible =
+        VisibleDeviceFor(options.allocation, device);
+    if (!visible.ok()) {
+      spdlog::error("--devices: {}", std::string(visible.status().message()));
+      return 2;
+    }
+  }
+  const int slots =
+      static_cast<int>(options.devices.size()) * options.slots_per_device;
+  if (options.threads_per_slot < 1) {
+    options.threads_per_slot = std::max(1, options.allocation.cpus / slots);
+  } else if (options.threads_per_slot * slots > options.allocation.cpus) {
+    spdlog::warn(
+        "--threads-per-slot {} x {} slot(s) is more than the {} CPU(s) "
+        "this worker was given ({})",
+        options.threads_per_slot, slots, options.allocation.cpus,
+        options.allocation.cpus_from);
+  }
+  options.shutdown_grace_ms = static_cast<int64_t>(shutdown_grace_s * 1000);
+  options.end_margin_ms = static_cast<int64_t>(end_margin_s * 1000);
   options.lease_margin_ms = lease_margin_ms >= 0
                                 ? lease_margin_ms
                                 : std::min<int64_t>(5000, options.lease_ms / 6);
@@ -205,6 +279,19 @@ int Main(int argc, char** argv) {
     spdlog::error("--lease-margin-ms {} must be below half of --lease-ms {}",
                   options.lease_margin_ms, options.lease_ms);
     return 2;
+  }
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGUSR1, OnSignal);
+  if (!run_dir.empty()) {
+    absl::StatusOr<ChannelOptions> from = WaitForRunDir(run_dir);
+    if (!from.ok()) {
+      spdlog::error("--run-dir: {}", std::string(from.status().message()));
+      return 1;
+    }
+    coordinator = from->address;
+    token_file = from->token_file;
+    tls_ca = from->tls_ca;
   }
   options.worker_id = UniqueWorkerId();
   absl::StatusOr<Client> client =
@@ -219,20 +306,28 @@ int Main(int argc, char** argv) {
   options.token = client->token;
   auto stub = v1::Coordinator::NewStub(client->channel);
   auto transfer_stub = v1::Coordinator::NewStub(client->bulk_channel);
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
   spdlog::info(
-      "tailsweep-worker {} ({}): coordinator {}, {} device(s) x {} "
-      "slot(s)",
-      options.worker_id, Version(), coordinator, options.devices.size(),
-      options.slots_per_device);
+      "tailsweep-worker {} ({}): coordinator {}, devices {} x {} slot(s), "
+      "{} thread(s) per slot of {} CPU(s) ({}){}",
+      options.worker_id, Version(), coordinator,
+      absl::StrJoin(options.devices, ","), options.slots_per_device,
+      options.threads_per_slot, options.allocation.cpus,
+      options.allocation.cpus_from,
+      options.allocation.gpus
+          ? absl::StrCat(", GPUs from ", options.allocation.gpus_from)
+          : "");
+  if (options.allocation.end_wall_ms > 0) {
+    spdlog::info(
+        "the allocation ends in {} s",
+        (options.allocation.end_wall_ms - SystemClock().WallMs()) / 1000);
+  }
   SystemClock clock;
   ChildProcessLauncher launcher;
   LocalJobFiles files;
   ThreadTaskRunner tasks;
   Worker worker({stub.get(), transfer_stub.get()}, &clock, &launcher, &files,
                 &tasks, options);
-  worker.Run(stop_requested);
+  worker.Run(stop_signal);
   spdlog::info("exiting ({} done, {} failed)", worker.jobs_completed(),
                worker.jobs_failed());
   return 0;

@@ -55,7 +55,9 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
   const bool cuda = absl::StartsWith(job.device, "cuda");
   if (absl::StartsWith(job.device, "cuda:")) {
     out.env.push_back(
-        absl::StrCat("CUDA_VISIBLE_DEVICES=", job.device.substr(5)));
+        absl::StrCat("CUDA_VISIBLE_DEVICES=", job.visible_devices.empty()
+                                                  ? job.device.substr(5)
+                                                  : job.visible_devices));
   }
   out.argv.insert(out.argv.end(),
                   {"--out-dir", job.dir, "--device", cuda ? "cuda" : "cpu"});

@@ -160,12 +160,17 @@ TEST(Plan, OnlyLocalActionsWhileBackingOffAndNoLeasesWhenShuttingDown) {
   draining.shutting_down = true;
   PlanInput leasing = draining;
   leasing.shutting_down = false;
-  EXPECT_EQ((Strings{Describe(off), Describe(draining), Describe(leasing)}),
+  // The allocation ends soon: the running job goes on, nothing is leased.
+  PlanInput closing = leasing;
+  closing.leasing_closed = true;
+  EXPECT_EQ((Strings{Describe(off), Describe(draining), Describe(leasing),
+                     Describe(closing)}),
             (Strings{"kill a epoch=1",
                      "stop b epoch=2; heartbeat b epoch=2; metrics b epoch=2 "
                      "seq=1",
                      "heartbeat b epoch=2; metrics b epoch=2 seq=1; lease "
-                     "cpu/0,cpu/2"}));
+                     "cpu/0,cpu/2",
+                     "heartbeat b epoch=2; metrics b epoch=2 seq=1"}));
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ class WorkerFixture : public ::testing::Test {
 
   // Runs the worker until it is idle (or stop_ is set, or 10 fake minutes).
   void RunWorker() {
-    clock_.At(600000, [this] { stop_ = true; });
+    clock_.At(600000, [this] { stop_ = SIGTERM; });
     Worker worker({&stub_, &stub_}, &clock_, &launcher_, &files_, tasks_,
                   options_);
     worker.Run(stop_);
@@ -132,7 +132,7 @@ class WorkerFixture : public ::testing::Test {
   HeldTaskRunner held_tasks_;
   TaskRunner* tasks_ = &inline_tasks_;
   ::testing::NiceMock<v1::MockCoordinatorStub> stub_;
-  std::atomic<bool> stop_{false};
+  std::atomic<int> stop_{0};  // a signal number: stop
   bool stamps_ = false;
   std::deque<std::vector<v1::JobLease>> offers_;
   std::vector<v1::ReportMetricsRequest> reported_;  // acknowledged batches

@@ -288,7 +288,7 @@ TEST_F(WorkerTest, TornLineIsSkippedAndTheJobCompletes) {
 // checkpoint goes up after line 3, then the lease is given back.
 TEST_F(WorkerTest, PreemptedJobUploadsItsCheckpointThenReleasesTheLease) {
   Offer({{Lease("a", 1, {{"checkpoint_every", "0"}})}});
-  clock_.At(250, [this] { stop_ = true; });
+  clock_.At(250, [this] { stop_ = SIGTERM; });
   RunWorker();
   EXPECT_EQ(calls_,
             (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
@@ -304,7 +304,7 @@ TEST_F(WorkerTest, PreemptedJobUploadsItsCheckpointThenReleasesTheLease) {
 // the lease just goes back.
 TEST_F(WorkerTest, ChildKilledBySigtermBeforeItsHandlerIsReleasedNotFailed) {
   Offer({{Lease("a", 1, {{"fake", "no-handler"}, {"checkpoint_every", "0"}})}});
-  clock_.At(250, [this] { stop_ = true; });
+  clock_.At(250, [this] { stop_ = SIGTERM; });
   RunWorker();
   EXPECT_EQ(calls_,
             (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",

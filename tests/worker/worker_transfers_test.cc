@@ -75,7 +75,7 @@ TEST_F(WorkerTransfers, ASlowDownloadKeepsTheLeaseAndTheChildWaits) {
 // starts, and the lease is given back rather than left to expire.
 TEST_F(WorkerTransfers, AJobStoppedBeforeItStartsIsReleased) {
   options_.exit_when_idle = false;
-  clock_.At(1500, [this] { stop_ = true; });
+  clock_.At(1500, [this] { stop_ = SIGTERM; });
   clock_.At(1600, [this] { held_tasks_.RunHeld(); });
   Offer({{Lease("a", 1)}});
   RunWorker();

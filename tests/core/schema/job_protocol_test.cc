@@ -45,6 +45,14 @@ TEST_F(JobProtocolTest, TrainCommandOnAGpuSlot) {
   EXPECT_EQ(c.env, env);
 }
 
+// Inside an allocation the worker names the slot's GPU as it was given it.
+TEST_F(JobProtocolTest, AGpuSlotSeesTheEntryTheWorkerNames) {
+  ChildJob job{"/bin/tailsweep", "train", {}, "cuda:1", 1, dir_, "GPU-5a"};
+  TS_ASSERT_OK_AND_ASSIGN(ChildCommand c, ChildCommandFor(job));
+  EXPECT_EQ(c.env.back(), "CUDA_VISIBLE_DEVICES=GPU-5a");
+  EXPECT_EQ(c.argv.back(), "cuda");
+}
+
 TEST_F(JobProtocolTest, TrainResumesWhenACheckpointIsThere) {
   TS_ASSERT_OK(WriteFileAtomic(dir_ + "/checkpoints/step-00000010.pt", "x"));
   TS_ASSERT_OK_AND_ASSIGN(ChildCommand c,
