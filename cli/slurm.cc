@@ -1,18 +1,11 @@
 #include "cli/slurm.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -45,13 +38,6 @@ absl::StatusOr<std::string> Which(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return absl::NotFoundError(absl::StrCat("'", name, "' is not in PATH"));
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 absl::StatusOr<std::string> RandomHex(int bytes) {
@@ -142,7 +128,8 @@ ProgramRunner SystemProgramRunner() {
     while (!(code = child->Poll())) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    ProgramResult result{*code, ReadAll(out), ReadAll(err)};
+    ProgramResult result{*code, ReadFile(out).value_or(""),
+                         ReadFile(err).value_or("")};
     std::error_code ec;
     fs::remove(out, ec);
     fs::remove(err, ec);
@@ -205,8 +192,9 @@ absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s =
-          WriteFileAtomic(RunPath(dir, kRunSpec), ReadAll(o.spec_path));
+  absl::StatusOr<std::string> spec_text = ReadFile(o.spec_path);
+  if (!spec_text.ok()) return spec_text.status();
+  if (absl::Status s = WriteFileAtomic(RunPath(dir, kRunSpec), *spec_text);
       !s.ok()) {
     return s;
   }
@@ -266,7 +254,8 @@ absl::StatusOr<SlurmJobIds> ReadSlurmJobIds(const std::string& run_dir) {
         absl::StrCat(path, " is missing: not a `tailsweep slurm up` run"));
   }
   SlurmJobIds ids;
-  for (absl::string_view line : absl::StrSplit(ReadAll(path), '\n')) {
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(path).value_or(""), '\n')) {
     std::vector<std::string> kv =
         absl::StrSplit(line, ' ', absl::SkipWhitespace());
     if (kv.size() != 2) continue;

@@ -10,9 +10,7 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -47,13 +45,6 @@ std::string DefaultScriptsDir() {
     if (fs::exists(p / "workers.sbatch")) return p.lexically_normal().string();
   }
   return (exe / "../share/tailsweep/slurm").lexically_normal().string();
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Whether the coordinator at `channel` answers a call.
@@ -294,7 +285,7 @@ RunFn DefineCoordinator(CLI::App& app) {
                                            ",DNS:localhost,IP:127.0.0.1\n");
     const bool reuse = fs::exists(RunPath(dir, kRunServerCert)) &&
                        fs::exists(RunPath(dir, kRunServerKey)) &&
-                       ReadAll(ext) == names;
+                       ReadFile(ext).value_or("") == names;
     if (!reuse) {
       if (absl::Status s = WriteFileAtomic(ext, names); !s.ok()) return s;
       const std::string csr = RunPath(dir, "server.csr");
