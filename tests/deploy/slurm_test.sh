@@ -121,7 +121,14 @@ scancel "${array}_0"
 wait_mid_job 1
 echo "drain ${array}_1 with $(count done) done, $(count leased) running"
 scancel --full --signal=USR1 "${array}_1"
-sleep 5
+# The drained job given back before the coordinator goes (with the
+# coordinator away the drain would end as a lapsed lease instead).
+db="$run/tailsweep.db"
+q() { sqlite3 "file:$db?mode=ro" "$1"; }
+for _ in $(seq 600); do
+  [ "$(q "SELECT COUNT(*) FROM events WHERE kind = 'preempted' AND detail LIKE 'drained%'" 2>/dev/null || echo 0)" -ge 1 ] && break
+  sleep 0.1
+done
 echo "requeue coordinator $coord with $(count done) done"
 scontrol requeue "$coord"
 
@@ -132,8 +139,6 @@ done
 ts status slurm-test || true
 [ "$(count done)" -eq "$total" ] || fail "the sweep did not finish: $(count done) of $total done"
 [ "$(count failed)" -eq 0 ] || fail "failed jobs"
-db="$run/tailsweep.db"
-q() { sqlite3 "file:$db?mode=ro" "$1"; }
 twice=$(q "SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind = 'done' GROUP BY job_id HAVING COUNT(*) > 1)")
 [ "$twice" -eq 0 ] || fail "$twice job(s) done twice"
 preempted=$(q "SELECT COUNT(*) FROM events WHERE kind = 'preempted'")
