@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/kernel_tile.h"
@@ -158,22 +159,32 @@ void ForwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   }
 }
 
+// Bytes of score tile worth keeping in a core's L2 cache: the tile of a
+// group of heads is written by one matrix product and then read and written
+// by the elementwise passes and the next products, so a group whose tiles
+// fit is processed without going out to L3 or memory.
+constexpr int64_t kTileGroupBytes = 512 * 1024;
+
 // Runs fn(r0, r1) over ranges of the R independent heads: in parallel on the
 // CPU (each head's tile loop on one thread, no shared accumulators, so the
-// result does not depend on the thread count), in one call on other devices,
-// which parallelise within each op.
+// result does not depend on the thread count), in groups whose score tiles
+// fit kTileGroupBytes; in one call on other devices, which parallelise
+// within each op.
 template <typename Fn>
-void ForEachHeadRange(const at::Tensor& q, const Fn& fn) {
-  if (q.device().is_cpu() && q.size(0) > 1) {
-    at::parallel_for(0, q.size(0), 1, [&](int64_t r0, int64_t r1) {
-      // Grad mode is thread-local and OpenMP workers start with it on: without
-      // this guard every tile op would be recorded and kept alive.
-      at::NoGradGuard no_grad;
-      fn(r0, r1);
-    });
-  } else {
-    fn(0, q.size(0));
-  }
+void ForEachHeadRange(const at::Tensor& q, int64_t m, Tiles tiles,
+                      const Fn& fn) {
+  if (!q.device().is_cpu() || q.size(0) == 1) return fn(0, q.size(0));
+  const int64_t tile_bytes = std::min(tiles.query, q.size(1)) *
+                             std::min(tiles.key, m) *
+                             static_cast<int64_t>(q.element_size());
+  const int64_t group = std::max<int64_t>(1, kTileGroupBytes / tile_bytes);
+  at::parallel_for(0, q.size(0), 1, [&](int64_t r0, int64_t r1) {
+    // Grad mode is thread-local and OpenMP workers start with it on: without
+    // this guard every tile op would be recorded and kept alive.
+    at::NoGradGuard no_grad;
+    for (int64_t g0 = r0; g0 < r1; g0 += group)
+      fn(g0, std::min(r1, g0 + group));
+  });
 }
 
 std::pair<at::Tensor, at::Tensor> Forward(const at::Tensor& q,
@@ -182,7 +193,7 @@ std::pair<at::Tensor, at::Tensor> Forward(const at::Tensor& q,
                                           AttentionKernel kernel, Tiles tiles) {
   at::Tensor out = at::empty_like(q);
   at::Tensor stat = at::empty({q.size(0), q.size(1)}, q.options());
-  ForEachHeadRange(q, [&](int64_t r0, int64_t r1) {
+  ForEachHeadRange(q, k.size(1), tiles, [&](int64_t r0, int64_t r1) {
     ForwardRows(q.slice(0, r0, r1), k.slice(0, r0, r1), v.slice(0, r0, r1),
                 kernel, tiles, out.slice(0, r0, r1), stat.slice(0, r0, r1));
   });
@@ -217,15 +228,15 @@ void BackwardRows(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
       const at::Tensor kt = k.slice(1, j0, j1);
       const at::Tensor vt = v.slice(1, j0, j1);
       at::Tensor s = at::bmm(qt, kt.transpose(1, 2));
-      if (fused) {  // phi from s, then ds = phi'(s) (dO v^T / l - D / l)
+      if (fused) {  // phi, and phi' in s; ds = phi' (dO v^T / l - D / l)
         const at::Tensor phi = at::empty_like(s);
-        KernelTilePhi(kernel, s.data_ptr<float>(), phi.data_ptr<float>(),
-                      s.numel());
+        KernelTilePhiAndDerivative(kernel, s.data_ptr<float>(),
+                                   phi.data_ptr<float>(), s.numel());
         dv.slice(1, j0, j1).baddbmm_(phi.transpose(1, 2), gs);
         at::Tensor ds = at::bmm(gs, vt.transpose(1, 2));
-        KernelTileShiftedDerivative(
-            kernel, s.data_ptr<float>(), ds_shift.data_ptr<float>(),
-            ds.data_ptr<float>(), s.size(0) * s.size(1), s.size(2));
+        TileShiftedProduct(s.data_ptr<float>(), ds_shift.data_ptr<float>(),
+                           ds.data_ptr<float>(), s.size(0) * s.size(1),
+                           s.size(2));
         dq_tile.baddbmm_(ds, kt);
         dk.slice(1, j0, j1).baddbmm_(ds.transpose(1, 2), qt);
         continue;
@@ -257,7 +268,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Backward(
   at::Tensor dq = at::zeros_like(q);
   at::Tensor dk = at::zeros_like(k);
   at::Tensor dv = at::zeros_like(v);
-  ForEachHeadRange(q, [&](int64_t r0, int64_t r1) {
+  ForEachHeadRange(q, k.size(1), tiles, [&](int64_t r0, int64_t r1) {
     auto rows = [&](const at::Tensor& t) { return t.slice(0, r0, r1); };
     BackwardRows(rows(q), rows(k), rows(v), rows(out), rows(stat), rows(grad),
                  kernel, tiles, rows(dq), rows(dk), rows(dv));

@@ -7,10 +7,13 @@ namespace tailsweep {
 namespace {
 
 #define TAILSWEEP_INLINE inline __attribute__((always_inline))
-// An AVX2 body next to the baseline one, picked when the program loads.
-// Both give the same bits: the build has no FP contraction (ISO C++ mode)
-// and no reassociation, so only the vector width differs.
-#define TAILSWEEP_CLONES __attribute__((target_clones("avx2", "default")))
+// AVX-512 and AVX2+FMA bodies next to the baseline one, picked when the
+// program loads. No reassociation, so a body's bits do not depend on where a
+// row starts; the FMA bodies contract multiply-adds, so their last bits
+// differ from the baseline's (as OpenBLAS's do between CPUs): a given
+// machine always gives the same bits.
+#define TAILSWEEP_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 TAILSWEEP_INLINE float BitsToFloat(int32_t bits) {
   float f;
@@ -78,13 +81,22 @@ TAILSWEEP_INLINE float Phi(float s) {
   return e + LogAtLeastOne(1.0f + p);  // kLog
 }
 
+// phi(s) and phi'(s) from one exp (and, for log, one log).
 template <AttentionKernel K>
-TAILSWEEP_INLINE float PhiPrime(float s) {
+TAILSWEEP_INLINE void PhiAndPrime(float s, float& phi, float& prime) {
   const float e = ExpNonPositive(s < 0.0f ? s : 0.0f);
   const float p = s > 0.0f ? s : 0.0f;
-  if constexpr (K == AttentionKernel::kQuadratic) return e + p;
-  if constexpr (K == AttentionKernel::kLinear) return e;
-  return s > 0.0f ? 1.0f / (1.0f + p) : e;  // kLog
+  if constexpr (K == AttentionKernel::kQuadratic) {
+    prime = e + p;
+    phi = prime + 0.5f * p * p;
+  } else if constexpr (K == AttentionKernel::kLinear) {
+    prime = e;
+    phi = e + p;
+  } else {  // kLog
+    const float u = 1.0f + p;
+    prime = s > 0.0f ? 1.0f / u : e;
+    phi = e + LogAtLeastOne(u);
+  }
 }
 
 // Sums a row in 8 fixed lanes (vectorised without reassociating), then the
@@ -112,24 +124,10 @@ TAILSWEEP_INLINE void PhiRowSumsBody(float* s, int64_t rows, int64_t cols,
 }
 
 template <AttentionKernel K>
-TAILSWEEP_INLINE void PhiBody(const float* __restrict s, float* __restrict phi,
-                              int64_t count) {
-  for (int64_t i = 0; i < count; ++i) phi[i] = Phi<K>(s[i]);
-}
-
-template <AttentionKernel K>
-TAILSWEEP_INLINE void ShiftedDerivativeBody(const float* __restrict s,
-                                            const float* shift,
-                                            float* __restrict g, int64_t rows,
-                                            int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* srow = s + r * cols;
-    float* grow = g + r * cols;
-    const float shift_r = shift[r];
-    for (int64_t c = 0; c < cols; ++c) {
-      grow[c] = (grow[c] - shift_r) * PhiPrime<K>(srow[c]);
-    }
-  }
+TAILSWEEP_INLINE void PhiAndDerivativeBody(float* __restrict s,
+                                           float* __restrict phi,
+                                           int64_t count) {
+  for (int64_t i = 0; i < count; ++i) PhiAndPrime<K>(s[i], phi[i], s[i]);
 }
 
 // One cloned entry point per kernel and pass (target_clones does not take
@@ -139,18 +137,26 @@ TAILSWEEP_INLINE void ShiftedDerivativeBody(const float* __restrict s,
                                          float* row_sums) {                    \
     PhiRowSumsBody<K>(s, rows, cols, row_sums);                                \
   }                                                                            \
-  TAILSWEEP_CLONES void Phi##Name(const float* s, float* phi, int64_t count) { \
-    PhiBody<K>(s, phi, count);                                                 \
-  }                                                                            \
-  TAILSWEEP_CLONES void ShiftedDerivative##Name(const float* s,                \
-                                                const float* shift, float* g,  \
-                                                int64_t rows, int64_t cols) {  \
-    ShiftedDerivativeBody<K>(s, shift, g, rows, cols);                         \
+  TAILSWEEP_CLONES void PhiAndDerivative##Name(float* s, float* phi,           \
+                                               int64_t count) {                \
+    PhiAndDerivativeBody<K>(s, phi, count);                                    \
   }
 
 TAILSWEEP_TILE_FUNCTIONS(Quadratic, AttentionKernel::kQuadratic)
 TAILSWEEP_TILE_FUNCTIONS(Linear, AttentionKernel::kLinear)
 TAILSWEEP_TILE_FUNCTIONS(Log, AttentionKernel::kLog)
+
+TAILSWEEP_CLONES void ShiftedProductBody(const float* __restrict factor,
+                                         const float* shift,
+                                         float* __restrict g, int64_t rows,
+                                         int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* frow = factor + r * cols;
+    float* grow = g + r * cols;
+    const float shift_r = shift[r];
+    for (int64_t c = 0; c < cols; ++c) grow[c] = (grow[c] - shift_r) * frow[c];
+  }
+}
 
 }  // namespace
 
@@ -168,33 +174,23 @@ void KernelTilePhiRowSums(AttentionKernel kernel, float* s, int64_t rows,
   }
 }
 
-void KernelTilePhi(AttentionKernel kernel, const float* s, float* phi,
-                   int64_t count) {
+void KernelTilePhiAndDerivative(AttentionKernel kernel, float* s, float* phi,
+                                int64_t count) {
   switch (kernel) {
     case AttentionKernel::kQuadratic:
-      return PhiQuadratic(s, phi, count);
+      return PhiAndDerivativeQuadratic(s, phi, count);
     case AttentionKernel::kLinear:
-      return PhiLinear(s, phi, count);
+      return PhiAndDerivativeLinear(s, phi, count);
     case AttentionKernel::kLog:
-      return PhiLog(s, phi, count);
+      return PhiAndDerivativeLog(s, phi, count);
     case AttentionKernel::kSoftmax:
       break;
   }
 }
 
-void KernelTileShiftedDerivative(AttentionKernel kernel, const float* s,
-                                 const float* shift, float* g, int64_t rows,
-                                 int64_t cols) {
-  switch (kernel) {
-    case AttentionKernel::kQuadratic:
-      return ShiftedDerivativeQuadratic(s, shift, g, rows, cols);
-    case AttentionKernel::kLinear:
-      return ShiftedDerivativeLinear(s, shift, g, rows, cols);
-    case AttentionKernel::kLog:
-      return ShiftedDerivativeLog(s, shift, g, rows, cols);
-    case AttentionKernel::kSoftmax:
-      break;
-  }
+void TileShiftedProduct(const float* factor, const float* shift, float* g,
+                        int64_t rows, int64_t cols) {
+  ShiftedProductBody(factor, shift, g, rows, cols);
 }
 
 }  // namespace tailsweep

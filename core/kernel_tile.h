@@ -13,7 +13,10 @@
 // exp and log are evaluated branch-free with polynomial approximations
 // (Cephes' single-precision ones, within 2 ulp; exp(s) below about -87.3
 // gives the smallest normal float instead of 0), so the compiler vectorises
-// each pass; the binary carries an AVX2 version chosen at run time.
+// each pass; the binary carries AVX-512 and AVX2+FMA versions chosen at
+// run time (their last bits differ from the baseline version's; one machine
+// always gives the same bits). Per score, the forward pass evaluates one exp
+// (and for log one log), as does the backward pass, as softmax's do.
 // Softmax does not come here: it keeps ATen's exp and its running maximum.
 //
 // Thread-safe (no state). Results do not depend on the thread count: each
@@ -30,17 +33,17 @@ namespace tailsweep {
 void KernelTilePhiRowSums(AttentionKernel kernel, float* s, int64_t rows,
                           int64_t cols, float* row_sums);
 
-// phi[i] = phi(s[i]) for `count` scores, leaving s as it is.
-// REQUIRES: kernel is not softmax; s and phi do not overlap.
-void KernelTilePhi(AttentionKernel kernel, const float* s, float* phi,
-                   int64_t count);
+// The backward pass's tile: phi[i] = phi(s[i]) and s[i] = phi'(s[i]), from
+// one exp (and one log) per score. REQUIRES: kernel is not softmax; s and
+// phi do not overlap.
+void KernelTilePhiAndDerivative(AttentionKernel kernel, float* s, float* phi,
+                                int64_t count);
 
-// The backward pass's ds = phi'(s) (g - shift): for each row r and column c,
-// g[r][c] = (g[r][c] - shift[r]) * phi'(s[r][c]).
-// REQUIRES: kernel is not softmax; s and g do not overlap.
-void KernelTileShiftedDerivative(AttentionKernel kernel, const float* s,
-                                 const float* shift, float* g, int64_t rows,
-                                 int64_t cols);
+// ds = phi'(s) (g - shift) once phi' is known: for each row r and column c,
+// g[r][c] = (g[r][c] - shift[r]) * factor[r][c]. Any kernel.
+// REQUIRES: factor and g do not overlap.
+void TileShiftedProduct(const float* factor, const float* shift, float* g,
+                        int64_t rows, int64_t cols);
 
 }  // namespace tailsweep
 

@@ -122,7 +122,9 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(Case{37, 37, 5, 7, 1.5},    // ragged tiles
                           Case{37, 29, 64, 64, 1.5},  // one tile
                           Case{20, 33, 1, 3, 4.0},    // large scores
-                          Case{16, 16, 4, 8, 0.3})),
+                          Case{16, 16, 4, 8, 0.3},
+                          // tiles of 300 KB and more: one head at a time
+                          Case{300, 300, 256, 1024, 1.0})),
     [](const auto& info) {
       const Case& c = std::get<1>(info.param);
       return std::string(AttentionKernelName(std::get<0>(info.param))) + "_n" +

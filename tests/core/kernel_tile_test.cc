@@ -47,13 +47,10 @@ TEST(KernelTile, PhiAndDerivativeMatchTheDefinitionsToFloatAccuracy) {
   for (AttentionKernel kernel : kSlowerKernels) {
     const std::string name(AttentionKernelName(kernel));
     std::vector<float> phi(s.size());
-    KernelTilePhi(kernel, s.data(), phi.data(), n);
+    std::vector<float> g = s;  // becomes phi'
+    KernelTilePhiAndDerivative(kernel, g.data(), phi.data(), n);
     EXPECT_LT(WorstRelativeError(phi, KernelValue(kernel, exact_s)), 3e-7)
         << name;
-    // The derivative pass with g = 1 and no shift is phi' itself.
-    std::vector<float> g(s.size(), 1.0f);
-    const float shift = 0;
-    KernelTileShiftedDerivative(kernel, s.data(), &shift, g.data(), 1, n);
     EXPECT_LT(WorstRelativeError(g, KernelDerivative(kernel, exact_s)), 3e-7)
         << name;
     // Exactly 1 at 0 and exp below: C1 at the seam, as the definitions.
@@ -78,10 +75,17 @@ TEST(KernelTile, RowSumsAddToWhatIsThereAndShiftIsPerRow) {
       EXPECT_NEAR(sums[r], want[r].item<double>(),
                   1e-5 * want[r].item<double>());
     }
+    // The backward tile: phi and phi' from one pass, then the shifted
+    // product with phi'.
+    at::Tensor prime = scores.clone();
+    at::Tensor phi_again = at::empty_like(scores);
+    KernelTilePhiAndDerivative(kernel, prime.data_ptr<float>(),
+                               phi_again.data_ptr<float>(), prime.numel());
+    EXPECT_TRUE(at::equal(phi_again, s)) << "one phi, forward and backward";
     at::Tensor g = at::ones({3, 19});
     const std::vector<float> shift = {0.5f, -1.0f, 2.0f};
-    KernelTileShiftedDerivative(kernel, scores.data_ptr<float>(), shift.data(),
-                                g.data_ptr<float>(), 3, 19);
+    TileShiftedProduct(prime.data_ptr<float>(), shift.data(),
+                       g.data_ptr<float>(), 3, 19);
     const at::Tensor dphi = KernelDerivative(kernel, scores.to(at::kDouble));
     const at::Tensor factor = at::tensor({0.5, 2.0, -1.0}).unsqueeze(1);
     EXPECT_TRUE(at::allclose(g.to(at::kDouble), dphi * factor, 3e-7, 1e-7));
