@@ -53,7 +53,8 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
-      req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id());
+      req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id(),
+      {req->free_slots().begin(), req->free_slots().end()});
   if (!leases.ok()) return ToGrpc(leases.status());
   if (telemetry_)
     telemetry_->LeasesGranted(static_cast<int64_t>(leases->size()));

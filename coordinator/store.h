@@ -129,9 +129,14 @@ class Store {
   // one leased (those still held, maybe none) and leases nothing more;
   // request ids are kept for a day. A call that finds nothing queued (and
   // is no repeat) writes nothing: it is answered from the read connection.
+  // `free_slots`: the worker's free slots per placement unit
+  // (core/schema/device_placement.h); only jobs that fit are leased, placed
+  // in order as PlaceJob does, and jobs that do not fit are passed over for
+  // later ones. Empty: only jobs whose "gpus" is 1.
   absl::StatusOr<std::vector<Lease>> LeaseJobs(
       const std::string& worker, int64_t max_jobs, int64_t lease_ms,
-      const std::string& request_id = "");
+      const std::string& request_id = "",
+      const std::vector<int>& free_slots = {});
 
   // Renews a lease to now + lease_ms and returns the new deadline (wall
   // clock, for people).

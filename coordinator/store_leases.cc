@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
+#include "core/schema/device_placement.h"
 
 namespace tailsweep {
 
@@ -36,7 +37,7 @@ absl::StatusOr<bool> Store::MayLease(const std::string& worker,
 
 absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     const std::string& worker, int64_t max_jobs, int64_t lease_ms,
-    const std::string& request_id) {
+    const std::string& request_id, const std::vector<int>& free_slots) {
   const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   const int64_t steady = clock_->SteadyMs();
@@ -84,27 +85,44 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       if (!known.ok()) return known.status();
       if (*known) return absl::OkStatus();
     }
-    absl::StatusOr<sql::Statement> pick = db.Prepare(
+    // Queued jobs in order, those asking for more units than have a free
+    // slot left out by SQLite; the rest are placed one by one (PlaceJob)
+    // until max_jobs are leased or no slot is left.
+    std::vector<int> free = free_slots;
+    int64_t units = free_slots.empty() ? 1 : 0;
+    for (int f : free) units += f > 0 ? 1 : 0;
+    absl::StatusOr<sql::Statement> pick = db.Prepare(absl::StrCat(
         "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
         "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
         "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
-        "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? "
-        "ORDER BY j.created_ms, j.rowid LIMIT ?");
+        "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? AND "
+        "CAST(COALESCE(json_extract(j.params, '$.",
+        kGpusKey,
+        "'), '1') AS INTEGER) <= ? "
+        "ORDER BY j.created_ms, j.rowid"));
     if (!pick.ok()) return pick.status();
-    pick->Bind(1, now).Bind(2, max_jobs);
-    while (true) {
+    pick->Bind(1, now).Bind(2, units);
+    while (static_cast<int64_t>(granted.size()) < max_jobs) {
       absl::StatusOr<bool> row = pick->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
       Lease l;
-      l.job_id = pick->Text(0);
       l.params = FromJson(pick->Text(1));
+      if (!free_slots.empty()) {
+        const absl::StatusOr<int> gpus = JobGpus(l.params);
+        if (!PlaceJob(free, gpus.ok() ? *gpus : 1)) continue;
+      }
+      l.job_id = pick->Text(0);
       l.epoch = pick->Int(2) + 1;
       l.attempt = pick->Int(3) + 1;
       l.kind = pick->Text(4);
       l.sweep = pick->Text(5);
       l.deadline_ms = now + lease_ms;
       granted.push_back(std::move(l));
+      if (!free_slots.empty() &&
+          std::all_of(free.begin(), free.end(), [](int f) { return f == 0; })) {
+        break;
+      }
     }
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "

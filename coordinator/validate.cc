@@ -121,6 +121,18 @@ absl::Status Validate(const v1::LeaseJobsRequest& req) {
   if (!req.request_id().empty()) {
     TS_RETURN_IF_ERROR(CheckId("request_id", req.request_id()));
   }
+  if (req.free_slots_size() > kMaxPlacementUnits) {
+    return Invalid(absl::StrCat("at most ", kMaxPlacementUnits,
+                                " free_slots entries (got ",
+                                req.free_slots_size(), ")"));
+  }
+  for (int i = 0; i < req.free_slots_size(); ++i) {
+    if (req.free_slots(i) < 0 || req.free_slots(i) > kMaxLeasesPerCall) {
+      return Invalid(absl::StrCat("free_slots[", i, "] must be in [0, ",
+                                  kMaxLeasesPerCall, "] (got ",
+                                  req.free_slots(i), ")"));
+    }
+  }
   return CheckLeaseMs(req.lease_ms());
 }
 

@@ -20,6 +20,8 @@ inline constexpr int kMaxPointsPerBatch = 10000;
 inline constexpr int kMaxMetricNameBytes = 128;
 inline constexpr int64_t kMinLeaseMs = 1000, kMaxLeaseMs = 3600000;
 inline constexpr int kMaxLeasesPerCall = 64;
+// Entries of LeaseJobsRequest.free_slots (placement units of one worker).
+inline constexpr int kMaxPlacementUnits = 1024;
 inline constexpr int64_t kMaxResultBytes = 1 << 20;
 inline constexpr int64_t kMaxErrorBytes = 64 << 10;
 inline constexpr int64_t kMaxStderrTailBytes = 64 << 10;

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/number_text.h"
+#include "core/schema/device_placement.h"
 
 namespace tailsweep {
 namespace {
@@ -205,6 +206,19 @@ const std::vector<KeySpec>& Specs() {
       IntKey("query_tile", "attention queries per tile", &JobConfig::query_tile,
              1),
       IntKey("key_tile", "attention keys per tile", &JobConfig::key_tile, 1),
+      Added({{kGpusKey,
+              absl::StrCat("devices the job runs on: that many GPUs, or on a "
+                           "CPU worker that many slots and their threads; "
+                           "training uses the first GPU (a whole number "
+                           "from 1 to ",
+                           kMaxGpusPerJob, ")")},
+             [](JobConfig& c, absl::string_view v) -> absl::Status {
+               absl::StatusOr<int> gpus = ParseGpus(v);
+               if (!gpus.ok()) return gpus.status();
+               c.gpus = *gpus;
+               return absl::OkStatus();
+             },
+             [](const JobConfig& c) { return absl::StrCat(c.gpus); }}),
   };
   return *specs;
 }

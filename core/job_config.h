@@ -52,6 +52,10 @@ struct JobConfig {
   double hill_fraction = 0.1;  // top fraction for the Hill estimator
   int64_t query_tile = 256;    // attention tiling (no effect on values)
   int64_t key_tile = 1024;
+  // Devices the worker gives the job, "gpus" (core/schema/device_placement.h):
+  // on GPUs the child sees that many, and trains on the first; on the CPU
+  // it gets that many slots' threads. Scheduling only: no effect on values.
+  int gpus = 1;
 };
 
 struct JobKey {

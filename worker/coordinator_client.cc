@@ -149,14 +149,17 @@ grpc::Status CoordinatorClient::Answered(const char* what,
 }
 
 grpc::Status CoordinatorClient::LeaseJobs(int max_jobs,
+                                          const std::vector<int>& free_slots,
                                           v1::LeaseJobsResponse* out,
-                                          int64_t* asked_ms) {
+                                          int64_t* asked_ms,
+                                          std::vector<int>* placed_on) {
   if (!unanswered_lease_) {
     unanswered_since_ms_ = clock_->SteadyMs();
     v1::LeaseJobsRequest req;
     req.set_worker_id(options_.worker_id);
     req.set_max_jobs(max_jobs);
     req.set_lease_ms(options_.lease_ms);
+    for (int f : free_slots) req.add_free_slots(f);
     req.set_request_id(absl::StrCat(options_.worker_id, "/", ++lease_calls_));
     unanswered_lease_ = req;
   }
@@ -166,6 +169,8 @@ grpc::Status CoordinatorClient::LeaseJobs(int max_jobs,
   // Without an answer the coordinator may have leased jobs to us: the same
   // request goes again (same id, same size), and it answers with those.
   *asked_ms = unanswered_since_ms_;
+  placed_on->assign(unanswered_lease_->free_slots().begin(),
+                    unanswered_lease_->free_slots().end());
   if (!Unreachable(status)) unanswered_lease_.reset();
   return status;
 }

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/clock.h"
@@ -80,14 +81,17 @@ class CoordinatorClient {
   // False while backing off.
   bool ready();
 
-  // Asks for up to `max_jobs` leases. A call that got no answer
-  // (Unreachable) is repeated by the next LeaseJobs, with its request id
-  // and size (not `max_jobs`), until one comes: the coordinator then
-  // answers with the leases the lost answer held, so none is stranded.
+  // Asks for up to `max_jobs` leases that fit `free_slots` (free slots per
+  // placement unit, core/schema/device_placement.h). A call that got no
+  // answer (Unreachable) is repeated by the next LeaseJobs, with its request
+  // id, size and free slots (not these), until one comes: the coordinator
+  // then answers with the leases the lost answer held, so none is stranded.
   // *asked_ms: when the answered request was first sent (steady), which is
-  // when its leases began at the latest.
-  grpc::Status LeaseJobs(int max_jobs, v1::LeaseJobsResponse* out,
-                         int64_t* asked_ms);
+  // when its leases began at the latest; *placed_on: the free slots it sent,
+  // on which the coordinator placed the leases.
+  grpc::Status LeaseJobs(int max_jobs, const std::vector<int>& free_slots,
+                         v1::LeaseJobsResponse* out, int64_t* asked_ms,
+                         std::vector<int>* placed_on);
   grpc::Status Heartbeat(const v1::JobLease& lease);
   grpc::Status ReportMetrics(const v1::JobLease& lease,
                              const MetricsBatch& batch);

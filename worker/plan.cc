@@ -116,13 +116,15 @@ std::vector<Action> Plan(const PlanInput& in) {
   for (const HeldJob& job : in.jobs) {
     const bool re_leased = leased_again.count(job.job_id) > 0;
     PlanJob(in, job, re_leased, &out);
-    if (job.running && !job.fenced && !re_leased) busy.insert(job.slot);
+    if (job.running && !job.fenced && !re_leased) {
+      busy.insert(job.slots.begin(), job.slots.end());
+    }
   }
   for (const PendingLease& p : in.pending) {
     Action a{Kind::kStart};
     a.pending = p.index;
     out.push_back(a);
-    busy.insert(p.slot);
+    busy.insert(p.slots.begin(), p.slots.end());
   }
   if (!in.shutting_down && !in.leasing_closed && in.coordinator_ready &&
       in.now_ms >= in.next_lease_ms) {
@@ -143,7 +145,8 @@ std::string Action::ToString(const PlanInput& in) const {
   if (kind == Kind::kStart) {
     for (const PendingLease& p : in.pending) {
       if (p.index == pending) {
-        absl::StrAppend(&what, " ", p.job_id, " epoch=", p.epoch, " ", p.slot);
+        absl::StrAppend(&what, " ", p.job_id, " epoch=", p.epoch, " ",
+                        absl::StrJoin(p.slots, "+"));
       }
     }
     return what;

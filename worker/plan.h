@@ -47,8 +47,9 @@ struct HeldJob {
   int64_t id = 0;  // the worker's own number for this attempt
   std::string job_id;
   int64_t epoch = 0;
-  bool train = true;    // kind train (else tails)
-  std::string slot;     // e.g. "cuda:0/1"
+  bool train = true;  // kind train (else tails)
+  // Its slots, e.g. {"cuda:0/1"}: one per device it asked for ("gpus").
+  std::vector<std::string> slots;
   bool running = true;  // its child has not been seen exiting
   JobOutcome outcome = JobOutcome::kFailed;  // once exited
   bool fenced = false;
@@ -74,7 +75,7 @@ struct PendingLease {
   int64_t index = 0;  // in the worker's list of pending leases
   std::string job_id;
   int64_t epoch = 0;
-  std::string slot;
+  std::vector<std::string> slots;
 };
 
 struct PlanInput {

@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/schema/device_placement.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
 #include "core/schema/utf8.h"
@@ -29,6 +33,31 @@ CoordinatorClientOptions ClientOptions(const WorkerOptions& o) {
   c.backoff_base_ms = o.backoff_base_ms;
   c.backoff_cap_ms = o.backoff_cap_ms;
   return c;
+}
+
+// The device of a slot "DEVICE/INDEX".
+std::string DeviceOf(const std::string& slot) {
+  return slot.substr(0, slot.rfind('/'));
+}
+
+// The worker's placement units (core/schema/device_placement.h) in a fixed
+// order, each with those of its slots that are in `free`: a GPU is one
+// unit, every CPU slot one of its own. `all_slots` is grouped by device.
+std::vector<std::vector<std::string>> FreeSlotsPerUnit(
+    const std::vector<std::string>& all_slots,
+    const std::vector<std::string>& free) {
+  const std::set<std::string> is_free(free.begin(), free.end());
+  std::vector<std::vector<std::string>> units;
+  std::string last_device;
+  for (const std::string& slot : all_slots) {
+    const std::string device = DeviceOf(slot);
+    if (units.empty() || device == "cpu" || device != last_device) {
+      units.emplace_back();
+    }
+    last_device = device;
+    if (is_free.count(slot) > 0) units.back().push_back(slot);
+  }
+  return units;
 }
 
 }  // namespace
@@ -160,7 +189,7 @@ PlanInput Worker::View() {
     h.job_id = job->lease.job_id();
     h.epoch = job->lease.epoch();
     h.train = job->lease.kind() != "tails";
-    h.slot = job->slot;
+    h.slots = job->slots;
     h.running = job->running;
     h.outcome = job->finished.outcome;
     h.fenced = job->fenced;
@@ -179,7 +208,7 @@ PlanInput Worker::View() {
   for (size_t i = 0; i < pending_.size(); ++i) {
     if (pending_[i].started) continue;
     in.pending.push_back({static_cast<int64_t>(i), pending_[i].lease.job_id(),
-                          pending_[i].lease.epoch(), pending_[i].slot});
+                          pending_[i].lease.epoch(), pending_[i].slots});
   }
   return in;
 }
@@ -269,10 +298,16 @@ void Worker::Execute(const Action& action) {
 
 void Worker::Lease(const std::vector<std::string>& slots) {
   next_lease_ms_ = clock_->SteadyMs() + options_.poll_ms;
+  std::vector<std::vector<std::string>> units = FreeSlotsPerUnit(slots_, slots);
+  std::vector<int> free_slots;
+  for (const auto& unit : units) {
+    free_slots.push_back(static_cast<int>(unit.size()));
+  }
   v1::LeaseJobsResponse resp;
   int64_t asked = 0;
-  const grpc::Status status =
-      client_.LeaseJobs(static_cast<int>(slots.size()), &resp, &asked);
+  std::vector<int> placed_on;
+  const grpc::Status status = client_.LeaseJobs(
+      static_cast<int>(slots.size()), free_slots, &resp, &asked, &placed_on);
   if (!status.ok()) {
     if (!Unreachable(status)) {
       spdlog::error("lease: {}", status.error_message());
@@ -280,19 +315,34 @@ void Worker::Lease(const std::vector<std::string>& slots) {
     return;
   }
   idle_ = resp.leases_size() == 0;
-  for (int i = 0; i < resp.leases_size(); ++i) {
-    const v1::JobLease& lease = resp.leases(i);
-    if (i >= static_cast<int>(slots.size())) {
-      // Cannot happen (a repeated call keeps its size and slots only free
-      // up meanwhile); said loudly, the lease expires on the coordinator.
+  for (const v1::JobLease& lease : resp.leases()) {
+    // The coordinator placed the leases on the free slots the request
+    // carried (a repeated request's may be fewer than now: slots only free
+    // up meanwhile); the same placement picks the slots here.
+    std::vector<std::pair<std::string, std::string>> params;
+    for (const auto& kv : lease.params())
+      params.emplace_back(kv.key(), kv.value());
+    const absl::StatusOr<int> gpus = JobGpus(params);
+    const std::optional<std::vector<int>> placed =
+        PlaceJob(placed_on, gpus.ok() ? *gpus : 1);
+    std::vector<std::string> taken;
+    for (int unit : placed.value_or(std::vector<int>{})) {
+      if (unit < static_cast<int>(units.size()) && !units[unit].empty()) {
+        taken.push_back(units[unit].front());
+        units[unit].erase(units[unit].begin());
+      }
+    }
+    if (!placed || taken.size() != placed->size()) {
+      // Cannot happen (the coordinator places as PlaceJob does); said
+      // loudly, the lease expires on the coordinator.
       spdlog::error("{}: leased beyond the {} free slot(s); not started",
                     JobTag(lease.job_id(), lease.epoch()), slots.size());
       continue;
     }
     spdlog::info("{} leased: sweep {}, {} attempt {}, slot {}",
                  JobTag(lease.job_id(), lease.epoch()), lease.sweep(),
-                 lease.kind(), lease.attempt(), slots[i]);
-    pending_.push_back({lease, asked, slots[i]});
+                 lease.kind(), lease.attempt(), absl::StrJoin(taken, "+"));
+    pending_.push_back({lease, asked, std::move(taken)});
   }
 }
 
@@ -301,8 +351,7 @@ void Worker::Start(const Pending& pending) {
   job->id = ++next_id_;
   job->lease = pending.lease;
   job->tag = JobTag(job->lease.job_id(), job->lease.epoch());
-  job->slot = pending.slot;
-  job->device = pending.slot.substr(0, pending.slot.rfind('/'));
+  job->slots = pending.slots;
   job->dir = JobPath(options_.work_dir, job->lease.job_id());
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
@@ -356,19 +405,25 @@ void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
   for (const auto& kv : j.lease.params()) {
     child.params.emplace_back(kv.key(), kv.value());
   }
-  child.device = j.device;
-  child.threads = options_.threads_per_slot;
+  // The first slot's device; a job of several GPUs sees all of them (the
+  // first is its cuda:0), one of several CPU slots gets all their threads.
+  child.device = DeviceOf(j.slots.front());
+  child.threads = options_.threads_per_slot * static_cast<int>(j.slots.size());
   child.dir = j.dir;
-  if (absl::StartsWith(j.device, "cuda:")) {
-    absl::StatusOr<std::string> visible =
-        VisibleDeviceFor(options_.allocation, j.device);
-    if (!visible.ok()) {
-      j.running = false;
-      j.finished.error = std::string(visible.status().message());
-      spdlog::error("{} failed: {}", j.tag, j.finished.error);
-      return;
+  if (absl::StartsWith(child.device, "cuda:")) {
+    std::vector<std::string> visible;
+    for (const std::string& slot : j.slots) {
+      absl::StatusOr<std::string> one =
+          VisibleDeviceFor(options_.allocation, DeviceOf(slot));
+      if (!one.ok()) {
+        j.running = false;
+        j.finished.error = std::string(one.status().message());
+        spdlog::error("{} failed: {}", j.tag, j.finished.error);
+        return;
+      }
+      visible.push_back(*one);
     }
-    child.visible_devices = *visible;
+    child.visible_devices = absl::StrJoin(visible, ",");
   }
   j.checkpoint_seen_ms = clock_->SteadyMs();
   j.checkpoint_seen_step = from;

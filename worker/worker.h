@@ -135,8 +135,9 @@ class Worker {
   struct Job {
     int64_t id = 0;
     v1::JobLease lease;
-    std::string tag;  // JobTag, for logs
-    std::string slot, device, dir;
+    std::string tag;                 // JobTag, for logs
+    std::vector<std::string> slots;  // one per device it asked for
+    std::string dir;
     std::unique_ptr<JobHandle> handle;  // null until started
     bool running = true;
     // Leased, its checkpoint being downloaded, its child not started yet.
@@ -165,7 +166,7 @@ class Worker {
     // When the LeaseJobs call was first sent (steady): the lease began by
     // then, whatever answer was lost before this one.
     int64_t asked_ms = 0;
-    std::string slot;
+    std::vector<std::string> slots;
     bool started = false;
   };
 

@@ -5,9 +5,9 @@
 // process `tailsweep lab train|tails`, and what the child leaves behind.
 //
 // - Command line and environment: ChildCommandFor. A train job gets every
-//   job key as --set KEY=VALUE, --out-dir, --device (cpu or cuda; a cuda
-//   slot's GPU is made the only visible one: CUDA_VISIBLE_DEVICES is set to
-//   ChildJob::visible_devices, worker/allocation.h says which entry)
+//   job key as --set KEY=VALUE, --out-dir, --device (cpu or cuda; the
+//   job's GPUs are made the only visible ones: CUDA_VISIBLE_DEVICES is set
+//   to ChildJob::visible_devices, worker/allocation.h says which entries)
 //   and --resume when DIR/checkpoints holds a checkpoint; a tails job gets
 //   its keys as lab tails' flags. Both get --threads and OMP_NUM_THREADS.
 // - Files in the job directory DIR: metrics.jsonl (train: one line per
@@ -59,8 +59,8 @@ struct ChildJob {
   std::string device = "cpu";                               // cpu or cuda:N
   int threads = 1;                                          // torch threads
   std::string dir;                                          // the job directory
-  // For a cuda device: the child's CUDA_VISIBLE_DEVICES (e.g. "5" or a
-  // GPU-UUID); empty: N of cuda:N.
+  // For a cuda device: the child's CUDA_VISIBLE_DEVICES (e.g. "5", "5,7"
+  // for a job of two GPUs, or GPU-UUIDs); empty: N of cuda:N.
   std::string visible_devices = {};
 };
 

@@ -39,8 +39,8 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
   }
   EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
   // Every key but those added later (eval_every, precision, tail_index_min,
-  // tail_index_max), listed only off their defaults.
-  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 4);
+  // tail_index_max, gpus), listed only off their defaults.
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 5);
 }
 
 // Keys added after job ids were first issued leave the key/values of a job
@@ -54,7 +54,8 @@ TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
   for (const Case& t : std::vector<Case>{{"eval_every", "500", "0"},
                                          {"precision", "float64", "float32"},
                                          {"tail_index_min", "1.5", "1.1"},
-                                         {"tail_index_max", "3", "2"}}) {
+                                         {"tail_index_max", "3", "2"},
+                                         {"gpus", "2", "1"}}) {
     JobConfig c;
     auto listed = [&](const JobConfig& config) {
       for (const auto& [key, value] : JobConfigToKeyValues(config)) {

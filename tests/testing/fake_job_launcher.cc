@@ -178,6 +178,7 @@ FakeJobLauncher::FakeJobLauncher(FakeClock* clock,
 absl::StatusOr<std::unique_ptr<JobHandle>> FakeJobLauncher::Start(
     const ChildJob& job) {
   auto fake = std::make_shared<Job>(job, clock_->SteadyMs(), events_);
+  started_.push_back(job);
   events_->push_back("start " +
                      std::filesystem::path(job.dir).filename().string());
   jobs_.push_back(fake);

@@ -50,7 +50,11 @@ class FakeJobLauncher final : public JobLauncher {
 
   class Job;
 
+  // Every job started, as the worker described it.
+  const std::vector<ChildJob>& started() const { return started_; }
+
  private:
+  std::vector<ChildJob> started_;
   FakeClock* clock_;
   std::vector<std::string>* events_;
   std::vector<std::shared_ptr<Job>> jobs_;

@@ -17,7 +17,7 @@ HeldJob Running(const std::string& job_id, int64_t epoch = 1) {
   j.id = epoch;
   j.job_id = job_id;
   j.epoch = epoch;
-  j.slot = "cpu/0";
+  j.slots = {"cpu/0"};
   j.next_heartbeat_ms = 10000;
   j.metrics_read_to_end = true;
   return j;
@@ -136,8 +136,8 @@ TEST(Plan, ATransferInFlightHoldsTheNextUploadAndTheReport) {
 TEST(Plan, ReLeasedJobsOldAttemptIsKilledBeforeTheNewOneStarts) {
   PlanInput in = With({Running("a", 1)});
   in.slots = {"cpu/0", "cpu/1"};
-  in.jobs[0].slot = "cpu/0";
-  in.pending = {{0, "a", 2, "cpu/1"}};
+  in.jobs[0].slots = {"cpu/0"};
+  in.pending = {{0, "a", 2, {"cpu/1"}}};
   in.next_lease_ms = 0;
   EXPECT_EQ(Describe(in), "kill a epoch=1; start a epoch=2 cpu/1; lease cpu/0");
 }
@@ -146,7 +146,7 @@ TEST(Plan, OnlyLocalActionsWhileBackingOffAndNoLeasesWhenShuttingDown) {
   HeldJob fenced = Running("a", 1);
   fenced.fenced = true;
   HeldJob busy = Running("b", 2);
-  busy.slot = "cpu/1";
+  busy.slots = {"cpu/1"};
   busy.next_heartbeat_ms = 0;
   busy.metrics_unacked = true;
   busy.metrics_seq = 1;

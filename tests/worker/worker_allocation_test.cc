@@ -154,5 +154,55 @@ TEST_F(WorkerAllocationTest, TheMarginGrowsToTheCheckpointIntervalSeen) {
             1);
 }
 
+// A job of two GPUs on a worker of three: the request says which GPUs are
+// free, the job gets two slots on different GPUs, sees both (the inherited
+// entries, in order) and their threads; the third GPU's slot is leased to
+// the next job while it runs.
+TEST_F(WorkerAllocationTest, AJobOfTwoGpusGetsTwoSlotsAndSeesBothGpus) {
+  options_.devices = {"cuda:0", "cuda:1", "cuda:2"};
+  options_.threads_per_slot = 3;
+  options_.allocation.gpus = Strings{"4", "6", "7"};
+  std::vector<std::vector<int>> free_slots;
+  answer_lease_ = [&](const v1::LeaseJobsRequest& req) {
+    free_slots.emplace_back(req.free_slots().begin(), req.free_slots().end());
+    return grpc::Status::OK;
+  };
+  Offer(
+      {{Lease("a", 1, {{"gpus", "2"}, {"step_ms", "500"}})}, {Lease("b", 1)}});
+  RunWorker();
+  ASSERT_GE(free_slots.size(), 2u);
+  EXPECT_EQ(free_slots[0], (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(free_slots[1], (std::vector<int>{0, 0, 1}));
+  ASSERT_EQ(launcher_.started().size(), 2u);
+  const ChildJob& a = launcher_.started()[0];
+  EXPECT_EQ(a.device, "cuda:0");
+  EXPECT_EQ(a.visible_devices, "4,6");
+  EXPECT_EQ(a.threads, 6);
+  const ChildJob& b = launcher_.started()[1];
+  EXPECT_EQ(b.visible_devices, "7");
+  EXPECT_EQ(b.threads, 3);
+}
+
+// On the CPU every slot is a unit: a job of gpus 2 takes two CPU slots and
+// their threads.
+TEST_F(WorkerAllocationTest, OnTheCpuAJobOfTwoTakesTwoSlotsAndTheirThreads) {
+  options_.devices = {"cpu"};
+  options_.slots_per_device = 2;
+  options_.threads_per_slot = 2;
+  std::vector<int> free_slots;
+  answer_lease_ = [&](const v1::LeaseJobsRequest& req) {
+    if (free_slots.empty()) {
+      free_slots.assign(req.free_slots().begin(), req.free_slots().end());
+    }
+    return grpc::Status::OK;
+  };
+  Offer({{Lease("a", 1, {{"gpus", "2"}})}});
+  RunWorker();
+  EXPECT_EQ(free_slots, (std::vector<int>{1, 1}));
+  ASSERT_EQ(launcher_.started().size(), 1u);
+  EXPECT_EQ(launcher_.started()[0].device, "cpu");
+  EXPECT_EQ(launcher_.started()[0].threads, 4);
+}
+
 }  // namespace
 }  // namespace tailsweep
