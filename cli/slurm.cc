@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -169,6 +170,13 @@ absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
     return absl::InvalidArgumentError(absl::StrCat(
         "run directory ", o.run_dir, ": cannot create (", ec.message(), ")"));
   }
+  // Until both jobs are submitted, a failure (no sbatch or openssl here, a
+  // refused submission) leaves no run directory behind to block a retry.
+  bool submitted = false;
+  absl::Cleanup remove_on_error = [&] {
+    std::error_code ignored;
+    if (!submitted) fs::remove_all(o.run_dir, ignored);
+  };
   if (absl::Status s = Chmod(o.run_dir, fs::perms::owner_all); !s.ok()) {
     return s;
   }
@@ -237,6 +245,7 @@ absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
                      ids.coordinator, " was cancelled)"));
   }
   ids.workers = *id;
+  submitted = true;
   if (absl::Status s =
           WriteFileAtomic(RunPath(dir, kRunSlurmJobs),
                           absl::StrCat("coordinator ", ids.coordinator,

@@ -56,6 +56,11 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id(),
       {req->free_slots().begin(), req->free_slots().end()});
   if (!leases.ok()) return ToGrpc(leases.status());
+  if (leases->empty()) {
+    absl::StatusOr<bool> more = store_->HasUnfinishedJobs();
+    if (!more.ok()) return ToGrpc(more.status());
+    resp->set_unfinished_jobs(*more);
+  }
   if (telemetry_)
     telemetry_->LeasesGranted(static_cast<int64_t>(leases->size()));
   for (const Lease& l : *leases) {

@@ -138,6 +138,10 @@ class Store {
       const std::string& request_id = "",
       const std::vector<int>& free_slots = {});
 
+  // Whether any job is queued (ready or waiting out a retry's backoff) or
+  // leased: more work may come to an idle worker. On the read connection.
+  absl::StatusOr<bool> HasUnfinishedJobs();
+
   // Renews a lease to now + lease_ms and returns the new deadline (wall
   // clock, for people).
   // FailedPrecondition when `epoch` is not the job's live lease held by

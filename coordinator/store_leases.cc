@@ -167,6 +167,17 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
   return leases;
 }
 
+absl::StatusOr<bool> Store::HasUnfinishedJobs() {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('queued', "
+      "'leased'))");
+  if (!st.ok()) return st.status();
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  return st->Int(0) != 0;
+}
+
 absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
                                          const std::string& job_id,
                                          int64_t epoch, int64_t lease_ms) {

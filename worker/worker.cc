@@ -314,7 +314,7 @@ void Worker::Lease(const std::vector<std::string>& slots) {
     }
     return;
   }
-  idle_ = resp.leases_size() == 0;
+  idle_ = resp.leases_size() == 0 && !resp.unfinished_jobs();
   for (const v1::JobLease& lease : resp.leases()) {
     // The coordinator placed the leases on the free slots the request
     // carried (a repeated request's may be fewer than now: slots only free

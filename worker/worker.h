@@ -95,7 +95,8 @@ struct WorkerOptions {
   // (whichever is longer), and the worker exits when its last job is
   // reported.
   int64_t end_margin_ms = 600000;
-  // Exit when no job is running and none could be leased (tests, scripts).
+  // Exit when no job runs here and the coordinator says no job is queued or
+  // leased anywhere (tests, scripts, Slurm arrays).
   bool exit_when_idle = false;
 };
 

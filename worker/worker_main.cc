@@ -207,7 +207,9 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 7.0 * 86400))
       ->capture_default_str();
   app.add_flag("--exit-when-idle", options.exit_when_idle,
-               "Exit once no job runs and none is ready")
+               "Exit once no job runs here and the coordinator has none "
+               "queued or leased (a job waiting out a retry's backoff, or "
+               "running on another worker that may fail, keeps it waiting)")
       ->envname("TAILSWEEP_EXIT_WHEN_IDLE");
   app.add_option("--log-level", log_level,
                  absl::StrCat("One of ", kLogLevels,

@@ -120,6 +120,25 @@ TEST_F(SlurmUpTest, AFailedWorkerSubmissionCancelsTheCoordinator) {
   EXPECT_TRUE(absl::StrContains(ids.status().message(),
                                 "the coordinator job 100 was cancelled"));
   EXPECT_EQ(commands_.back(), "scancel 100");
+  EXPECT_FALSE(fs::exists(options_.run_dir)) << "nothing left to block a retry";
+}
+
+// No sbatch on this machine: said so, and no run directory left behind.
+TEST_F(SlurmUpTest, NoSbatchHereLeavesNoRunDirectory) {
+  ProgramRunner runner = Runner();
+  const absl::StatusOr<SlurmJobIds> ids =
+      SlurmUp(options_,
+              [&](const std::vector<std::string>& argv)
+                  -> absl::StatusOr<ProgramResult> {
+                if (argv[0] == "sbatch") {
+                  return absl::NotFoundError("not found on PATH");
+                }
+                return runner(argv);
+              });
+  ASSERT_FALSE(ids.ok());
+  EXPECT_TRUE(absl::StrContains(ids.status().message(), "sbatch: not found"))
+      << ids.status();
+  EXPECT_FALSE(fs::exists(options_.run_dir));
 }
 
 TEST_F(SlurmUpTest, RefusesABadSpecAndAUsedRunDirectoryBeforeAnyCommand) {

@@ -1,6 +1,7 @@
 // Leasing jobs that ask for several devices ("gpus"): only what fits the
 // worker's free slots is leased, placed as core/schema/device_placement.h
-// says, and jobs that do not fit wait for a worker they fit.
+// says, and jobs that do not fit wait for a worker they fit. And whether an
+// idle worker may still get work (HasUnfinishedJobs).
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 
 #include "coordinator/store.h"
 #include "core/schema/device_placement.h"
+#include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
 
@@ -90,6 +92,21 @@ TEST_F(StorePlacementTest, OnlyJobsThatFitAreLeasedAndTheRestWait) {
   TS_ASSERT_OK_AND_ASSIGN(auto four,
                           store_->LeaseJobs("w4", 1, 60000, "", {1, 1, 1, 1}));
   EXPECT_EQ(Gpus(four), (std::vector<int>{4}));
+}
+
+// An idle worker may still get work while any job is queued or leased; a
+// finished sweep has none.
+TEST_F(StorePlacementTest, UnfinishedWhileAnyJobIsQueuedOrLeased) {
+  EXPECT_TRUE(*store_->HasUnfinishedJobs());
+  TS_ASSERT_OK_AND_ASSIGN(auto all,
+                          store_->LeaseJobs("w", 8, 60000, "", {2, 2, 2, 2}));
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_TRUE(*store_->HasUnfinishedJobs());  // all leased
+  for (const Lease& l : all) {
+    TS_ASSERT_OK(
+        store_->Complete("w", l.job_id, l.epoch, testing::TestResult()));
+  }
+  EXPECT_FALSE(*store_->HasUnfinishedJobs());
 }
 
 }  // namespace

@@ -154,6 +154,18 @@ TEST_F(WorkerAllocationTest, TheMarginGrowsToTheCheckpointIntervalSeen) {
             1);
 }
 
+// --exit-when-idle (arrays): while the coordinator says jobs are queued or
+// leased elsewhere, an idle worker keeps asking; it exits once none is.
+TEST_F(WorkerAllocationTest, ExitWhenIdleWaitsWhileJobsAreUnfinished) {
+  Offer({{Lease("a", 1)}});
+  unfinished_answers_ = 3;
+  RunWorker();
+  EXPECT_EQ(std::count(calls_.begin(), calls_.end(),
+                       "LeaseJobs -> none (unfinished)"),
+            3);
+  EXPECT_EQ(calls_.back(), "LeaseJobs -> none");
+}
+
 // A job of two GPUs on a worker of three: the request says which GPUs are
 // free, the job gets two slots on different GPUs, sees both (the inherited
 // entries, in order) and their threads; the third GPU's slot is leased to

@@ -140,6 +140,8 @@ class WorkerFixture : public ::testing::Test {
   v1::CompleteJobRequest completed_;
 
   std::vector<std::string> lease_request_ids_;  // every LeaseJobs call's
+  // Empty LeaseJobs answers that say jobs are still unfinished elsewhere.
+  int unfinished_answers_ = 0;
 
   // Answers; default: OK. A LeaseJobs call that is not answered OK leases
   // nothing, as if its answer was lost.
@@ -177,6 +179,11 @@ inline void WorkerFixture::Wire() {
             absl::StrAppend(&got, got.empty() ? "" : ",", l.job_id());
           }
           offers_.pop_front();
+        }
+        if (got.empty() && unfinished_answers_ > 0) {
+          --unfinished_answers_;
+          resp->set_unfinished_jobs(true);
+          got = "none (unfinished)";
         }
         Record(
             absl::StrCat(
