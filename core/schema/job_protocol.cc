@@ -71,10 +71,14 @@ FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
                             int exit_code) {
   FinishedJob out;
   // 128 + S: killed by signal S (worker/child_process.h).
-  if (exit_code == kExitStopped || exit_code == 128 + SIGTERM) {
+  // SIGUSR1 too: Slurm's drain signals every process of the step, and a
+  // child that has not installed its handler yet dies of it.
+  if (exit_code == kExitStopped || exit_code == 128 + SIGTERM ||
+      exit_code == 128 + SIGUSR1) {
     out.outcome = JobOutcome::kStopped;
-    out.error =
-        exit_code == kExitStopped ? "stopped on SIGTERM" : "killed by SIGTERM";
+    out.error = exit_code == kExitStopped    ? "stopped on SIGTERM"
+                : exit_code == 128 + SIGTERM ? "killed by SIGTERM"
+                                             : "killed by SIGUSR1";
     return out;
   }
   if (exit_code != kExitOk) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "core/schema/file_util.h"
@@ -85,6 +86,11 @@ TEST_F(JobProtocolTest, BadJobsAreRefused) {
 
 TEST_F(JobProtocolTest, OutcomesFromExitCodeAndResult) {
   EXPECT_EQ(ReadFinishedJob("train", dir_, 137).error, "killed by signal 9");
+  // Slurm's drain (SIGUSR1) before the child's handler: stopped, as SIGTERM.
+  EXPECT_EQ(ReadFinishedJob("train", dir_, 128 + SIGUSR1).outcome,
+            JobOutcome::kStopped);
+  EXPECT_EQ(ReadFinishedJob("tails", dir_, 128 + SIGTERM).outcome,
+            JobOutcome::kStopped);
   EXPECT_EQ(ReadFinishedJob("train", dir_, 2).error,
             "exit code 2 (input refused)");
   const FinishedJob missing = ReadFinishedJob("train", dir_, 0);
