@@ -72,15 +72,6 @@ TAILSWEEP_INLINE float LogAtLeastOne(float u) {
   return (x + y) + 0.693359375f * k;
 }
 
-template <AttentionKernel K>
-TAILSWEEP_INLINE float Phi(float s) {
-  const float e = ExpNonPositive(s < 0.0f ? s : 0.0f);
-  const float p = s > 0.0f ? s : 0.0f;
-  if constexpr (K == AttentionKernel::kQuadratic) return e + p + 0.5f * p * p;
-  if constexpr (K == AttentionKernel::kLinear) return e + p;
-  return e + LogAtLeastOne(1.0f + p);  // kLog
-}
-
 // phi(s) and phi'(s) from one exp (and, for log, one log).
 template <AttentionKernel K>
 TAILSWEEP_INLINE void PhiAndPrime(float s, float& phi, float& prime) {
@@ -97,6 +88,15 @@ TAILSWEEP_INLINE void PhiAndPrime(float s, float& phi, float& prime) {
     prime = s > 0.0f ? 1.0f / u : e;
     phi = e + LogAtLeastOne(u);
   }
+}
+
+// phi(s) alone: the same formula (the compiler drops phi'), so forward and
+// backward passes agree bit for bit.
+template <AttentionKernel K>
+TAILSWEEP_INLINE float Phi(float s) {
+  float phi, prime;
+  PhiAndPrime<K>(s, phi, prime);
+  return phi;
 }
 
 // Sums a row in 8 fixed lanes (vectorised without reassociating), then the

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -16,6 +15,7 @@
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
 #include "core/schema/utf8.h"
+#include "worker/slots.h"
 
 namespace tailsweep {
 namespace {
@@ -35,31 +35,6 @@ CoordinatorClientOptions ClientOptions(const WorkerOptions& o) {
   return c;
 }
 
-// The device of a slot "DEVICE/INDEX".
-std::string DeviceOf(const std::string& slot) {
-  return slot.substr(0, slot.rfind('/'));
-}
-
-// The worker's placement units (core/schema/device_placement.h) in a fixed
-// order, each with those of its slots that are in `free`: a GPU is one
-// unit, every CPU slot one of its own. `all_slots` is grouped by device.
-std::vector<std::vector<std::string>> FreeSlotsPerUnit(
-    const std::vector<std::string>& all_slots,
-    const std::vector<std::string>& free) {
-  const std::set<std::string> is_free(free.begin(), free.end());
-  std::vector<std::vector<std::string>> units;
-  std::string last_device;
-  for (const std::string& slot : all_slots) {
-    const std::string device = DeviceOf(slot);
-    if (units.empty() || device == "cpu" || device != last_device) {
-      units.emplace_back();
-    }
-    last_device = device;
-    if (is_free.count(slot) > 0) units.back().push_back(slot);
-  }
-  return units;
-}
-
 }  // namespace
 
 Worker::Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
@@ -69,13 +44,8 @@ Worker::Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
       files_(files),
       tasks_(tasks),
       options_(std::move(options)),
-      client_(stubs, clock, ClientOptions(options_)) {
-  for (const std::string& device : options_.devices) {
-    for (int s = 0; s < options_.slots_per_device; ++s) {
-      slots_.push_back(absl::StrCat(device, "/", s));
-    }
-  }
-}
+      client_(stubs, clock, ClientOptions(options_)),
+      slots_(MakeSlots(options_.devices, options_.slots_per_device)) {}
 
 void Worker::Run(const std::atomic<int>& stop_signal) {
   while (stop_signal == 0) {
@@ -325,14 +295,9 @@ void Worker::Lease(const std::vector<std::string>& slots) {
     const absl::StatusOr<int> gpus = JobGpus(params);
     const std::optional<std::vector<int>> placed =
         PlaceJob(placed_on, gpus.ok() ? *gpus : 1);
-    std::vector<std::string> taken;
-    for (int unit : placed.value_or(std::vector<int>{})) {
-      if (unit < static_cast<int>(units.size()) && !units[unit].empty()) {
-        taken.push_back(units[unit].front());
-        units[unit].erase(units[unit].begin());
-      }
-    }
-    if (!placed || taken.size() != placed->size()) {
+    std::optional<std::vector<std::string>> taken;
+    if (placed) taken = TakeSlots(units, *placed);
+    if (!taken) {
       // Cannot happen (the coordinator places as PlaceJob does); said
       // loudly, the lease expires on the coordinator.
       spdlog::error("{}: leased beyond the {} free slot(s); not started",
@@ -341,8 +306,8 @@ void Worker::Lease(const std::vector<std::string>& slots) {
     }
     spdlog::info("{} leased: sweep {}, {} attempt {}, slot {}",
                  JobTag(lease.job_id(), lease.epoch()), lease.sweep(),
-                 lease.kind(), lease.attempt(), absl::StrJoin(taken, "+"));
-    pending_.push_back({lease, asked, std::move(taken)});
+                 lease.kind(), lease.attempt(), absl::StrJoin(*taken, "+"));
+    pending_.push_back({lease, asked, std::move(*taken)});
   }
 }
 
@@ -407,14 +372,14 @@ void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
   }
   // The first slot's device; a job of several GPUs sees all of them (the
   // first is its cuda:0), one of several CPU slots gets all their threads.
-  child.device = DeviceOf(j.slots.front());
+  child.device = SlotDevice(j.slots.front());
   child.threads = options_.threads_per_slot * static_cast<int>(j.slots.size());
   child.dir = j.dir;
   if (absl::StartsWith(child.device, "cuda:")) {
     std::vector<std::string> visible;
     for (const std::string& slot : j.slots) {
       absl::StatusOr<std::string> one =
-          VisibleDeviceFor(options_.allocation, DeviceOf(slot));
+          VisibleDeviceFor(options_.allocation, SlotDevice(slot));
       if (!one.ok()) {
         j.running = false;
         j.finished.error = std::string(one.status().message());

@@ -22,10 +22,11 @@
 //   with "stopped": true, stopped. Stopped also: status kExitStopped (a
 //   child that stops on SIGTERM without a checkpoint, e.g. lab tails), and
 //   death by SIGTERM or SIGUSR1 itself (a child signalled, or drained by
-//   Slurm, before it installed its handler). Stopped means the job was asked to stop (preemption), is not
-//   a failure, and is resumed from its newest checkpoint, if any, or run
-//   again. Status 2: the job's input was refused (it will fail again).
-//   Any other status or signal, or 0 without a readable result: failed.
+//   Slurm, before it installed its handler). Stopped means the job was asked to
+//   stop (preemption), is not a failure, and is resumed from its newest
+//   checkpoint, if any, or run again. Status 2: the job's input was refused (it
+//   will fail again). Any other status or signal, or 0 without a readable
+//   result: failed.
 // Torch-free.
 
 #include <optional>
