@@ -26,28 +26,47 @@ enum class OperatorKind { kShearedSwap, kMatrixInverse };
 absl::StatusOr<OperatorKind> ParseOperator(absl::string_view name);
 absl::string_view OperatorName(OperatorKind op);
 
-// The prior of both axes' tail index a of the mirrored Pareto family,
-// uniform on [min, max] (science.md section 2 [choice]: [1.1, 2.0], a finite
-// mean and an infinite variance). Gaussian tasks do not use it.
-struct TailIndexPrior {
-  double min = 1.1;
-  double max = 2.0;
+// A uniform prior on [min, max].
+struct UniformRange {
+  double min = 0;
+  double max = 0;
 
-  bool operator==(const TailIndexPrior& o) const {
+  bool operator==(const UniformRange& o) const {
     return min == o.min && max == o.max;
   }
 };
 
+// The priors of an instance's two latent marginals, uniform and
+// independent per instance (science.md section 2 [choice]). The mirrored
+// Pareto family draws a tail index a (both axes, the same range) and a
+// scale lam per axis; the Gaussian family a mean m (both axes) and a
+// standard deviation s per axis. By default axis 2 has the larger spread,
+// so the two axes can be told apart (the sheared swap exchanges them: with
+// equal laws it would map a measure onto itself).
+struct InstancePrior {
+  UniformRange tail_index{1.1, 2.0};  // a finite mean, an infinite variance
+  UniformRange scale1{0.5, 1.0};      // lam1
+  UniformRange scale2{1.0, 2.0};      // lam2
+  UniformRange mean{-1.0, 1.0};       // m1, m2
+  UniformRange sd1{0.5, 1.0};         // s1
+  UniformRange sd2{1.0, 2.0};         // s2
+
+  bool operator==(const InstancePrior& o) const {
+    return tail_index == o.tail_index && scale1 == o.scale1 &&
+           scale2 == o.scale2 && mean == o.mean && sd1 == o.sd1 && sd2 == o.sd2;
+  }
+};
+
 // The benchmark task: which operator, which marginal family, and the
-// mirrored Pareto family's tail-index prior.
+// priors its instances' marginals are drawn from.
 struct Task {
   Task() = default;
-  Task(OperatorKind op, MarginalFamily family, TailIndexPrior tail_prior = {})
-      : op(op), family(family), tail_prior(tail_prior) {}
+  Task(OperatorKind op, MarginalFamily family, InstancePrior prior = {})
+      : op(op), family(family), prior(prior) {}
 
   OperatorKind op = OperatorKind::kShearedSwap;
   MarginalFamily family = MarginalFamily::kMirroredPareto;
-  TailIndexPrior tail_prior;
+  InstancePrior prior;
 };
 
 // False for Gaussian matrix inverse: a rotation of Gaussian latents gives the

@@ -85,22 +85,68 @@ KeySpec RealKey(const char* name, const char* help, double JobConfig::*field,
           [=](const JobConfig& c) { return FormatDouble(c.*field); }};
 }
 
-// An end of the tail-index prior: a number > 1 (a finite mean, which the
-// energy distance needs) and <= 100.
-KeySpec TailIndexKey(const char* name, const char* help,
-                     double TailIndexPrior::*end) {
-  const std::string allowed = "a number > 1 and <= 100";
-  return {{name, absl::StrCat(help, " (", allowed, ")")},
-          [=](JobConfig& c, absl::string_view v) {
-            double parsed;
-            if (!absl::SimpleAtod(v, &parsed) || !std::isfinite(parsed) ||
-                parsed <= 1 || parsed > 100) {
-              return Bad(name, v, allowed);
-            }
-            c.tail_prior.*end = parsed;
-            return absl::OkStatus();
-          },
-          [=](const JobConfig& c) { return FormatDouble(c.tail_prior.*end); }};
+// A range of the instance prior (core/instance.h), set by two keys NAME_min
+// and NAME_max: which family draws from it and what its ends may be.
+struct PriorRange {
+  const char* name;
+  const char* what;  // for the help
+  UniformRange InstancePrior::*range;
+  MarginalFamily family;
+  double lowest;  // ends are > lowest (or >= when !open_lowest) ...
+  bool open_lowest;
+  double highest;  // ... and <= highest
+};
+
+// Science.md section 2's priors, in key order.
+const std::vector<PriorRange>& PriorRanges() {
+  static const auto* ranges = new std::vector<PriorRange>{
+      {"tail_index",
+       "mirrored Pareto tail index a, both axes (> 1: a finite mean, which "
+       "the energy distance needs)",
+       &InstancePrior::tail_index, MarginalFamily::kMirroredPareto, 1, true,
+       100},
+      {"scale1", "mirrored Pareto scale lam1 of axis 1", &InstancePrior::scale1,
+       MarginalFamily::kMirroredPareto, 0, true, 1e6},
+      {"scale2", "mirrored Pareto scale lam2 of axis 2", &InstancePrior::scale2,
+       MarginalFamily::kMirroredPareto, 0, true, 1e6},
+      {"mean", "Gaussian mean m, both axes", &InstancePrior::mean,
+       MarginalFamily::kGaussian, -1e6, false, 1e6},
+      {"sd1", "Gaussian standard deviation s1 of axis 1", &InstancePrior::sd1,
+       MarginalFamily::kGaussian, 0, true, 1e6},
+      {"sd2", "Gaussian standard deviation s2 of axis 2", &InstancePrior::sd2,
+       MarginalFamily::kGaussian, 0, true, 1e6},
+  };
+  return *ranges;
+}
+
+std::string KeyOf(const PriorRange& r, bool max) {
+  return absl::StrCat(r.name, max ? "_max" : "_min");
+}
+
+// One end of a prior range (added after job ids were first issued).
+KeySpec PriorKey(const PriorRange& r, bool max) {
+  const std::string name = KeyOf(r, max);
+  const std::string allowed = absl::StrCat(
+      "a number ", r.open_lowest ? "> " : ">= ", FormatDouble(r.lowest),
+      " and <= ", FormatDouble(r.highest));
+  UniformRange InstancePrior::*range = r.range;
+  double UniformRange::*end = max ? &UniformRange::max : &UniformRange::min;
+  return Added(
+      {{name, absl::StrCat(max ? "upper" : "lower",
+                           " end of the uniform prior of the ", r.what, "; ",
+                           max ? "min" : "max", " is ", r.name,
+                           max ? "_min" : "_max", " (", allowed, ")")},
+       [=](JobConfig& c, absl::string_view v) {
+         double parsed;
+         if (!absl::SimpleAtod(v, &parsed) || !std::isfinite(parsed) ||
+             parsed < r.lowest || (r.open_lowest && parsed == r.lowest) ||
+             parsed > r.highest) {
+           return Bad(name, v, allowed);
+         }
+         c.prior.*range.*end = parsed;
+         return absl::OkStatus();
+       },
+       [=](const JobConfig& c) { return FormatDouble(c.prior.*range.*end); }});
 }
 
 // An enum key given its parser and namer.
@@ -121,8 +167,16 @@ KeySpec EnumKey(const char* name, const char* help, E JobConfig::*field,
           [=](const JobConfig& c) { return std::string(print(c.*field)); }};
 }
 
+// The keys, in canonical order: the prior's ends come after "precision".
+std::vector<KeySpec> MakeSpecs();
+
 const std::vector<KeySpec>& Specs() {
-  static const auto* specs = new std::vector<KeySpec>{
+  static const auto* specs = new std::vector<KeySpec>(MakeSpecs());
+  return *specs;
+}
+
+std::vector<KeySpec> MakeSpecs() {
+  std::vector<KeySpec> specs{
       EnumKey("operator", "operator: sheared_swap or matrix_inverse",
               &JobConfig::op, &ParseOperator, &OperatorName),
       EnumKey("marginal", "marginal family: mirrored_pareto or gaussian",
@@ -193,14 +247,14 @@ const std::vector<KeySpec>& Specs() {
                     "activations, attention included: float32, float64 or "
                     "bfloat16 (loss and metrics then in float32)",
                     &JobConfig::precision, &ParsePrecision, &PrecisionName)),
-      Added(TailIndexKey("tail_index_min",
-                         "lower end of the uniform prior of the mirrored "
-                         "Pareto tail index a, both axes",
-                         &TailIndexPrior::min)),
-      Added(TailIndexKey("tail_index_max",
-                         "upper end of the uniform prior of the mirrored "
-                         "Pareto tail index a, both axes",
-                         &TailIndexPrior::max)),
+  };
+  // After "precision", as tail_index_min and tail_index_max always were: a
+  // job that sets them keeps its id.
+  for (const PriorRange& r : PriorRanges()) {
+    specs.push_back(PriorKey(r, /*max=*/false));
+    specs.push_back(PriorKey(r, /*max=*/true));
+  }
+  std::vector<KeySpec> rest{
       RealKey("hill_fraction", "top fraction of order statistics for Hill",
               &JobConfig::hill_fraction, 0, true, 0.5),
       IntKey("query_tile", "attention queries per tile", &JobConfig::query_tile,
@@ -220,7 +274,8 @@ const std::vector<KeySpec>& Specs() {
              },
              [](const JobConfig& c) { return absl::StrCat(c.gpus); }}),
   };
-  return *specs;
+  for (KeySpec& spec : rest) specs.push_back(std::move(spec));
+  return specs;
 }
 
 }  // namespace
@@ -263,18 +318,24 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
         "key 'eval_every' (", c.eval_every,
         ") must be 0 or a multiple of key 'log_every' (", c.log_every, ")"));
   }
-  if (c.tail_prior.min > c.tail_prior.max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("key 'tail_index_min' (", FormatDouble(c.tail_prior.min),
-                     ") must be <= key 'tail_index_max' (",
-                     FormatDouble(c.tail_prior.max), ")"));
-  }
-  if (c.marginal == MarginalFamily::kGaussian &&
-      !(c.tail_prior == TailIndexPrior{})) {
-    return absl::InvalidArgumentError(
-        "keys 'tail_index_min' and 'tail_index_max' apply to marginal "
-        "'mirrored_pareto' only; leave them at their defaults (1.1, 2) for "
-        "'gaussian' (a sweep spec can exclude such cells)");
+  static const InstancePrior* defaults = new InstancePrior;
+  for (const PriorRange& r : PriorRanges()) {
+    const UniformRange& range = c.prior.*r.range;
+    if (range.min > range.max) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("key '", KeyOf(r, false), "' (", FormatDouble(range.min),
+                       ") must be <= key '", KeyOf(r, true), "' (",
+                       FormatDouble(range.max), ")"));
+    }
+    if (r.family != c.marginal && !(range == defaults->*r.range)) {
+      const UniformRange& d = defaults->*r.range;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "keys '", KeyOf(r, false), "' and '", KeyOf(r, true),
+          "' apply to marginal '", MarginalFamilyName(r.family),
+          "' only; leave them at their defaults (", FormatDouble(d.min), ", ",
+          FormatDouble(d.max), ") for '", MarginalFamilyName(c.marginal),
+          "' (a sweep spec can exclude such cells)"));
+    }
   }
   if (!IsIdentifiable({c.op, c.marginal})) {
     return absl::InvalidArgumentError(
@@ -286,7 +347,7 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
 }
 
 Task TaskOf(const JobConfig& config) {
-  return {config.op, config.marginal, config.tail_prior};
+  return {config.op, config.marginal, config.prior};
 }
 
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(

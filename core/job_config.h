@@ -48,7 +48,9 @@ struct JobConfig {
   int64_t reference_trials = 64;  // trials of the sampling reference [choice]
   double collapse_threshold = 0.05;
   Precision precision = Precision::kFloat32;
-  TailIndexPrior tail_prior;   // "tail_index_min", "tail_index_max"
+  // The instances' priors: "tail_index_min", "tail_index_max", "scale1_min",
+  // ... "sd2_max" (NAME_min and NAME_max for each range of InstancePrior).
+  InstancePrior prior;
   double hill_fraction = 0.1;  // top fraction for the Hill estimator
   int64_t query_tile = 256;    // attention tiling (no effect on values)
   int64_t key_tile = 1024;
@@ -74,15 +76,15 @@ absl::Status SetJobKey(JobConfig& config, absl::string_view key,
 
 // Cross-key rules: heads divide d_model, warmup <= steps, eval_every is a
 // multiple of log_every, the task is identifiable (not Gaussian matrix
-// inverse), tail_index_min <= tail_index_max, and both at their defaults
-// for the Gaussian family, which has no tail index. InvalidArgument naming
-// keys.
+// inverse), each prior range's NAME_min <= NAME_max, and the ranges of the
+// other family (the Gaussian's for mirrored Pareto cells, the Pareto's for
+// Gaussian ones) at their defaults. InvalidArgument naming keys.
 absl::Status ValidateJobConfig(const JobConfig& config);
 
 // Which keys JobConfigToKeyValues lists.
 enum class KeyListing {
   // A key added after job ids were first issued (eval_every, precision,
-  // tail_index_min, tail_index_max) only when it differs from its default,
+  // the prior's ends, gpus) only when it differs from its default,
   // so a job's key/values, and with them its id (a hash of them), stay what
   // they were before the key existed: resubmitting an old spec to an old
   // database finds its jobs. For ids and checkpoints.
@@ -97,7 +99,7 @@ enum class KeyListing {
 std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
     const JobConfig& config, KeyListing listing = KeyListing::kIdentity);
 
-// The benchmark task the config trains on: operator, family, tail prior.
+// The benchmark task the config trains on: operator, family, priors.
 Task TaskOf(const JobConfig& config);
 
 }  // namespace tailsweep

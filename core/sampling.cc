@@ -12,6 +12,9 @@ const at::TensorOptions kCpuDouble = at::TensorOptions().dtype(at::kDouble);
 
 // Maps u in (0,1) to lo + (hi - lo) u.
 double Between(double lo, double hi, double u) { return lo + (hi - lo) * u; }
+double Draw(const UniformRange& range, double u) {
+  return Between(range.min, range.max, u);
+}
 
 }  // namespace
 
@@ -38,17 +41,15 @@ Instance DrawInstance(const Task& task, at::Generator& gen) {
   const at::Tensor u_tensor = at::rand({8}, gen, kCpuDouble);
   const double* u = u_tensor.data_ptr<double>();
   std::array<Marginal, 2> axes;
+  const InstancePrior& p = task.prior;
   if (task.family == MarginalFamily::kMirroredPareto) {
-    const TailIndexPrior& a = task.tail_prior;
-    axes[0] = Marginal::MirroredPareto(Between(a.min, a.max, u[0]),
-                                       Between(0.5, 1.0, u[1]));
-    axes[1] = Marginal::MirroredPareto(Between(a.min, a.max, u[2]),
-                                       Between(1.0, 2.0, u[3]));
+    axes[0] = Marginal::MirroredPareto(Draw(p.tail_index, u[0]),
+                                       Draw(p.scale1, u[1]));
+    axes[1] = Marginal::MirroredPareto(Draw(p.tail_index, u[2]),
+                                       Draw(p.scale2, u[3]));
   } else {
-    axes[0] =
-        Marginal::Gaussian(Between(-1.0, 1.0, u[0]), Between(0.5, 1.0, u[1]));
-    axes[1] =
-        Marginal::Gaussian(Between(-1.0, 1.0, u[2]), Between(1.0, 2.0, u[3]));
+    axes[0] = Marginal::Gaussian(Draw(p.mean, u[0]), Draw(p.sd1, u[1]));
+    axes[1] = Marginal::Gaussian(Draw(p.mean, u[2]), Draw(p.sd2, u[3]));
   }
   if (task.op == OperatorKind::kShearedSwap) {
     return MakeShearedSwap(task.family, axes, Between(-1, 1, u[4]),

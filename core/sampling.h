@@ -28,8 +28,8 @@ at::Tensor OpenUniform(at::IntArrayRef shape, at::Generator& gen);
 // n samples of `m`, double, CPU, shape [n]. REQUIRES: m.Validate().ok().
 at::Tensor SampleMarginal(const Marginal& m, int64_t n, at::Generator& gen);
 
-// One instance from the prior of science.md sections 2 and 3, the tail
-// index from task.tail_prior. Each call
+// One instance from the priors of science.md sections 2 and 3, the
+// marginals' from task.prior. Each call
 // consumes exactly 8 uniforms: axis 1 (2), axis 2 (2), operator (4).
 Instance DrawInstance(const Task& task, at::Generator& gen);
 

@@ -38,9 +38,9 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
     ASSERT_TRUE(SetJobKey(rebuilt, key, value).ok()) << key << "=" << value;
   }
   EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
-  // Every key but those added later (eval_every, precision, tail_index_min,
-  // tail_index_max, gpus), listed only off their defaults.
-  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 5);
+  // Every key but those added later (eval_every, precision, the prior's 12
+  // ends, gpus), listed only off their defaults.
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 15);
 }
 
 // Keys added after job ids were first issued leave the key/values of a job
@@ -55,6 +55,11 @@ TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
                                          {"precision", "float64", "float32"},
                                          {"tail_index_min", "1.5", "1.1"},
                                          {"tail_index_max", "3", "2"},
+                                         {"scale1_min", "0.25", "0.5"},
+                                         {"scale2_max", "4", "2"},
+                                         {"mean_min", "-2", "-1"},
+                                         {"sd1_max", "1.5", "1"},
+                                         {"sd2_min", "0.75", "1"},
                                          {"gpus", "2", "1"}}) {
     JobConfig c;
     auto listed = [&](const JobConfig& config) {
@@ -78,22 +83,45 @@ TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
   }
 }
 
-TEST(JobConfig, PrecisionAndTailPriorKeysSetTheirFields) {
+TEST(JobConfig, PrecisionAndPriorKeysSetTheirFields) {
   JobConfig c;
   EXPECT_EQ(c.precision, Precision::kFloat32);
-  EXPECT_EQ(c.tail_prior, TailIndexPrior{});
+  EXPECT_EQ(c.prior, InstancePrior{});
   ASSERT_TRUE(SetJobKey(c, "precision", "bfloat16").ok());
   ASSERT_TRUE(SetJobKey(c, "tail_index_min", "2.5").ok());
   ASSERT_TRUE(SetJobKey(c, "tail_index_max", "4").ok());
+  ASSERT_TRUE(SetJobKey(c, "scale1_min", "0.1").ok());
+  ASSERT_TRUE(SetJobKey(c, "scale1_max", "0.2").ok());
+  ASSERT_TRUE(SetJobKey(c, "scale2_min", "3").ok());
+  ASSERT_TRUE(SetJobKey(c, "scale2_max", "5").ok());
   EXPECT_EQ(c.precision, Precision::kBFloat16);
-  EXPECT_EQ(c.tail_prior.min, 2.5);
-  EXPECT_EQ(c.tail_prior.max, 4.0);
+  EXPECT_EQ(c.prior.tail_index, (UniformRange{2.5, 4.0}));
+  EXPECT_EQ(c.prior.scale1, (UniformRange{0.1, 0.2}));
+  EXPECT_EQ(c.prior.scale2, (UniformRange{3, 5}));
   EXPECT_TRUE(ValidateJobConfig(c).ok());
   const Task task = TaskOf(c);
-  EXPECT_EQ(task.tail_prior.min, 2.5);
-  EXPECT_EQ(task.tail_prior.max, 4.0);
+  EXPECT_EQ(task.prior, c.prior);
   EXPECT_EQ(task.op, c.op);
   EXPECT_EQ(task.family, c.marginal);
+  // The Gaussian family's ranges.
+  JobConfig g;
+  ASSERT_TRUE(SetJobKey(g, "marginal", "gaussian").ok());
+  ASSERT_TRUE(SetJobKey(g, "mean_min", "-3").ok());
+  ASSERT_TRUE(SetJobKey(g, "mean_max", "0").ok());
+  ASSERT_TRUE(SetJobKey(g, "sd1_min", "0.2").ok());
+  ASSERT_TRUE(SetJobKey(g, "sd1_max", "0.3").ok());
+  ASSERT_TRUE(SetJobKey(g, "sd2_min", "2").ok());
+  ASSERT_TRUE(SetJobKey(g, "sd2_max", "2").ok());
+  EXPECT_EQ(g.prior.mean, (UniformRange{-3, 0}));
+  EXPECT_EQ(g.prior.sd1, (UniformRange{0.2, 0.3}));
+  EXPECT_EQ(g.prior.sd2, (UniformRange{2, 2}));
+  EXPECT_TRUE(ValidateJobConfig(g).ok());
+  // Listed in canonical order, and rebuilt from the listing.
+  JobConfig rebuilt;
+  for (const auto& [key, value] : JobConfigToKeyValues(g)) {
+    ASSERT_TRUE(SetJobKey(rebuilt, key, value).ok()) << key;
+  }
+  EXPECT_EQ(rebuilt.prior, g.prior);
 }
 
 TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
@@ -118,7 +146,12 @@ TEST(JobConfig, RejectsUnknownKeysAndBadValuesNamingThemAndChangesNothing) {
            {"eval_every", "-1", ">= 0"},
            {"precision", "float16", "allowed: float32, float64, bfloat16"},
            {"tail_index_min", "1", "> 1 and <= 100"},
-           {"tail_index_max", "inf", "> 1 and <= 100"}}) {
+           {"tail_index_max", "inf", "> 1 and <= 100"},
+           {"scale1_min", "0", "> 0 and <= 1e+06"},
+           {"scale2_max", "-1", "> 0 and <= 1e+06"},
+           {"mean_max", "nan", ">= -1e+06 and <= 1e+06"},
+           {"sd1_min", "0", "> 0"},
+           {"sd2_max", "1e7", "<= 1e+06"}}) {
     const absl::Status s = SetJobKey(c, t.key, t.value);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << t.key;
     EXPECT_NE(s.message().find(t.key), std::string::npos) << s;
@@ -143,21 +176,39 @@ TEST(JobConfig, CrossKeyRules) {
       << every;
   c.eval_every = 100;
   EXPECT_TRUE(ValidateJobConfig(c).ok());
-  c.tail_prior = {2.0, 1.5};
+  c.prior.tail_index = {2.0, 1.5};
   const absl::Status order = ValidateJobConfig(c);
   EXPECT_NE(order.message().find("'tail_index_min' (2) must be <= key "
                                  "'tail_index_max' (1.5)"),
             std::string::npos)
       << order;
-  c.tail_prior = {1.5, 1.5};  // a single index is a prior too
+  c.prior.tail_index = {1.5, 1.5};  // a single index is a prior too
   EXPECT_TRUE(ValidateJobConfig(c).ok());
   c.marginal = MarginalFamily::kGaussian;
   const absl::Status gaussian = ValidateJobConfig(c);
   EXPECT_NE(gaussian.message().find("'mirrored_pareto' only"),
             std::string::npos)
       << gaussian;
-  c.tail_prior = {};
+  c.prior.tail_index = InstancePrior().tail_index;
   EXPECT_TRUE(ValidateJobConfig(c).ok());
+  // And the other way round: the Gaussian's ranges for Gaussian cells.
+  c.prior.sd2 = {3, 2};
+  const absl::Status sd = ValidateJobConfig(c);
+  EXPECT_NE(sd.message().find("'sd2_min' (3) must be <= key 'sd2_max' (2)"),
+            std::string::npos)
+      << sd;
+  c.prior.sd2 = {3, 3};
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  c.marginal = MarginalFamily::kMirroredPareto;
+  const absl::Status pareto = ValidateJobConfig(c);
+  EXPECT_NE(pareto.message().find("keys 'sd2_min' and 'sd2_max' apply to "
+                                  "marginal 'gaussian' only; leave them at "
+                                  "their defaults (1, 2) for "
+                                  "'mirrored_pareto'"),
+            std::string::npos)
+      << pareto;
+  c.prior = {};
+  c.marginal = MarginalFamily::kGaussian;
   c.op = OperatorKind::kMatrixInverse;
   EXPECT_EQ(ValidateJobConfig(c).code(), absl::StatusCode::kInvalidArgument);
 }

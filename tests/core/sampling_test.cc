@@ -128,7 +128,7 @@ TEST(DrawInstance, FollowsThePriors) {
 TEST(DrawInstance, TakesTheTailIndexFromTheTasksPrior) {
   at::Generator standard = MakeCpuGenerator(5), heavy = MakeCpuGenerator(5);
   Task heavier{OperatorKind::kShearedSwap, MarginalFamily::kMirroredPareto};
-  heavier.tail_prior = {1.05, 1.25};
+  heavier.prior.tail_index = {1.05, 1.25};
   double lowest = 10, highest = 0;
   for (int i = 0; i < 200; ++i) {
     const Instance a = DrawInstance(
@@ -149,6 +149,39 @@ TEST(DrawInstance, TakesTheTailIndexFromTheTasksPrior) {
   EXPECT_LE(highest, 1.25);
   EXPECT_LT(lowest, 1.07);
   EXPECT_GT(highest, 1.23);
+}
+
+// Every other range of the prior moves its own parameter, from the same
+// uniforms, and nothing else.
+TEST(DrawInstance, TakesScalesMeansAndDeviationsFromTheTasksPrior) {
+  for (MarginalFamily family :
+       {MarginalFamily::kMirroredPareto, MarginalFamily::kGaussian}) {
+    Task standard{OperatorKind::kShearedSwap, family}, moved = standard;
+    moved.prior.scale1 = moved.prior.sd1 = {10, 11};
+    moved.prior.scale2 = moved.prior.sd2 = {20, 24};
+    moved.prior.mean = {5, 7};
+    at::Generator a_gen = MakeCpuGenerator(9), b_gen = MakeCpuGenerator(9);
+    for (int i = 0; i < 50; ++i) {
+      const Instance a = DrawInstance(standard, a_gen);
+      const Instance b = DrawInstance(moved, b_gen);
+      // Axis 1's default range is [0.5, 1], axis 2's [1, 2], the mean's
+      // [-1, 1]; the tail index is unchanged.
+      const bool gaussian = family == MarginalFamily::kGaussian;
+      auto spread = [&](const Marginal& m) {
+        return gaussian ? m.std : m.scale;
+      };
+      EXPECT_NEAR(spread(b.axes[0]), 10 + (spread(a.axes[0]) - 0.5) * 2, 1e-12);
+      EXPECT_NEAR(spread(b.axes[1]), 20 + (spread(a.axes[1]) - 1) * 4, 1e-12);
+      for (int axis = 0; axis < 2; ++axis) {
+        if (gaussian) {
+          EXPECT_NEAR(b.axes[axis].mean, 6 + a.axes[axis].mean, 1e-12);
+        } else {
+          EXPECT_EQ(b.axes[axis].index, a.axes[axis].index);
+        }
+      }
+      EXPECT_EQ(a.op_params, b.op_params);
+    }
+  }
 }
 
 // Undoing an instance's matrix recovers independent latents with the
