@@ -59,10 +59,9 @@ void TransferCancel::Detach() {
   ctx_ = nullptr;
 }
 
-CoordinatorClient::CoordinatorClient(CoordinatorStubs stubs, Clock* clock,
+CoordinatorClient::CoordinatorClient(CoordinatorLink* link, Clock* clock,
                                      CoordinatorClientOptions options)
-    : stub_(stubs.calls),
-      transfer_stub_(stubs.transfers),
+    : link_(link),
       clock_(clock),
       options_(std::move(options)),
       // Capped at a quarter lease: a short outage must not cost the leases.
@@ -85,7 +84,9 @@ grpc::Status CoordinatorClient::Call(const char* what, Fn fn) {
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(options_.rpc_timeout_ms));
   AddToken(&ctx, options_.token);
-  return Answered(what, fn(&ctx));
+  // Held for the call: the link may move on meanwhile.
+  const std::shared_ptr<const CoordinatorStubs> stubs = link_->Stubs();
+  return Answered(what, fn(&ctx, stubs->calls));
 }
 
 template <typename Fn>
@@ -105,8 +106,9 @@ grpc::Status CoordinatorClient::Transfer(const char* what,
   grpc::Status status;
   bool stalled = false;
   {
+    const std::shared_ptr<const CoordinatorStubs> stubs = link_->Stubs();
     ProgressWatchdog watchdog(&ctx, options_.rpc_timeout_ms);
-    status = fn(&ctx, watchdog);
+    status = fn(&ctx, watchdog, stubs->transfers);
     stalled = watchdog.fired();
   }
   if (cancel != nullptr) {
@@ -132,19 +134,23 @@ grpc::Status CoordinatorClient::Answered(const char* what,
         absl::StrCat("call cut off (", status.error_message(), ")"));
   }
   const int64_t now = clock_->SteadyMs();
-  std::lock_guard<std::mutex> lock(backoff_mu_);
-  if (Unreachable(status)) {
-    const int64_t wait = backoff_.Failed(now);
-    spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
-                 what, static_cast<int>(status.error_code()),
-                 status.error_message(), backoff_.failures(), wait);
-  } else {
-    if (backoff_.failures() > 0) {
-      spdlog::info("coordinator reachable again (after {} failed calls)",
-                   backoff_.failures());
+  {
+    std::lock_guard<std::mutex> lock(backoff_mu_);
+    if (Unreachable(status)) {
+      const int64_t wait = backoff_.Failed(now);
+      spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
+                   what, static_cast<int>(status.error_code()),
+                   status.error_message(), backoff_.failures(), wait);
+    } else {
+      if (backoff_.failures() > 0) {
+        spdlog::info("coordinator reachable again (after {} failed calls)",
+                     backoff_.failures());
+      }
+      backoff_.Succeeded();
     }
-    backoff_.Succeeded();
   }
+  // Perhaps it is elsewhere now (a run directory's coordinator moved).
+  if (Unreachable(status)) link_->Unreachable();
   return status;
 }
 
@@ -163,9 +169,11 @@ grpc::Status CoordinatorClient::LeaseJobs(int max_jobs,
     req.set_request_id(absl::StrCat(options_.worker_id, "/", ++lease_calls_));
     unanswered_lease_ = req;
   }
-  const grpc::Status status = Call("lease", [&](grpc::ClientContext* ctx) {
-    return stub_->LeaseJobs(ctx, *unanswered_lease_, out);
-  });
+  const grpc::Status status =
+      Call("lease",
+           [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+             return stub->LeaseJobs(ctx, *unanswered_lease_, out);
+           });
   // Without an answer the coordinator may have leased jobs to us: the same
   // request goes again (same id, same size), and it answers with those.
   *asked_ms = unanswered_since_ms_;
@@ -182,8 +190,9 @@ grpc::Status CoordinatorClient::Heartbeat(const v1::JobLease& lease) {
   req.set_epoch(lease.epoch());
   req.set_lease_ms(options_.lease_ms);
   v1::HeartbeatResponse resp;
-  return Call("heartbeat", [&](grpc::ClientContext* ctx) {
-    return stub_->Heartbeat(ctx, req, &resp);
+  return Call("heartbeat", [&](grpc::ClientContext* ctx,
+                               v1::Coordinator::StubInterface* stub) {
+    return stub->Heartbeat(ctx, req, &resp);
   });
 }
 
@@ -201,8 +210,9 @@ grpc::Status CoordinatorClient::ReportMetrics(const v1::JobLease& lease,
     point->set_value(p.value);
   }
   v1::ReportMetricsResponse resp;
-  return Call("metrics", [&](grpc::ClientContext* ctx) {
-    return stub_->ReportMetrics(ctx, req, &resp);
+  return Call("metrics", [&](grpc::ClientContext* ctx,
+                             v1::Coordinator::StubInterface* stub) {
+    return stub->ReportMetrics(ctx, req, &resp);
   });
 }
 
@@ -222,9 +232,10 @@ grpc::Status CoordinatorClient::UploadCheckpoint(const v1::JobLease& lease,
   absl::Status file_error = absl::OkStatus();
   grpc::Status status = Transfer(
       "upload checkpoint", cancel,
-      [&](grpc::ClientContext* ctx, ProgressWatchdog& progress) {
+      [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
+          v1::Coordinator::StubInterface* stub) {
         std::unique_ptr<grpc::ClientWriterInterface<v1::CheckpointChunk>>
-            writer = transfer_stub_->UploadCheckpoint(ctx, &resp);
+            writer = stub->UploadCheckpoint(ctx, &resp);
         const absl::Status sent = transfer::SendFile(
             file.path, header, [&](const v1::CheckpointChunk& chunk) {
               const bool ok = writer->Write(chunk);
@@ -256,9 +267,10 @@ grpc::Status CoordinatorClient::DownloadCheckpoint(
   absl::Status received = absl::OkStatus();
   grpc::Status status = Transfer(
       "download checkpoint", cancel,
-      [&](grpc::ClientContext* ctx, ProgressWatchdog& progress) {
+      [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
+          v1::Coordinator::StubInterface* stub) {
         std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>>
-            reader = transfer_stub_->DownloadCheckpoint(ctx, req);
+            reader = stub->DownloadCheckpoint(ctx, req);
         v1::CheckpointChunk first;
         if (reader->Read(&first) && first.has_header()) {
           const v1::CheckpointHeader& header = first.header();
@@ -304,8 +316,9 @@ grpc::Status CoordinatorClient::CompleteJob(const v1::JobLease& lease,
   req.set_result_json(result_json);
   req.set_stderr_tail(stderr_tail);
   v1::CompleteJobResponse resp;
-  return Call("complete", [&](grpc::ClientContext* ctx) {
-    return stub_->CompleteJob(ctx, req, &resp);
+  return Call("complete", [&](grpc::ClientContext* ctx,
+                              v1::Coordinator::StubInterface* stub) {
+    return stub->CompleteJob(ctx, req, &resp);
   });
 }
 
@@ -319,8 +332,9 @@ grpc::Status CoordinatorClient::FailJob(const v1::JobLease& lease,
   req.set_error(error);
   req.set_stderr_tail(stderr_tail);
   v1::FailJobResponse resp;
-  return Call("fail", [&](grpc::ClientContext* ctx) {
-    return stub_->FailJob(ctx, req, &resp);
+  return Call("fail", [&](grpc::ClientContext* ctx,
+                          v1::Coordinator::StubInterface* stub) {
+    return stub->FailJob(ctx, req, &resp);
   });
 }
 
@@ -332,8 +346,9 @@ grpc::Status CoordinatorClient::ReleaseJob(const v1::JobLease& lease,
   req.set_epoch(lease.epoch());
   req.set_reason(reason);
   v1::ReleaseJobResponse resp;
-  return Call("release", [&](grpc::ClientContext* ctx) {
-    return stub_->ReleaseJob(ctx, req, &resp);
+  return Call("release", [&](grpc::ClientContext* ctx,
+                             v1::Coordinator::StubInterface* stub) {
+    return stub->ReleaseJob(ctx, req, &resp);
   });
 }
 

@@ -25,6 +25,7 @@
 #include "core/schema/clock.h"
 #include "proto/tailsweep.grpc.pb.h"
 #include "worker/backoff.h"
+#include "worker/coordinator_link.h"
 #include "worker/metrics_relay.h"
 
 namespace tailsweep {
@@ -55,14 +56,6 @@ class TransferCancel {
   bool cancelled_ = false;              // guarded by mu_
 };
 
-// The coordinator as the worker reaches it: `calls` for every call but the
-// checkpoint transfers, which go through `transfers` (a connection of its
-// own: proto/client_channel.h, bulk_channel). Both may be one stub.
-struct CoordinatorStubs {
-  v1::Coordinator::StubInterface* calls = nullptr;
-  v1::Coordinator::StubInterface* transfers = nullptr;
-};
-
 struct CoordinatorClientOptions {
   std::string worker_id;
   std::string token;  // "": none
@@ -74,8 +67,9 @@ struct CoordinatorClientOptions {
 
 class CoordinatorClient {
  public:
-  // The stubs and `clock` must outlive the client.
-  CoordinatorClient(CoordinatorStubs stubs, Clock* clock,
+  // `link` and `clock` must outlive the client. Each call takes its stubs
+  // from the link, and tells it when the coordinator was unreachable.
+  CoordinatorClient(CoordinatorLink* link, Clock* clock,
                     CoordinatorClientOptions options);
 
   // False while backing off.
@@ -120,17 +114,18 @@ class CoordinatorClient {
   // The longest a checkpoint transfer may take while it moves.
   static constexpr int64_t kTransferDeadlineMs = 6 * 3600 * 1000;
 
+  // fn(ctx, stub) makes the call through the link's `calls` stub.
   template <typename Fn>
   grpc::Status Call(const char* what, Fn fn);
-  // A streaming call under a progress deadline (progress_watchdog.h).
+  // A streaming call under a progress deadline (progress_watchdog.h):
+  // fn(ctx, watchdog, stub), through the link's `transfers` stub.
   template <typename Fn>
   grpc::Status Transfer(const char* what, TransferCancel* cancel, Fn fn);
   // Backoff and reachability logs from a call's answer. A CANCELLED that
   // is not the coordinator's (proto/job_cancelled.h) becomes UNAVAILABLE.
   grpc::Status Answered(const char* what, grpc::Status status);
 
-  v1::Coordinator::StubInterface* stub_;
-  v1::Coordinator::StubInterface* transfer_stub_;
+  CoordinatorLink* link_;
   Clock* clock_;
   const CoordinatorClientOptions options_;
   std::mutex backoff_mu_;

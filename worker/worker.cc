@@ -37,14 +37,14 @@ CoordinatorClientOptions ClientOptions(const WorkerOptions& o) {
 
 }  // namespace
 
-Worker::Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
+Worker::Worker(CoordinatorLink* link, Clock* clock, JobLauncher* launcher,
                JobFiles* files, TaskRunner* tasks, WorkerOptions options)
     : clock_(clock),
       launcher_(launcher),
       files_(files),
       tasks_(tasks),
       options_(std::move(options)),
-      client_(stubs, clock, ClientOptions(options_)),
+      client_(link, clock, ClientOptions(options_)),
       slots_(MakeSlots(options_.devices, options_.slots_per_device)) {}
 
 void Worker::Run(const std::atomic<int>& stop_signal) {

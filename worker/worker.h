@@ -103,7 +103,7 @@ struct WorkerOptions {
 class Worker {
  public:
   // Every collaborator must outlive the worker.
-  Worker(CoordinatorStubs stubs, Clock* clock, JobLauncher* launcher,
+  Worker(CoordinatorLink* link, Clock* clock, JobLauncher* launcher,
          JobFiles* files, TaskRunner* tasks, WorkerOptions options);
 
   // Runs until `stop_signal` holds a signal number: SIGTERM or SIGINT

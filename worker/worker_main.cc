@@ -42,6 +42,7 @@
 #include "proto/run_dir.h"
 #include "worker/allocation.h"
 #include "worker/child_process.h"
+#include "worker/coordinator_link.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
 #include "worker/worker.h"
@@ -106,6 +107,10 @@ absl::StatusOr<std::vector<std::string>> ParseDevices(
   return out;
 }
 void OnSignal(int signal) { stop_signal = signal; }
+
+// How often, at most, a worker that cannot reach its run directory's
+// coordinator re-reads the directory's address.
+constexpr int64_t kRunDirRereadMs = 5000;
 
 // The run directory's coordinator, once its address is there: a worker job
 // may start before the coordinator job. Ten minutes at most, or until a
@@ -296,18 +301,29 @@ int Main(int argc, char** argv) {
     tls_ca = from->tls_ca;
   }
   options.worker_id = UniqueWorkerId();
-  absl::StatusOr<Client> client =
-      Connect({coordinator, token_file, tls_ca,
-               /*max_reconnect_backoff_ms=*/
-               std::min<int64_t>(4000, options.lease_ms / 4),
-               /*bulk_channel=*/true});
-  if (!client.ok()) {
-    spdlog::error("{}", std::string(client.status().message()));
+  const DialCoordinator dial =
+      GrpcDial(std::min<int64_t>(4000, options.lease_ms / 4));
+  const ChannelOptions at{coordinator, token_file, tls_ca};
+  absl::StatusOr<std::shared_ptr<const CoordinatorStubs>> stubs = dial(at);
+  absl::StatusOr<std::string> token =
+      token_file.empty() ? std::string() : ReadTokenFile(token_file);
+  if (!stubs.ok() || !token.ok()) {
+    spdlog::error(
+        "{}",
+        std::string((!stubs.ok() ? stubs.status() : token.status()).message()));
     return 2;
   }
-  options.token = client->token;
-  auto stub = v1::Coordinator::NewStub(client->channel);
-  auto transfer_stub = v1::Coordinator::NewStub(client->bulk_channel);
+  options.token = *token;
+  SystemClock clock;
+  // A run directory's coordinator may come back elsewhere after a requeue:
+  // the worker follows its address file (worker/coordinator_link.h).
+  std::unique_ptr<CoordinatorLink> link;
+  if (run_dir.empty()) {
+    link = std::make_unique<FixedLink>(*std::move(stubs));
+  } else {
+    link = std::make_unique<RunDirLink>(run_dir, coordinator, *std::move(stubs),
+                                        dial, &clock, kRunDirRereadMs);
+  }
   spdlog::info(
       "tailsweep-worker {} ({}): coordinator {}, devices {} x {} slot(s), "
       "{} thread(s) per slot of {} CPU(s) ({}){}",
@@ -323,12 +339,10 @@ int Main(int argc, char** argv) {
         "the allocation ends in {} s",
         (options.allocation.end_wall_ms - SystemClock().WallMs()) / 1000);
   }
-  SystemClock clock;
   ChildProcessLauncher launcher;
   LocalJobFiles files;
   ThreadTaskRunner tasks;
-  Worker worker({stub.get(), transfer_stub.get()}, &clock, &launcher, &files,
-                &tasks, options);
+  Worker worker(link.get(), &clock, &launcher, &files, &tasks, options);
   worker.Run(stop_signal);
   spdlog::info("exiting ({} done, {} failed)", worker.jobs_completed(),
                worker.jobs_failed());

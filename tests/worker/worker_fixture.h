@@ -109,8 +109,8 @@ class WorkerFixture : public ::testing::Test {
   // Runs the worker until it is idle (or stop_ is set, or 10 fake minutes).
   void RunWorker() {
     clock_.At(600000, [this] { stop_ = SIGTERM; });
-    Worker worker({&stub_, &stub_}, &clock_, &launcher_, &files_, tasks_,
-                  options_);
+    FixedLink link({&stub_, &stub_});
+    Worker worker(&link, &clock_, &launcher_, &files_, tasks_, options_);
     worker.Run(stop_);
   }
 

@@ -1,0 +1,127 @@
+// A run directory's coordinator moving: a requeued coordinator job may come
+// back on another node, write a new address into the run directory, and
+// resume from its database. The worker, started with --run-dir, must find
+// it there (worker/coordinator_link.h) and finish the sweep. Real
+// processes, TLS and a token as `tailsweep slurm up` sets them up; another
+// port on loopback stands in for another node.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "proto/run_dir.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/tiny_spec.h"
+
+namespace tailsweep {
+namespace {
+
+using testing::RunCommand;
+
+class RunDirE2E : public ::testing::Test, public testing::Cluster {
+ protected:
+  RunDirE2E()
+      : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_rundir_"),
+        run_(dir_ + "/run") {
+    std::filesystem::create_directories(run_);
+    std::ofstream(RunPath(run_, kRunToken)) << "run-token\n";
+  }
+
+  // The coordinator as the Slurm job starts it, on `port`.
+  ChildProcess& StartCoordinatorOn(int port, const std::string& log) {
+    return Start(
+        {bin_ + "/tailsweep-coordinator", "--db", RunPath(run_, kRunDatabase),
+         "--data-dir", RunPath(run_, kRunDataDir), "--listen",
+         absl::StrCat("127.0.0.1:", port), "--tls-cert",
+         RunPath(run_, kRunServerCert), "--tls-key",
+         RunPath(run_, kRunServerKey), "--token-file", RunPath(run_, kRunToken),
+         "--lease-grace-ms", "1000"},
+        log);
+  }
+  // Written atomically, as the coordinator job does.
+  void WriteAddress(int port) {
+    const std::string tmp = RunPath(run_, "address.tmp");
+    std::ofstream(tmp) << "127.0.0.1:" << port << "\n";
+    std::filesystem::rename(tmp, RunPath(run_, kRunAddress));
+  }
+  int64_t RunQuery(const std::string& sql) {
+    const testing::CommandResult r = RunCommand(
+        "sqlite3 " + RunPath(run_, kRunDatabase) + " \"" + sql + "\"");
+    int64_t v = -1;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v) ? v : -1;
+  }
+  bool WaitForRun(const std::string& sql, int64_t want, int seconds) {
+    const auto end =
+        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (RunQuery(sql) == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+  const std::string run_;
+};
+
+TEST_F(RunDirE2E, AWorkerFollowsTheCoordinatorToItsNewAddress) {
+  // One certificate serves as the run's CA and the node's certificate.
+  const testing::CommandResult cert = RunCommand(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+      "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+      RunPath(run_, kRunServerKey) + " -out " + RunPath(run_, kRunServerCert) +
+      " 2>&1 && cp " + RunPath(run_, kRunServerCert) + " " +
+      RunPath(run_, kRunCaCert));
+  ASSERT_EQ(cert.exit_code, 0) << cert.out;
+  ChildProcess& first = StartCoordinatorOn(port_, "coordinator-a");
+  WriteAddress(port_);
+  std::ofstream(dir_ + "/spec.yaml")
+      << TinySpec("moved", "  seed: [0, 1, 2, 3]\n",
+                  {{"steps", "1200"}, {"checkpoint_every", "100"}});
+  testing::CommandResult r;
+  for (int i = 0; i < 100; ++i) {
+    r = RunCommand(bin_ + "/tailsweep submit " + dir_ +
+                   "/spec.yaml --run-dir " + run_);
+    if (r.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ChildProcess& worker =
+      Start({bin_ + "/tailsweep-worker", "--run-dir", run_, "--work-dir",
+             WorkDir("w"), "--slots-per-device", "2", "--threads-per-slot", "1",
+             "--lease-ms", "4000", "--exit-when-idle"},
+            "worker");
+  ASSERT_TRUE(
+      WaitForRun("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1, 120))
+      << testing::ReadFile(dir_ + "/worker.err");
+  // The node is gone; the job comes back on another one.
+  first.Signal(SIGKILL);
+  while (!first.Poll()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const int moved = port_ + 1;
+  StartCoordinatorOn(moved, "coordinator-b");
+  WriteAddress(moved);
+  std::optional<int> exit;
+  for (int i = 0; i < 1800 && !exit; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    exit = worker.Poll();
+  }
+  const std::string log = testing::ReadFile(dir_ + "/worker.err");
+  ASSERT_TRUE(exit.has_value()) << log;
+  EXPECT_EQ(*exit, 0) << log;
+  EXPECT_EQ(RunQuery("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), 4)
+      << log;
+  EXPECT_NE(log.find(absl::StrCat("moved: 127.0.0.1:", port_,
+                                  " -> 127.0.0.1:", moved)),
+            std::string::npos)
+      << log;
+}
+
+}  // namespace
+}  // namespace tailsweep
