@@ -34,6 +34,7 @@ class Cluster {
       : bin_(std::move(bin_dir)), dir_(MakeTempDir(prefix)) {
     port_ = 20000 + (getpid() * 7 + counter_++ * 131) % 30000;
     address_ = absl::StrCat("127.0.0.1:", port_);
+    db_ = dir_ + "/db";
   }
   ~Cluster() {
     for (auto& p : processes_) {
@@ -123,8 +124,7 @@ class Cluster {
   }
   // One number from the database (-1 when the answer is not one).
   int64_t Query(const std::string& sql) {
-    const CommandResult r =
-        RunCommand("sqlite3 " + dir_ + "/db \"" + sql + "\"");
+    const CommandResult r = RunCommand("sqlite3 " + db_ + " \"" + sql + "\"");
     int64_t v = -1;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v)) return -1;
     return v;
@@ -158,6 +158,7 @@ class Cluster {
  protected:
   static inline int counter_ = 0;
   std::string bin_, dir_, address_;
+  std::string db_;  // the database Query reads: StartCoordinator's
   int port_ = 0;
   std::deque<ChildProcess> processes_;
 };
