@@ -6,7 +6,8 @@
         --metric loss --metric spread_ratio --out M.csv
     reports/collapse_table.py R.csv M.csv   (Debian python3 with pandas)
 
-Prints one markdown row per run: the cell, collapsed and onset (the
+Prints one markdown row per run: the cell (the axes below, and any other
+job key whose value differs between the runs), collapsed and onset (the
 product's rule, core/training_signals.h), the lowest training spread ratio
 and its step, the lowest loss and its step, the last logged loss, the final
 evaluation's spread ratio and median distance ratio [95% interval].
@@ -29,7 +30,11 @@ def main(results_csv, metrics_csv):
             results["params_" + key] = (
                 results["params_" + key].astype(object).fillna("default"))
     metrics = pd.read_csv(metrics_csv)
-    axes = [a for a in AXES if "params_" + a in results.columns]
+    varying = [c[len("params_"):] for c in results.columns
+               if c.startswith("params_") and c[len("params_"):] not in AXES
+               and results[c].nunique(dropna=False) > 1]
+    axes = [a for a in AXES[:-1] + varying + AXES[-1:]
+            if "params_" + a in results.columns]
     rows = []
     for _, r in results.iterrows():
         m = metrics[metrics.job_id == r.job_id]
