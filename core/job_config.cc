@@ -333,8 +333,7 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
           "keys '", KeyOf(r, false), "' and '", KeyOf(r, true),
           "' apply to marginal '", MarginalFamilyName(r.family),
           "' only; leave them at their defaults (", FormatDouble(d.min), ", ",
-          FormatDouble(d.max), ") for '", MarginalFamilyName(c.marginal),
-          "' (a sweep spec can exclude such cells)"));
+          FormatDouble(d.max), ") for '", MarginalFamilyName(c.marginal), "'"));
     }
   }
   if (!IsIdentifiable({c.op, c.marginal})) {

@@ -67,6 +67,16 @@ TEST_P(CoordinatorAbsence, ExpiresNoLeaseAndLosesNoResult) {
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
   ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2, 60));
+  // The short job half done: what is left of it takes a fraction of the
+  // lease even on a loaded machine (from its first steps, under ctest -j2,
+  // it once took longer than the lease, and the worker stopped it as its
+  // lease ran out there).
+  ASSERT_TRUE(WaitFor(
+      "SELECT MAX(m.step) >= 150 FROM metrics m JOIN jobs j ON j.job_id = "
+      "m.job_id WHERE m.name = 'loss' AND "
+      "CAST(json_extract(j.params, '$.steps') AS INTEGER) = 300",
+      1, 120));
+  ASSERT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), 0);
   if (killed) {
     coordinator->Signal(SIGKILL);
     while (!coordinator->Poll()) {
