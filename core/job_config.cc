@@ -318,7 +318,7 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
         "key 'eval_every' (", c.eval_every,
         ") must be 0 or a multiple of key 'log_every' (", c.log_every, ")"));
   }
-  static const InstancePrior* defaults = new InstancePrior;
+  const InstancePrior defaults;
   for (const PriorRange& r : PriorRanges()) {
     const UniformRange& range = c.prior.*r.range;
     if (range.min > range.max) {
@@ -327,8 +327,8 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
                        ") must be <= key '", KeyOf(r, true), "' (",
                        FormatDouble(range.max), ")"));
     }
-    if (r.family != c.marginal && !(range == defaults->*r.range)) {
-      const UniformRange& d = defaults->*r.range;
+    if (r.family != c.marginal && !(range == defaults.*r.range)) {
+      const UniformRange& d = defaults.*r.range;
       return absl::InvalidArgumentError(absl::StrCat(
           "keys '", KeyOf(r, false), "' and '", KeyOf(r, true),
           "' apply to marginal '", MarginalFamilyName(r.family),

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/file_util.h"
 #include "proto/run_dir.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
@@ -47,9 +48,9 @@ class RunDirE2E : public ::testing::Test, public testing::Cluster {
   }
   // Written atomically, as the coordinator job does.
   void WriteAddress(int port) {
-    const std::string tmp = RunPath(run_, "address.tmp");
-    std::ofstream(tmp) << "127.0.0.1:" << port << "\n";
-    std::filesystem::rename(tmp, RunPath(run_, kRunAddress));
+    EXPECT_TRUE(WriteFileAtomic(RunPath(run_, kRunAddress),
+                                absl::StrCat("127.0.0.1:", port, "\n"))
+                    .ok());
   }
 
   const std::string run_;

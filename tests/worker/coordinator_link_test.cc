@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
+#include "core/schema/file_util.h"
 #include "proto/run_dir.h"
 #include "proto/tailsweep_mock.grpc.pb.h"
 #include "tests/testing/run_command.h"
@@ -23,9 +23,8 @@ class RunDirLinkTest : public ::testing::Test {
   ~RunDirLinkTest() override { std::filesystem::remove_all(dir_); }
 
   void WriteAddress(const std::string& address) {
-    const std::string tmp = RunPath(dir_, "address.tmp");
-    std::ofstream(tmp) << address << "\n";
-    std::filesystem::rename(tmp, RunPath(dir_, kRunAddress));
+    EXPECT_TRUE(
+        WriteFileAtomic(RunPath(dir_, kRunAddress), address + "\n").ok());
   }
 
   std::shared_ptr<const CoordinatorStubs> StubsOf(
