@@ -9,12 +9,12 @@
 // OutOfRange, FailedPrecondition, or a command-line parse error), with one
 // line on stderr naming the problem; 1 anything else.
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/cli_app.h"
 
 namespace tailsweep::cli {
 

@@ -1,5 +1,6 @@
 #include "cli/connection.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 

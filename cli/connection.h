@@ -10,13 +10,13 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "cli/cli_app.h"
 #include "proto/client_channel.h"
 #include "proto/tailsweep.grpc.pb.h"
 

@@ -1,6 +1,7 @@
 // `tailsweep curves` and `tailsweep logs`: a job's (or a sweep's) stored
 // metric series, and the stderr tail of a job's attempts.
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 

@@ -3,6 +3,7 @@
 // `tailsweep snapshot`: a consistent copy of one sweep's part of a
 // coordinator's database file (coordinator/snapshot.h).
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

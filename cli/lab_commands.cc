@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

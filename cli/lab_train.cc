@@ -4,6 +4,7 @@
 #include <torch/cuda.h>
 #include <yaml-cpp/yaml.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <filesystem>
 #include <fstream>

@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
 #include <thread>

@@ -1,5 +1,7 @@
 #include "cli/messages.h"
 
+#include <CLI/CLI.hpp>
+
 #include "absl/strings/str_join.h"
 
 namespace tailsweep::cli {

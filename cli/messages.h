@@ -4,11 +4,11 @@
 // Text and JSON forms of the API's small shared pieces, as every service
 // command prints them, and the --format option of the reading commands.
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli/cli_app.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep::cli {

@@ -4,6 +4,7 @@
 // chromium opens it in its export mode (report.js) and every figure is
 // written as DIR/images/FIGURE.png, drawn by the same code as the page.
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <csignal>
 #include <filesystem>

@@ -2,6 +2,7 @@
 // results (curve_commands.cc: curves and logs). The coordinator computes every
 // table (coordinator/aggregate.h); these only fetch and render (cli/render.h).
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <iostream>

@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/wait.h"
 
 namespace tailsweep {
 namespace {
@@ -92,16 +92,21 @@ TEST_F(TrainCli, KillNineThenResumeEqualsAnUninterruptedRun) {
                          " >/dev/null 2>&1 & echo $! > " + pid_file)
                             .c_str()),
             0);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(run + "/checkpoints/step-00000020.pt") &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
   const pid_t pid = std::stoi(testing::ReadFile(pid_file));
+  // Polled often: from the checkpoint on, the run has 280 steps left to be
+  // killed in.
+  const std::string first = run + "/checkpoints/step-00000020.pt";
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return std::filesystem::exists(first) || kill(pid, 0) != 0; },
+      testing::EventDeadline(), std::chrono::milliseconds(5)))
+      << "the run neither checkpointed nor ended";
+  ASSERT_TRUE(std::filesystem::exists(first))
+      << "the run ended before its first checkpoint";
   ASSERT_EQ(kill(pid, SIGKILL), 0) << "the run ended before it could be killed";
-  while (kill(pid, 0) == 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Gone (reaped by init: the shell that started it has exited).
+  ASSERT_TRUE(testing::WaitUntil([&] { return kill(pid, 0) != 0; },
+                                 testing::EventDeadline(),
+                                 std::chrono::milliseconds(5)));
   EXPECT_FALSE(std::filesystem::exists(run + "/result.json"));
   const size_t logged_before = Metrics(run).size();
   EXPECT_LT(logged_before, 300u);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/wait.h"
 
 namespace tailsweep::sql {
 namespace {
@@ -67,9 +69,11 @@ TEST_F(BatchWriterTest, MutationsThatWaitShareOneTransactionAndFailAlone) {
       if (!s.ok()) ++failed;
     });
   }
-  while (writer_->waiting() < 8) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // All eight queued behind it (not ASSERT: the threads must be joined).
+  EXPECT_TRUE(testing::WaitUntil([&] { return writer_->waiting() >= 8; },
+                                 testing::EventDeadline(),
+                                 std::chrono::milliseconds(5)))
+      << writer_->waiting() << " waiting";
   release.Notify();
   first.join();
   for (std::thread& t : others) t.join();

@@ -9,19 +9,41 @@
 # Needs root and `deploy/install-deps.sh --with slurm`.
 #   slurm_cluster.sh start DIR [CPUS] [GPUS]   prints the SLURM_CONF to export
 #   slurm_cluster.sh stop DIR
+# Sourced (`. slurm_cluster.sh`), it only defines wait_until for the tests.
+
+# wait_until CMD [ARG...]: runs CMD every 0.2 s until it succeeds (then 0)
+# or the deadline passes (then 1, after one last try). The deadline is the
+# C++ tests' (tests/testing/wait.h): TAILSWEEP_TEST_DEADLINE_S, 300 s by
+# default, only there to end a wait whose event never comes. Tests wait for
+# the event itself (a state, a file, a process gone), never for a guessed
+# number of seconds: a loaded CI machine takes ten times as long.
+wait_until() {
+  local deadline=$(( $(date +%s) + ${TAILSWEEP_TEST_DEADLINE_S:-300} ))
+  until "$@"; do
+    [ "$(date +%s)" -lt "$deadline" ] || { "$@"; return; }
+    sleep 0.2
+  done
+}
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
+
 set -euo pipefail
 cmd=${1:?usage: slurm_cluster.sh start|stop DIR [CPUS] [GPUS]}
 dir=$(mkdir -p "${2:?DIR}" && cd "$2" && pwd)
 cpus=${3:-$(nproc)}
 gpus=${4:-0}
 
+gone() { ! kill -0 "$1" 2>/dev/null; }
+# Each daemon asked to stop (SIGTERM) and waited for; one that does not stop
+# within the deadline is killed (-9) and waited for.
 stop() {
   for pidfile in "$dir"/slurmd.pid "$dir"/slurmctld.pid "$dir"/munge/munged.pid; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
+    if ! wait_until gone "$pid"; then
+      kill -9 "$pid" 2>/dev/null || true
+      wait_until gone "$pid" || true
+    fi
     rm -f "$pidfile"
   done
 }
@@ -102,13 +124,11 @@ CONF
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
-for _ in $(seq 100); do
-  if sinfo -h -o %T 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; then
-    echo "$SLURM_CONF"
-    exit 0
-  fi
-  sleep 0.2
-done
+node_up() { sinfo -h -o %T 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; }
+if wait_until node_up; then
+  echo "$SLURM_CONF"
+  exit 0
+fi
 echo "slurm_cluster.sh: the node did not come up; logs in $dir/log" >&2
 sinfo >&2 || true
 tail -20 "$dir"/log/*.log >&2 || true

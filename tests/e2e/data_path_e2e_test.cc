@@ -92,7 +92,7 @@ fixed:
 )");
   // After the submit: --exit-when-idle leaves at the first empty poll.
   StartWorker("w1", {"--exit-when-idle"});
-  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 240))
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2))
       << Cli("jobs data").out;
   const testing::CommandResult jobs = Cli("jobs data --format json");
   const nlohmann::json list = nlohmann::json::parse(jobs.out);
@@ -144,7 +144,7 @@ fixed:
 )");
   // After the submit: --exit-when-idle leaves at the first empty poll.
   StartWorker("w1", {"--exit-when-idle"});
-  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240))
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4))
       << Cli("jobs tails-e2e").out;
   const testing::CommandResult local = RunCommand(
       std::string(TAILSWEEP_BIN_DIR) +

@@ -64,8 +64,7 @@ TEST_F(ExportE2E, EveryExportLoadsInPandasWithItsColumnsAndRows) {
   StartWorker("w");
   Submit(TinySpec("ex", "  kernel: [softmax, log]\n  seed: [0, 1]\n",
                   {{"steps", "10"}}));
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 120));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4));
   const std::string tails = dir_ + "/tails.yaml";
   std::ofstream(tails) << R"(name: tx
 kind: tails
@@ -78,8 +77,7 @@ fixed:
   trials: 4
 )";
   ASSERT_EQ(Cli("submit " + tails).exit_code, 0);
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 5, 120));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 5));
 
   const int64_t points = Query(
       "SELECT COUNT(*) FROM metrics WHERE job_id IN (SELECT job_id FROM "

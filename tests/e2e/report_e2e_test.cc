@@ -10,12 +10,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "core/schema/file_util.h"
@@ -24,6 +24,7 @@
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/tiny_spec.h"
+#include "tests/testing/wait.h"
 
 namespace tailsweep {
 namespace {
@@ -63,13 +64,7 @@ class ReportE2E : public ::testing::Test, public testing::Cluster {
                                      "--http-listen", "127.0.0.1:0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     StartCoordinator(argv);
-    const std::regex port_line("HTTP port ([0-9]+)");
-    for (int i = 0; i < 100 && http_port_ == 0; ++i) {
-      std::smatch m;
-      const std::string log = ReadFile(dir_ + "/coordinator.err").value_or("");
-      if (std::regex_search(log, m, port_line)) http_port_ = std::stoi(m[1]);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    http_port_ = WaitForHttpPort();
     ASSERT_GT(http_port_, 0) << "no dashboard port in the coordinator's log";
     stub_ = v1::Coordinator::NewStub(
         grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
@@ -80,14 +75,20 @@ class ReportE2E : public ::testing::Test, public testing::Cluster {
   testing::CommandResult TokenCli(const std::string& args) {
     return Cli(args + " --token-file " + dir_ + "/token");
   }
+  // As Cluster::Submit, with the token.
   void SubmitWithToken(const std::string& spec) {
     const std::string path = dir_ + "/spec-" + std::to_string(specs_++);
     std::ofstream(path) << spec;
-    for (int i = 0; i < 100; ++i) {
-      if (TokenCli("submit " + path).exit_code == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    testing::CommandResult last;
+    if (testing::WaitUntil(
+            [&] {
+              last = TokenCli("submit " + path);
+              return last.exit_code == 0;
+            },
+            testing::EventDeadline(), std::chrono::milliseconds(100))) {
+      return;
     }
-    ADD_FAILURE() << "could not submit";
+    ADD_FAILURE() << "could not submit: " << last.err;
   }
   std::unique_ptr<grpc::ClientContext> Context() {
     auto ctx = std::make_unique<grpc::ClientContext>();
@@ -184,8 +185,10 @@ fixed:
   indices: "1.3:1.7:0.1"
   trials: 4
 )");
-  StartWorker("w", {"--exit-when-idle", "--token-file", dir_ + "/token"});
-  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 6, 240))
+  // A long lease: with --max-attempts 1 a lapse would fail the job.
+  StartWorker("w", {"--exit-when-idle", "--token-file", dir_ + "/token",
+                    "--lease-ms", kLongLeaseMs});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 6))
       << TokenCli("status").out;
 
   for (const char* sweep : {"rep", "tl", "markup"}) {
@@ -239,7 +242,7 @@ fixed:
   EXPECT_NE(markup.value("text", "").find("no points yet"), std::string::npos);
 }
 
-TEST_F(ReportE2E, TheLivePageShowsANewPointWithinTwoSeconds) {
+TEST_F(ReportE2E, TheLivePageShowsANewPointWithoutAReload) {
   StartDashboard();
   SubmitWithToken(TinySpec("live", "  kernel: [softmax]\n", {}));
   const v1::JobLease lease = LeaseOne();
@@ -290,23 +293,27 @@ TEST_F(ReportE2E, TheLivePageShowsANewPointWithinTwoSeconds) {
        std::string("Authorization: Bearer ") + kToken, "--ready", ready, "--go",
        go},
       "node");
-  for (int i = 0; i < 300 && !std::filesystem::exists(ready); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  // The page has drawn its first points (or node gave up).
+  testing::WaitUntil([&] {
+    return std::filesystem::exists(ready) || node.Poll().has_value();
+  });
   ASSERT_TRUE(std::filesystem::exists(ready))
       << ReadFile(dir_ + "/node.err").value_or("");
   ReportPoints(lease, 2, {777});
   ASSERT_TRUE(WriteFileAtomic(go, "777").ok());
-  for (int i = 0; i < 300 && !node.Poll(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  // node exits once a chart shows step 777 (or it gives up).
+  ASSERT_TRUE(testing::WaitUntil([&] { return node.Poll().has_value(); }))
+      << ReadFile(dir_ + "/node.err").value_or("");
   const nlohmann::json seen = nlohmann::json::parse(
       ReadFile(dir_ + "/node.out").value_or(""), nullptr, false);
   ASSERT_TRUE(seen.is_object()) << ReadFile(dir_ + "/node.err").value_or("");
   ExpectCleanPage(seen);
   EXPECT_EQ(seen.value("charts", 0), 2);  // loss and spread ratio so far
+  // The open page drew the point by itself. How soon is reported, not
+  // asserted: the page refetches every max(1 s, 4x its last fetch), which
+  // on a loaded machine is load, not a fault (README: "within about a
+  // second" when unloaded).
   ASSERT_TRUE(seen["live_latency_ms"].is_number()) << seen.dump();
-  EXPECT_LT(seen["live_latency_ms"].get<double>(), 2000) << seen.dump();
   std::fprintf(stderr, "live page showed the new point after %.0f ms\n",
                seen["live_latency_ms"].get<double>());
 }
@@ -316,8 +323,7 @@ TEST_F(ReportE2E, PrometheusScrapesTheCoordinatorAndCountsDoneJobs) {
   SubmitWithToken(
       TinySpec("prom", "  kernel: [softmax, log]\n", {{"steps", "10"}}));
   StartWorker("w", {"--exit-when-idle", "--token-file", dir_ + "/token"});
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 120));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2));
 
   const int port = FreePort();
   std::ofstream(dir_ + "/prometheus.yml")
@@ -334,26 +340,37 @@ TEST_F(ReportE2E, PrometheusScrapesTheCoordinatorAndCountsDoneJobs) {
   const std::string query = absl::StrCat(
       "curl -s 'http://127.0.0.1:", port,
       "/api/v1/query?query=sum(tailsweep_jobs%7Bstate%3D%22done%22%7D)'");
+  // Until Prometheus has scraped the count (it scrapes every second once
+  // it is up).
   double seen = -1;
   std::string last;
-  for (int i = 0; i < 120 && seen != static_cast<double>(done); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    last = testing::RunCommand(query).out;
-    const nlohmann::json doc = nlohmann::json::parse(last, nullptr, false);
-    if (doc.is_object() && doc.contains("data") &&
-        !doc["data"]["result"].empty()) {
-      seen = std::stod(doc["data"]["result"][0]["value"][1].get<std::string>());
-    }
-  }
+  testing::WaitUntil(
+      [&] {
+        last = testing::RunCommand(query).out;
+        const nlohmann::json doc = nlohmann::json::parse(last, nullptr, false);
+        if (doc.is_object() && doc.contains("data") &&
+            !doc["data"]["result"].empty()) {
+          seen = std::stod(
+              doc["data"]["result"][0]["value"][1].get<std::string>());
+        }
+        return seen == static_cast<double>(done);
+      },
+      testing::EventDeadline(), std::chrono::milliseconds(500));
   EXPECT_EQ(seen, static_cast<double>(done)) << last;
   // Other families exist with the guide's names.
   const std::string metrics =
       testing::RunCommand(absl::StrCat("curl -s -H 'Authorization: Bearer ",
                                        kToken, "' ", Http("/metrics")))
           .out;
+  // At least one lease per job: more if a lease lapsed or an answer was
+  // lost and the request retried on a loaded machine.
+  std::smatch granted;
+  ASSERT_TRUE(std::regex_search(
+      metrics, granted, std::regex("tailsweep_leases_granted_total ([0-9]+)")))
+      << metrics;
+  EXPECT_GE(std::stoi(granted[1]), 2) << metrics;
   for (const char* name :
-       {"tailsweep_leases_granted_total 2",
-        "tailsweep_rpc_duration_seconds_bucket",
+       {"tailsweep_rpc_duration_seconds_bucket",
         "tailsweep_metric_points_ingested_total", "tailsweep_store_healthy 1",
         "tailsweep_build_info{version="}) {
     EXPECT_NE(metrics.find(name), std::string::npos) << name << "\n" << metrics;

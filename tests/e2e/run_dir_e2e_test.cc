@@ -11,7 +11,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "core/schema/file_util.h"
@@ -19,6 +18,7 @@
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/tiny_spec.h"
+#include "tests/testing/wait.h"
 
 namespace tailsweep {
 namespace {
@@ -71,12 +71,13 @@ TEST_F(RunDirE2E, AWorkerFollowsTheCoordinatorToItsNewAddress) {
       << TinySpec("moved", "  seed: [0, 1, 2, 3]\n",
                   {{"steps", "1200"}, {"checkpoint_every", "100"}});
   testing::CommandResult r;
-  for (int i = 0; i < 100; ++i) {
-    r = RunCommand(bin_ + "/tailsweep submit " + dir_ +
-                   "/spec.yaml --run-dir " + run_);
-    if (r.exit_code == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  testing::WaitUntil(
+      [&] {  // while the coordinator starts
+        r = RunCommand(bin_ + "/tailsweep submit " + dir_ +
+                       "/spec.yaml --run-dir " + run_);
+        return r.exit_code == 0;
+      },
+      testing::EventDeadline(), std::chrono::milliseconds(100));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ChildProcess& worker =
       Start({bin_ + "/tailsweep-worker", "--run-dir", run_, "--work-dir",
@@ -85,22 +86,23 @@ TEST_F(RunDirE2E, AWorkerFollowsTheCoordinatorToItsNewAddress) {
             "worker");
   // Mid-sweep: the first jobs are in, the next ones are running.
   ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1, 300))
+      WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1))
       << testing::ReadFile(dir_ + "/worker.err");
-  ASSERT_LT(Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), 4);
   // The node is gone; the job comes back on another one.
   first.Signal(SIGKILL);
-  while (!first.Poll()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(testing::WaitUntil([&] { return first.Poll().has_value(); }));
+  // With no coordinator no job can finish: the move is mid-sweep.
+  ASSERT_LT(Query("SELECT COUNT(*) FROM jobs WHERE state = 'done'"), 4);
   const int moved = port_ + 1;
   StartCoordinatorOn(moved, "coordinator-b");
   WriteAddress(moved);
+  // --exit-when-idle: the worker leaves once the moved coordinator has
+  // nothing left for it.
   std::optional<int> exit;
-  for (int i = 0; i < 1800 && !exit; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  testing::WaitUntil([&] {
     exit = worker.Poll();
-  }
+    return exit.has_value();
+  });
   const std::string log = testing::ReadFile(dir_ + "/worker.err");
   ASSERT_TRUE(exit.has_value()) << log;
   EXPECT_EQ(*exit, 0) << log;

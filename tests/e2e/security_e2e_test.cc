@@ -9,15 +9,13 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/schema/file_util.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/wait.h"
 #include "worker/child_process.h"
 
 namespace tailsweep {
@@ -34,11 +32,12 @@ class SecurityE2E : public ::testing::Test, public testing::Cluster {
   // Retries `args` while the coordinator starts.
   testing::CommandResult CliWhenUp(const std::string& args) {
     testing::CommandResult r;
-    for (int i = 0; i < 50; ++i) {
-      r = Cli(args);
-      if (r.err.find("unreachable") == std::string::npos) return r;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    testing::WaitUntil(
+        [&] {
+          r = Cli(args);
+          return r.err.find("unreachable") == std::string::npos;
+        },
+        testing::EventDeadline(), std::chrono::milliseconds(100));
     return r;
   }
 };
@@ -61,11 +60,10 @@ TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("no sweep 'nosuch'"), std::string::npos) << r.err;
   // The dashboard is HTTPS with the same certificate, and wants the token.
-  std::smatch port;
-  const std::string log = ReadFile(dir_ + "/coordinator.err").value_or("");
-  ASSERT_TRUE(std::regex_search(log, port, std::regex("HTTP port ([0-9]+)")))
-      << log;
-  const std::string https = absl::StrCat("https://127.0.0.1:", port[1].str());
+  // (Its port is logged once it listens, after the gRPC port answers.)
+  const int port = WaitForHttpPort();
+  ASSERT_GT(port, 0) << testing::ReadFile(dir_ + "/coordinator.err");
+  const std::string https = absl::StrCat("https://127.0.0.1:", port);
   const std::string curl = "curl -s --cacert " + dir_ + "/cert.pem ";
   EXPECT_NE(
       RunCommand(curl + "-H 'Authorization: Bearer correct-horse-battery' " +
@@ -120,13 +118,13 @@ fixed:
          "--exit-when-idle", "--tls-ca", dir_ + "/cert.pem", "--token-file",
          dir_ + "/token"},
         "worker");
-  bool done = false;
-  for (int i = 0; i < 600 && !done; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    done = Cli("status sec --format json" + good).out.find("\"done\": 1") !=
-           std::string::npos;
-  }
-  EXPECT_TRUE(done) << testing::ReadFile(dir_ + "/worker.err");
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        return Cli("status sec --format json" + good)
+                   .out.find("\"done\": 1") != std::string::npos;
+      },
+      testing::EventDeadline(), std::chrono::milliseconds(100)))
+      << testing::ReadFile(dir_ + "/worker.err");
 }
 
 // Is something listening on 127.0.0.1:port (IPv4, or IPv4-mapped IPv6 as
@@ -162,10 +160,13 @@ TEST_F(SecurityE2E, TheDefaultListenAddressIsLoopback) {
   Start({bin_ + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
          dir_ + "/data"},
         "coordinator");
-  for (int i = 0; i < 50 && !loopback; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    Listeners(50551, &loopback, &other);
-  }
+  // Until it listens, on whichever address; then where.
+  testing::WaitUntil(
+      [&] {
+        Listeners(50551, &loopback, &other);
+        return loopback || other;
+      },
+      testing::EventDeadline(), std::chrono::milliseconds(100));
   EXPECT_TRUE(loopback) << testing::ReadFile(dir_ + "/coordinator.err");
   EXPECT_FALSE(other);
 }

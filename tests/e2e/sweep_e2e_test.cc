@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -20,6 +19,7 @@
 #include "tests/testing/cluster.h"
 #include "tests/testing/raw_call.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/wait.h"
 #include "worker/child_process.h"
 
 namespace tailsweep {
@@ -58,11 +58,12 @@ class SweepE2E : public ::testing::Test, public testing::Cluster {
 
 TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
   StartCoordinator();
-  StartWorker("w1");
-  StartWorker("w2");
+  // Long leases: "leased once" below must not fail on a lapse that a
+  // loaded machine could cause by accident.
+  StartWorker("w1", {"--lease-ms", kLongLeaseMs});
+  StartWorker("w2", {"--lease-ms", kLongLeaseMs});
   Submit(TinySpec("e2e", 20));
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 120));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 4);
   // Every job was leased once: no job ever had two holders.
   EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events "
@@ -75,9 +76,15 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
   const nlohmann::json rows = nlohmann::json::parse(results.out);
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& r : rows) EXPECT_TRUE(r["ratio_median"].is_number());
-  const testing::CommandResult workers = Cli("workers --format json");
-  ASSERT_EQ(workers.exit_code, 0) << workers.err;
-  EXPECT_EQ(nlohmann::json::parse(workers.out).size(), 2u);
+  // Both workers have called in (one that started slowly may have found
+  // the jobs taken, but it polls).
+  testing::CommandResult workers;
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    workers = Cli("workers --format json");
+    const nlohmann::json doc =
+        nlohmann::json::parse(workers.out, nullptr, false);
+    return doc.is_array() && doc.size() == 2;
+  })) << workers.out << workers.err;
   // Submitting again changes nothing.
   const testing::CommandResult again = Cli("submit " + dir_ + "/spec.yaml");
   EXPECT_NE(again.out.find("0 jobs added, 4 already there"), std::string::npos);
@@ -85,13 +92,13 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
 
 TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSmokeSweep) {
   StartCoordinator();
-  StartWorker("w1");
-  StartWorker("w2");
+  // Long leases, as above: every job leased once, however loaded.
+  StartWorker("w1", {"--lease-ms", kLongLeaseMs});
+  StartWorker("w2", {"--lease-ms", kLongLeaseMs});
   const std::string spec = testing::ReadFile(std::string(TAILSWEEP_SOURCE_DIR) +
                                              "/sweeps/smoke.yaml");
   Submit(spec);
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 48, 600));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 48));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 48);
   EXPECT_EQ(Query("SELECT MAX(c) FROM (SELECT COUNT(*) c FROM events "
                   "WHERE kind = 'leased' GROUP BY job_id)"),
@@ -116,17 +123,20 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSmokeSweep) {
 
 TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
   StartCoordinator();
-  ChildProcess& victim = StartWorker("victim");
+  // A short lease: its expiry after the kill hands the jobs over.
+  ChildProcess& victim = StartWorker("victim", {"--lease-ms", "4000"});
   Submit(TinySpec("kill", 400));
-  // Wait for a first checkpoint, then kill -9 the worker (its jobs die too).
+  // Both running jobs have a checkpoint stored on the coordinator (a loss
+  // point does not say that the upload is in), then kill -9 the worker
+  // (its jobs die too, or stop at their lease).
   ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM metrics WHERE name = 'loss' AND "
-              "step = 20",
-              2, 120));
+      WaitFor("SELECT COUNT(*) FROM checkpoints JOIN jobs USING (job_id) "
+              "WHERE jobs.state = 'leased'",
+              2));
   victim.Signal(SIGKILL);
-  StartWorker("rescuer");
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
+  // A long one: only the victim's jobs run a second attempt.
+  StartWorker("rescuer", {"--lease-ms", kLongLeaseMs});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4));
   EXPECT_GE(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 2);
   // No point lost or duplicated: 400 / 5 loss points for every job.
   ExpectEveryPointOnce(4, 400 / 5);
@@ -165,41 +175,45 @@ TEST_F(SweepE2E, CoordinatorKilledMidSweepRestartsAndCompletes) {
   StartWorker("w1");
   Submit(TinySpec("restart", 60));
   ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1, 120));
+      WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1));
   coordinator->Signal(SIGKILL);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  StartCoordinator();
+  // Gone (and its port closed) before the new one listens on the same port.
   ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4, 240));
+      testing::WaitUntil([&] { return coordinator->Poll().has_value(); }));
+  StartCoordinator();
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4));
   const testing::CommandResult check =
       RunCommand("sqlite3 " + dir_ + "/db \"PRAGMA integrity_check\"");
   EXPECT_EQ(check.out, "ok\n");
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 4);
 }
 
-TEST_F(SweepE2E, CancelStopsRunningJobsWithinAHeartbeatAndResumeRerunsThem) {
+TEST_F(SweepE2E, CancelStopsRunningJobsStoresNoMorePointsAndResumeRerunsThem) {
   StartCoordinator();
   StartWorker("w1");
   Submit(TinySpec("cancel", 3000));
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  // Both slots' children run: each of their jobs has sent a point.
+  ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2));
   const testing::CommandResult cancel = Cli("cancel cancel");
   ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_NE(cancel.out.find("4 jobs cancelled"), std::string::npos)
       << cancel.out;
-  // The worker heartbeats every lease/3 (~1.3 s) and then stops its jobs: no
-  // metric arrives after that.
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
   const int64_t points = Query("SELECT COUNT(*) FROM metrics");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The worker learns of it at its next heartbeat or metric batch
+  // (CANCELLED: the lease is gone) and kills the children (or, were it
+  // stalled that long, they stop at their lease). Once they are gone
+  // nothing is left to send a point: then none may have come since.
+  const std::string children = WorkDir("w1") + "/";
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return ProcessesMentioning(children) == 0; }))
+      << ProcessesMentioning(children) << " children still run";
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), points);
   EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'cancelled'"), 4);
   const testing::CommandResult resume = Cli("resume cancel");
   ASSERT_EQ(resume.exit_code, 0) << resume.err;
   EXPECT_NE(resume.out.find("4 failed or cancelled jobs requeued"),
             std::string::npos);
-  EXPECT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2, 60));
+  EXPECT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2));
 }
 
 TEST_F(SweepE2E, SubmitRefusesBadSpecsWithExitTwoAndNoCoordinatorNeeded) {
@@ -226,14 +240,14 @@ TEST_F(SweepE2E, CoordinatorServesHealthAndReflectionAndStopsCleanly) {
   ChildProcess& coordinator = StartCoordinator();
   std::string answer;
   grpc::Status status;
-  for (int i = 0; i < 50; ++i) {  // until it listens
-    // HealthCheckRequest{service: ""} is empty; SERVING is field 1 = 1.
-    status =
-        testing::RawCall(address_, "/grpc.health.v1.Health/Check", "", &answer,
-                         /*streaming=*/false);
-    if (status.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  testing::WaitUntil(
+      [&] {  // until it listens
+        // HealthCheckRequest{service: ""} is empty; SERVING is field 1 = 1.
+        status = testing::RawCall(address_, "/grpc.health.v1.Health/Check", "",
+                                  &answer, /*streaming=*/false);
+        return status.ok();
+      },
+      testing::EventDeadline(), std::chrono::milliseconds(100));
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(answer, std::string("\x08\x01", 2));
   // ServerReflectionRequest{list_services: ""} (field 7, empty string).
@@ -247,10 +261,10 @@ TEST_F(SweepE2E, CoordinatorServesHealthAndReflectionAndStopsCleanly) {
   EXPECT_NE(answer.find("grpc.health.v1.Health"), std::string::npos);
   coordinator.Signal(SIGTERM);
   std::optional<int> code;
-  for (int i = 0; i < 100 && !(code = coordinator.Poll()); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(code.has_value());
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    code = coordinator.Poll();
+    return code.has_value();
+  }));
   EXPECT_EQ(*code, 0);
 }
 

@@ -4,12 +4,16 @@
 // What the fault tests share: a small train sweep, a cluster of real
 // processes (tests/testing/cluster.h) that checks results against clean
 // runs, and the same with a fault proxy between worker and coordinator.
+// They wait for events (tests/testing/wait.h), never for a guessed time;
+// a fault may come at a random moment, but what it needs first (a job half
+// done, a checkpoint stored) is waited for as an event, in steps or states.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -24,9 +28,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "tests/faults/fault_proxy.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/tiny_spec.h"
+#include "tests/testing/wait.h"
+#include "worker/child_process.h"
 
 namespace tailsweep {
 
@@ -50,9 +57,102 @@ inline std::string Spec(const std::string& name, int steps, int cells = 2,
       {{"steps", absl::StrCat(steps)}, {"log_every", absl::StrCat(log_every)}});
 }
 
+// Flags for a worker whose leases must never lapse by accident: a test that
+// counts leases or attempts, or asserts that none expired, and is not about
+// lapsing, gives its worker a lease of a minute (Cluster::kLongLeaseMs),
+// renewed every 20 s, which no load a test machine sees holds back for the
+// 61 s (the coordinator's grace included) an expiry would take. Tests about
+// lapsing give short ones.
+inline std::vector<std::string> WithSteadyLease(
+    std::vector<std::string> flags = {}) {
+  flags.insert(flags.end(), {"--lease-ms", testing::Cluster::kLongLeaseMs});
+  return flags;
+}
+
+// Waits until `p`, signalled, has exited (and reaps it).
+inline bool Reaped(ChildProcess& p) {
+  return testing::WaitUntil([&] { return p.Poll().has_value(); },
+                            testing::EventDeadline(),
+                            std::chrono::milliseconds(10));
+}
+
+// SQL: whether `column` (a lease's holder, a 'leased' event's detail) is
+// `worker`'s id, HOST-PID-HEX10 (UniqueWorkerId, worker/worker_main.cc).
+inline std::string IsWorker(const std::string& column,
+                            const ChildProcess& worker) {
+  return absl::StrCat(column, " LIKE '%-", worker.pid(), "-__________'");
+}
+
+// When the coordinator last heard from a worker: the latest last_seen_ms of
+// `tailsweep workers` (ms since the epoch on the coordinator's wall clock,
+// this machine's), -1 before any. Idle polls are kept in the service's
+// memory, so this asks the service, not the database.
+inline int64_t LastPollMs(testing::Cluster& cluster) {
+  const nlohmann::json doc = nlohmann::json::parse(
+      cluster.Cli("workers --format json").out, nullptr, false);
+  int64_t at = -1;
+  if (!doc.is_array()) return at;
+  for (const auto& w : doc) at = std::max(at, w["last_seen_ms"].get<int64_t>());
+  return at;
+}
+
+// Waits until a worker's call reaches the coordinator after this one
+// begins. Its time is read before the coordinator reads the database, so
+// the lease call of an idle worker that it stamps later than now saw every
+// change committed before now: had a job been queued, it would have been
+// leased.
+inline bool WaitForAPollFromNow(testing::Cluster& cluster) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  return testing::WaitUntil([&] { return LastPollMs(cluster) > now; });
+}
+
 class FaultSuite : public ::testing::Test, public testing::Cluster {
  protected:
   FaultSuite() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_faults_") {}
+
+  // One text answer from the database.
+  std::string QueryText(const std::string& sql) {
+    return std::string(absl::StripAsciiWhitespace(
+        RunCommand("sqlite3 " + dir_ + "/db \"" + sql + "\"").out));
+  }
+  // How many times `text` is in the log `log` (as given to Start).
+  int64_t LogCount(const std::string& log, const std::string& text) {
+    const std::string all = testing::ReadFile(dir_ + "/" + log + ".err");
+    int64_t n = 0;
+    for (size_t at = all.find(text); at != std::string::npos;
+         at = all.find(text, at + text.size())) {
+      ++n;
+    }
+    return n;
+  }
+  // Waits until `text` is in the log `log` more than `than` times: a line
+  // logged after the count `than` was taken.
+  bool WaitForLogCount(const std::string& log, const std::string& text,
+                       int64_t than) {
+    return testing::WaitUntil([&] { return LogCount(log, text) > than; });
+  }
+  // Waits until `sql`, a count that only grows (jobs finished), reaches
+  // `want`. Each step is an event: the deadline runs from the last time the
+  // count grew, so a wait on many jobs is not bounded by a guess at how
+  // long all of them take.
+  bool WaitForGrowingCount(const std::string& sql, int64_t want) {
+    int64_t last = Query(sql);
+    while (last < want) {
+      int64_t now = last;
+      if (!testing::WaitUntil(
+              [&] {
+                now = Query(sql);
+                return now != last;
+              },
+              testing::EventDeadline(), std::chrono::milliseconds(100))) {
+        return false;
+      }
+      last = now;
+    }
+    return last == want;
+  }
 
   // Every done job's result equals a clean, uninterrupted run of its
   // config, bit for bit (the result's numbers print exactly).
@@ -209,6 +309,12 @@ class LiveRunSampler {
   int64_t samples() {
     std::lock_guard<std::mutex> lock(mu_);
     return samples_;
+  }
+  // Waits until a whole sample has been taken after this call began (the
+  // one under way may have begun before it: the one after it did not).
+  bool WaitForAFreshSample() {
+    const int64_t from = samples();
+    return testing::WaitUntil([&] { return samples() >= from + 2; });
   }
   // The processes of the first sample that saw a job run twice, or else of
   // the last sample that saw any.

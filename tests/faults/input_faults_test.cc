@@ -64,14 +64,20 @@ class InputFaults : public ::testing::Test, public testing::Cluster {
                      "'$.kernel') = '",
                      kernel, "'"));
   }
-  // Submits `spec` under its own file name (several sweeps in one test).
+  // Submits `spec` under its own file name (several sweeps in one test),
+  // retrying while the coordinator starts.
   void SubmitAs(const std::string& file, const std::string& spec) {
     std::ofstream(dir_ + "/" + file) << spec;
-    for (int i = 0; i < 100; ++i) {
-      if (Cli("submit " + dir_ + "/" + file).exit_code == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CommandResult last;
+    if (testing::WaitUntil(
+            [&] {
+              last = Cli("submit " + dir_ + "/" + file);
+              return last.exit_code == 0;
+            },
+            testing::EventDeadline(), std::chrono::milliseconds(100))) {
+      return;
     }
-    ADD_FAILURE() << "could not submit " << file;
+    ADD_FAILURE() << "could not submit " << file << ": " << last.err;
   }
   // The pids of live processes whose command line mentions `text`.
   std::vector<pid_t> PidsMentioning(const std::string& text) {
@@ -83,15 +89,6 @@ class InputFaults : public ::testing::Test, public testing::Cluster {
       if (absl::SimpleAtoi(line, &pid)) out.push_back(pid);
     }
     return out;
-  }
-  bool Eventually(const std::function<bool()>& done, int seconds) {
-    const auto end =
-        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (done()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
   }
 
   // The worker's side of the API, spoken by the test.
@@ -116,11 +113,12 @@ class InputFaults : public ::testing::Test, public testing::Cluster {
     req.set_lease_ms(60000);
     v1::LeaseJobsResponse resp;
     grpc::Status s;
-    for (int i = 0; i < 100; ++i) {
-      s = Stub().LeaseJobs(Context().get(), req, &resp);
-      if (s.error_code() != grpc::StatusCode::UNAVAILABLE) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    testing::WaitUntil(
+        [&] {
+          s = Stub().LeaseJobs(Context().get(), req, &resp);
+          return s.error_code() != grpc::StatusCode::UNAVAILABLE;
+        },
+        testing::EventDeadline(), std::chrono::milliseconds(100));
     EXPECT_TRUE(s.ok()) << s.error_message();
     return {resp.leases().begin(), resp.leases().end()};
   }
@@ -160,7 +158,9 @@ bool CatchesSigterm(pid_t pid) {
 // job for good.
 TEST_F(InputFaults, SigtermToATailsChildReleasesItAsPreemptedUncounted) {
   StartCoordinator({"--max-attempts", "1"});
-  StartWorker("w");
+  // Its lease must not lapse by accident: with one attempt, a lapse would
+  // fail the job.
+  StartWorker("w", WithSteadyLease());
   SubmitAs("tails.yaml", R"(name: tails_term
 kind: tails
 grid:
@@ -172,34 +172,31 @@ fixed:
   seed: 0
 )");
   std::vector<pid_t> children;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        children = PidsMentioning(WorkDir("w") + "/");
-        return !children.empty();
-      },
-      60));
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    children = PidsMentioning(WorkDir("w") + "/");
+    return !children.empty();
+  }));
   // Its handler installed (SIGTERM caught, /proc/PID/status), so the job
-  // is past its start and mid-trials (about 4 s of them).
-  ASSERT_TRUE(Eventually(
-      [&] {
-        for (pid_t pid : children) {
-          if (!CatchesSigterm(pid)) return false;
-        }
-        return true;
-      },
-      60));
+  // is past its start and mid-trials (about 4 s of them here, longer on a
+  // loaded machine; the check below says if it ever is not).
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    for (pid_t pid : children) {
+      if (!CatchesSigterm(pid)) return false;
+    }
+    return true;
+  }));
   ASSERT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'leased'"), 1)
       << "the tails job ended before its SIGTERM; make it longer";
   for (pid_t pid : children) kill(pid, SIGTERM);
   ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'preempted'", 1, 30))
+      WaitFor("SELECT COUNT(*) FROM events WHERE kind = 'preempted'", 1))
       << testing::ReadFile(dir_ + "/w.err");
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1, 300));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'failed'"), 0);
   EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'leased'"), 2);
   EXPECT_EQ(Query("SELECT attempt FROM jobs"), 1);
-  // The child said so, and the worker released rather than failed it.
+  // The child said so, and the worker released rather than failed it (it
+  // logs the child's exit before it releases the job).
   EXPECT_NE(testing::ReadFile(dir_ + "/w.err").find("stopped on SIGTERM"),
             std::string::npos);
 }
@@ -216,9 +213,10 @@ TEST_F(InputFaults, SigtermToATrainChildBeforeItsHandlerReleasesItUncounted) {
                          << bin_ << "/tailsweep \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   StartCoordinator({"--max-attempts", "1"});
-  StartWorker("w", {"--tailsweep-bin", wrapper});
+  // With one attempt, a lease lapsing by accident would fail a job.
+  StartWorker("w", WithSteadyLease({"--tailsweep-bin", wrapper}));
   SubmitAs("early.yaml", TrainSpec("early_term", "softmax, log", 40));
-  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 300))
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2))
       << testing::ReadFile(dir_ + "/w.err");
   EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'preempted'"), 1);
   EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'failed'"), 0);
@@ -238,31 +236,40 @@ TEST_F(InputFaults, CancelKeepsAJobAnotherLiveSweepSharesRunning) {
   SubmitAs("b.yaml", TrainSpec("shared_b", "log, linear", 1000));
   const std::string softmax = JobOf("softmax"), log = JobOf("log");
   ASSERT_EQ(softmax.size(), 64u);
-  StartWorker("w");
+  // A cancel reaches the worker with its next renewal, a third into the
+  // lease (4 s); the lease (12 s) cannot lapse by accident under load, which
+  // would lease the shared job again.
+  StartWorker("w", {"--lease-ms", "12000"});
   ASSERT_TRUE(WaitFor(absl::StrCat("SELECT COUNT(*) FROM jobs WHERE state = "
                                    "'leased' AND job_id IN ('",
                                    softmax, "', '", log, "')"),
-                      2, 60));
-  ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2, 60));
+                      2));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2));
+  // The shared job's child is held (SIGSTOP) across the cancel and the
+  // checks that it runs on, so that it cannot finish first however fast the
+  // machine trains; its lease is renewed meanwhile by the worker.
+  const std::vector<pid_t> shared = PidsMentioning(WorkDir("w") + "/" + log);
+  ASSERT_EQ(shared.size(), 1u);
+  kill(shared[0], SIGSTOP);
   const CommandResult cancel = Cli("cancel shared_a");
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_NE(cancel.out.find("2 jobs cancelled (1 of them run on for other "
                             "sweeps that share them)"),
             std::string::npos)
       << cancel.out;
-  // softmax's child is killed within a heartbeat; log's keeps running.
-  EXPECT_TRUE(Eventually(
-      [&] { return ProcessesMentioning(WorkDir("w") + "/" + softmax) == 0; },
-      10));
+  // softmax's child is killed with the next heartbeat; log's keeps running.
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return ProcessesMentioning(WorkDir("w") + "/" + softmax) == 0; }));
   EXPECT_EQ(ProcessesMentioning(WorkDir("w") + "/" + log), 1);
   const CommandResult jobs = Cli("jobs shared_a");
   EXPECT_NE(jobs.out.find("cancelled (leased for another sweep)"),
             std::string::npos)
       << jobs.out;
+  kill(shared[0], SIGCONT);
   ASSERT_TRUE(WaitFor(absl::StrCat("SELECT COUNT(*) FROM jobs WHERE state = "
                                    "'done' AND job_id <> '",
                                    softmax, "'"),
-                      2, 300));
+                      2));
   EXPECT_EQ(
       QueryText("SELECT state FROM jobs WHERE job_id = '" + softmax + "'"),
       "cancelled");
@@ -304,9 +311,10 @@ TEST_F(InputFaults, ResumeBringsBackOnlyTheSweepsOwnJobs) {
             std::string::npos);
   const std::string softmax = JobOf("softmax");
   StartWorker("w");
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2, 300));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2));
+  // The idle worker asks for more after both are done: had softmax been
+  // queued, that call would have leased it.
+  ASSERT_TRUE(WaitForAPollFromNow(*this));
   EXPECT_EQ(Query(absl::StrCat("SELECT COUNT(*) FROM events WHERE job_id = '",
                                softmax, "' AND kind = 'leased'")),
             0);
@@ -314,8 +322,7 @@ TEST_F(InputFaults, ResumeBringsBackOnlyTheSweepsOwnJobs) {
                 .out.find("1 done, 0 running, 0 queued, 0 failed, 1 cancelled"),
             std::string::npos);
   SubmitAs("c.yaml", TrainSpec("mine_c", "softmax", 30));
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 3, 300));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 3));
   // A still sees its cancel of softmax undone only by the result: done.
   EXPECT_NE(Cli("status mine_a").out.find("2 done"), std::string::npos);
 }
@@ -386,11 +393,12 @@ TEST_F(InputFaults, DuplicateSpecKeysAreRefusedWithTheirPosition) {
   req.set_source_name("dup.yaml");
   v1::SubmitSweepResponse resp;
   grpc::Status s;
-  for (int i = 0; i < 100; ++i) {
-    s = Stub().SubmitSweep(Context().get(), req, &resp);
-    if (s.error_code() != grpc::StatusCode::UNAVAILABLE) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  testing::WaitUntil(
+      [&] {
+        s = Stub().SubmitSweep(Context().get(), req, &resp);
+        return s.error_code() != grpc::StatusCode::UNAVAILABLE;
+      },
+      testing::EventDeadline(), std::chrono::milliseconds(100));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("dup.yaml:7:3: duplicate key 'steps'"),
             std::string::npos);
@@ -491,10 +499,12 @@ TEST_F(InputFaults, AFailureWhoseStderrIsNotUtf8IsStillReported) {
                          << bin_ << "/tailsweep \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   StartCoordinator({"--max-attempts", "1"});
-  StartWorker("w", {"--tailsweep-bin", wrapper});
+  // A lease that cannot lapse by accident: that the failure arrived, not
+  // the lease's expiry, is what the test checks. (Were the report lost, the
+  // lease would expire a minute on, and the test fail.)
+  StartWorker("w", WithSteadyLease({"--tailsweep-bin", wrapper}));
   SubmitAs("a.yaml", TrainSpec("garbled", "softmax", 20));
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 1, 60))
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 1))
       << testing::ReadFile(dir_ + "/w.err");
   EXPECT_EQ(QueryText("SELECT last_error FROM jobs"),
             "exit code 1: \xef\xbf\xbd boom \xef\xbf\xbd\xef\xbf\xbd");
@@ -588,7 +598,8 @@ TEST_F(InputFaults, TheCliReadsA100kJobSweepPageByPage) {
   ASSERT_EQ(filled.exit_code, 0) << filled.err;
   ASSERT_EQ(Query("SELECT COUNT(*) FROM results"), kJobs);
   StartCoordinator();
-  ASSERT_TRUE(Eventually([&] { return Cli("status big").exit_code == 0; }, 30));
+  ASSERT_TRUE(
+      testing::WaitUntil([&] { return Cli("status big").exit_code == 0; }));
 
   auto timed = [&](const std::string& args) {
     const auto start = std::chrono::steady_clock::now();

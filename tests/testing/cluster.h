@@ -24,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/wait.h"
 #include "worker/child_process.h"
 
 namespace tailsweep::testing {
@@ -114,13 +115,19 @@ class Cluster {
     return RunCommand(bin_ + "/tailsweep " + args + " --coordinator " +
                       address_);
   }
+  // Submits `spec`, retrying while the coordinator starts.
   void Submit(const std::string& spec) {
     std::ofstream(dir_ + "/spec.yaml") << spec;
-    for (int i = 0; i < 100; ++i) {
-      if (Cli("submit " + dir_ + "/spec.yaml").exit_code == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CommandResult last;
+    if (WaitUntil(
+            [&] {
+              last = Cli("submit " + dir_ + "/spec.yaml");
+              return last.exit_code == 0;
+            },
+            EventDeadline(), std::chrono::milliseconds(100))) {
+      return;
     }
-    ADD_FAILURE() << "could not submit";
+    ADD_FAILURE() << "could not submit: " << last.err;
   }
   // One number from the database (-1 when the answer is not one).
   int64_t Query(const std::string& sql) {
@@ -129,16 +136,39 @@ class Cluster {
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v)) return -1;
     return v;
   }
-  // Waits until `sql` returns `want`, up to `seconds`.
-  bool WaitFor(const std::string& sql, int64_t want, int seconds) {
-    const auto end =
-        std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (Query(sql) == want) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return false;
+  // Waits until `sql` returns `want` (tests/testing/wait.h).
+  bool WaitFor(const std::string& sql, int64_t want) {
+    return WaitUntil([&] { return Query(sql) == want; }, EventDeadline(),
+                     std::chrono::milliseconds(100));
   }
+  // Waits until the log `log` (as given to Start) has `text` in it.
+  bool WaitForLog(const std::string& log, const std::string& text) {
+    return WaitForText(dir_ + "/" + log + ".err", text);
+  }
+  // Waits for the dashboard's port in the log `log`: the coordinator prints
+  // "dashboard on ... (HTTP port N)" once the gateway listens, which is
+  // after its gRPC port answers. 0 if it never comes.
+  int WaitForHttpPort(const std::string& log = "coordinator") {
+    const std::string mark = "(HTTP port ";
+    int port = 0;
+    WaitUntil([&] {
+      const std::string text = ReadFile(dir_ + "/" + log + ".err");
+      const size_t at = text.find(mark);
+      if (at == std::string::npos) return false;
+      const size_t from = at + mark.size();
+      const size_t end = text.find(')', from);
+      return end != std::string::npos &&
+             absl::SimpleAtoi(text.substr(from, end - from), &port) &&
+             port > 0;
+    });
+    return port;
+  }
+  // --lease-ms for a worker in a test that is not about leases (a lapse
+  // leases the job again, and with --max-attempts 1 fails it): renewed every
+  // 20 s, it lapses only if the worker is held back for over a minute, which
+  // no load a test machine sees does. (As WithSteadyLease in
+  // tests/faults/fault_fixture.h.)
+  static constexpr char kLongLeaseMs[] = "60000";
 
   // `jobs` jobs have `per_job` loss points each: none lost, and none twice
   // (the key would refuse a second).
