@@ -85,8 +85,7 @@ TEST_F(RunDirE2E, AWorkerFollowsTheCoordinatorToItsNewAddress) {
              "--lease-ms", "4000", "--exit-when-idle"},
             "worker");
   // Mid-sweep: the first jobs are in, the next ones are running.
-  ASSERT_TRUE(
-      WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1))
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1))
       << testing::ReadFile(dir_ + "/worker.err");
   // The node is gone; the job comes back on another one.
   first.Signal(SIGKILL);

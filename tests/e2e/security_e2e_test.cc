@@ -120,8 +120,8 @@ fixed:
         "worker");
   EXPECT_TRUE(testing::WaitUntil(
       [&] {
-        return Cli("status sec --format json" + good)
-                   .out.find("\"done\": 1") != std::string::npos;
+        return Cli("status sec --format json" + good).out.find("\"done\": 1") !=
+               std::string::npos;
       },
       testing::EventDeadline(), std::chrono::milliseconds(100)))
       << testing::ReadFile(dir_ + "/worker.err");

@@ -84,7 +84,8 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
     const nlohmann::json doc =
         nlohmann::json::parse(workers.out, nullptr, false);
     return doc.is_array() && doc.size() == 2;
-  })) << workers.out << workers.err;
+  })) << workers.out
+      << workers.err;
   // Submitting again changes nothing.
   const testing::CommandResult again = Cli("submit " + dir_ + "/spec.yaml");
   EXPECT_NE(again.out.find("0 jobs added, 4 already there"), std::string::npos);
@@ -204,9 +205,10 @@ TEST_F(SweepE2E, CancelStopsRunningJobsStoresNoMorePointsAndResumeRerunsThem) {
   // stalled that long, they stop at their lease). Once they are gone
   // nothing is left to send a point: then none may have come since.
   const std::string children = WorkDir("w1") + "/";
-  ASSERT_TRUE(testing::WaitUntil(
-      [&] { return ProcessesMentioning(children) == 0; }))
-      << ProcessesMentioning(children) << " children still run";
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    return ProcessesMentioning(children) == 0;
+  })) << ProcessesMentioning(children)
+      << " children still run";
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), points);
   EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE state = 'cancelled'"), 4);
   const testing::CommandResult resume = Cli("resume cancel");

@@ -44,8 +44,8 @@ TEST_F(WatchE2E, ShowsRunningJobsAndExitsNonZeroWhenJobsFailed) {
   // A long lease: with --max-attempts 1 a lapse would fail the softmax job.
   StartWorker("w", {"--tailsweep-bin", wrapper, "--lease-ms", kLongLeaseMs});
   Submit(TinySpec("wa", "  kernel: [softmax, log]\n", {{"steps", "20"}}));
-  ChildProcess& watch = Start({bin_ + "/tailsweep", "watch", "wa",
-                               "--interval", "0.2", "--coordinator", address_},
+  ChildProcess& watch = Start({bin_ + "/tailsweep", "watch", "wa", "--interval",
+                               "0.2", "--coordinator", address_},
                               "watch");
   // A frame while it runs (printed at once, then every 5 s off a terminal):
   // the table's header and the softmax job's row.

@@ -78,10 +78,11 @@ TEST_F(FaultSuite, CoordinatorKilledAtRandomMomentsLosesNothing) {
     // Each kill hits a coordinator that takes points: it has taken one
     // since it (re)started (unless every job is done), then at a random
     // moment within 2 s.
-    ASSERT_TRUE(WaitFor(
-        absl::StrCat("SELECT (SELECT COUNT(*) FROM metrics) > ", points_before,
-                     " OR (SELECT COUNT(*) FROM jobs WHERE state = 'done') = 4"),
-        1));
+    ASSERT_TRUE(
+        WaitFor(absl::StrCat(
+                    "SELECT (SELECT COUNT(*) FROM metrics) > ", points_before,
+                    " OR (SELECT COUNT(*) FROM jobs WHERE state = 'done') = 4"),
+                1));
     std::this_thread::sleep_for(std::chrono::milliseconds(rng_() % 2000));
     coordinator->Signal(SIGKILL);
     ASSERT_TRUE(Reaped(*coordinator));
@@ -135,9 +136,9 @@ TEST_F(PartitionTest, ShorterThanTheLeaseLosesAndReassignsNothing) {
 
 TEST_F(PartitionTest, LongerThanTheLeaseReassignsEachJobExactlyOnce) {
   StartCoordinator();
-  ChildProcess& far = StartWorker(
-      "far", {"--lease-ms", "4000", "--rpc-timeout-ms", "1000"},
-      ProxyAddress());
+  ChildProcess& far =
+      StartWorker("far", {"--lease-ms", "4000", "--rpc-timeout-ms", "1000"},
+                  ProxyAddress());
   Submit(Spec("long_partition", 1000));
   ASSERT_TRUE(WaitFor(absl::StrCat("SELECT COUNT(*) FROM jobs WHERE state = "
                                    "'leased' AND ",
@@ -230,9 +231,10 @@ TEST_F(FaultSuite,
   // asserts that none expired.
   ChildProcess& first = StartWorker("first", WithSteadyLease());
   Submit(Spec("preempt", 400, 4));
-  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM metrics WHERE name = 'loss' AND "
-                      "step = 20",
-                      2));
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) FROM metrics WHERE name = 'loss' AND "
+              "step = 20",
+              2));
   first.Signal(SIGTERM);  // what Slurm sends
   ASSERT_TRUE(Reaped(first));
   EXPECT_EQ(*first.Poll(), 0);

@@ -84,13 +84,13 @@ TEST_P(CoordinatorAbsence, ExpiresNoLeaseAndLosesNoResult) {
                     "--rpc-timeout-ms", "1000", "--tailsweep-bin", wrapper});
   Submit(TwoLengths(killed ? "absent_killed" : "absent_stopped"));
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'leased'", 2));
-  ASSERT_TRUE(testing::WaitUntil(
-      [&] { return std::filesystem::exists(trained); }))
-      << testing::ReadFile(dir_ + "/w.err");
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    return std::filesystem::exists(trained);
+  })) << testing::ReadFile(dir_ + "/w.err");
   // The short job, held at the gate (not finished, not reported).
-  const std::string short_job =
-      QueryText("SELECT job_id FROM jobs WHERE "
-                "CAST(json_extract(params, '$.steps') AS INTEGER) = 300");
+  const std::string short_job = QueryText(
+      "SELECT job_id FROM jobs WHERE "
+      "CAST(json_extract(params, '$.steps') AS INTEGER) = 300");
   ASSERT_EQ(short_job.size(), 64u);
   // The worker logs "job ID12 epoch E finished" (worker/worker.cc,
   // Worker::Exited).

@@ -158,8 +158,7 @@ class Cluster {
       const size_t from = at + mark.size();
       const size_t end = text.find(')', from);
       return end != std::string::npos &&
-             absl::SimpleAtoi(text.substr(from, end - from), &port) &&
-             port > 0;
+             absl::SimpleAtoi(text.substr(from, end - from), &port) && port > 0;
     });
     return port;
   }

@@ -32,10 +32,9 @@ inline std::chrono::milliseconds EventDeadline() {
 // Polls `done()` every `every` until it returns true (then true) or
 // `deadline` passes (then false, after one last look).
 template <typename Done>
-bool WaitUntil(Done done,
-               std::chrono::milliseconds deadline = EventDeadline(),
-               std::chrono::milliseconds every = std::chrono::milliseconds(
-                   50)) {
+bool WaitUntil(
+    Done done, std::chrono::milliseconds deadline = EventDeadline(),
+    std::chrono::milliseconds every = std::chrono::milliseconds(50)) {
   const auto end = std::chrono::steady_clock::now() + deadline;
   while (std::chrono::steady_clock::now() < end) {
     if (done()) return true;
@@ -48,8 +47,7 @@ bool WaitUntil(Done done,
 inline bool WaitForText(const std::string& path, const std::string& text,
                         std::chrono::milliseconds deadline = EventDeadline()) {
   return WaitUntil(
-      [&] { return ReadFile(path).find(text) != std::string::npos; },
-      deadline);
+      [&] { return ReadFile(path).find(text) != std::string::npos; }, deadline);
 }
 
 }  // namespace tailsweep::testing
