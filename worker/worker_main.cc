@@ -24,6 +24,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -352,4 +353,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tailsweep
 
-int main(int argc, char** argv) { return tailsweep::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // gRPC's synchronous calls fail fast while the channel is down, so only
+  // its backup poller (every 5 s by default) sees a reconnect attempt
+  // finish: a coordinator back from a restart was found ~10 s late, past
+  // an 8 s lease (tests/faults/lease_faults_test.cc, CoordinatorAbsence).
+  // Read once, when gRPC starts: set before any channel exists. A value
+  // the user set is kept.
+  setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "100", 0);
+  return tailsweep::Main(argc, argv);
+}
