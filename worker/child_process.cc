@@ -1,6 +1,7 @@
 #include "worker/child_process.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -19,9 +20,21 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The stop signals are held across the fork: a child keeps its parent's
+  // handlers until it execs, and one that ran the daemon's handler would
+  // swallow a SIGTERM sent right after Start (a drain arriving as a job
+  // starts: the job then ran to its end). The child takes the default
+  // action for them first, then lets a pending one in.
+  sigset_t stops, before;
+  sigemptyset(&stops);
+  for (int s : {SIGTERM, SIGINT, SIGUSR1}) sigaddset(&stops, s);
+  pthread_sigmask(SIG_BLOCK, &stops, &before);
   const pid_t pid = fork();
+  if (pid != 0) pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
+    for (int s : {SIGTERM, SIGINT, SIGUSR1}) signal(s, SIG_DFL);
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
     // The job dies with the daemon (even on kill -9), so a re-leased job
     // never has two writers.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
