@@ -99,7 +99,10 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket
+# cred_expire: a requeued job waits this long before it may start again
+# (slurm.conf(5); 120 s by default, most of the test's time); 20 s still
+# leaves a loaded machine time to launch a step.
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=20
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
