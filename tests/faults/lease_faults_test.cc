@@ -248,7 +248,7 @@ TEST_F(LeaseFaults, LostLeaseRepliesStrandNoJob) {
 TEST_F(LeaseFaults, AResumedJobsCurveIsTheResumingAttempts) {
   StartCoordinator();
   ChildProcess& first = StartWorker("first", {"--lease-ms", "4000"});
-  Submit(Spec("one_curve", 1500, 2));
+  Submit(Spec("one_curve", 800, 2));
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics WHERE "
               "name = 'loss' AND step >= 100",

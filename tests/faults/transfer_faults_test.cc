@@ -35,12 +35,12 @@ TEST_F(TransferFaults, ASlowUploadLongerThanTheLeaseDelaysNoHeartbeat) {
   StartCoordinator();
   StartWorker("w", {"--lease-ms", "8000", "--rpc-timeout-ms", "2000"},
               absl::StrCat("127.0.0.1:", port_ + 1));
-  // Job a: a model whose checkpoints are 21 MB, one every 50 steps; job b,
-  // in the other slot: a tiny one that runs on meanwhile.
+  // Job a: a model whose checkpoints are 21 MB, one every 50 steps (two
+  // uploads); job b, in the other slot: a tiny one that runs on meanwhile.
   Submit(TinySpec(
       "big", "  seed: [0]\n",
-      {{"d_model", "384"}, {"steps", "200"}, {"checkpoint_every", "50"}}));
-  Submit(TinySpec("small", "  seed: [0]\n", {{"steps", "6000"}}));
+      {{"d_model", "384"}, {"steps", "100"}, {"checkpoint_every", "50"}}));
+  Submit(TinySpec("small", "  seed: [0]\n", {{"steps", "3000"}}));
   // Both done: no lease of the worker is left to lapse, so what its log
   // lacks now it never says.
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2))
