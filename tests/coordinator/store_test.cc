@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "tests/coordinator/store_fixture.h"
 #include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
@@ -12,58 +13,6 @@
 namespace tailsweep {
 namespace {
 
-constexpr char kSpec[] = R"(name: s
-grid:
-  kernel: [softmax, quadratic, linear, log]
-fixed:
-  steps: 20
-  warmup: 2
-)";
-
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testing::MakeTempDir("tailsweep_store_");
-    Reopen();
-    auto spec = ParseSweepSpec(kSpec, "s.yaml");
-    ASSERT_TRUE(spec.ok()) << spec.status();
-    spec_ = *spec;
-    auto jobs = ExpandSweep(spec_);
-    ASSERT_TRUE(jobs.ok());
-    jobs_ = *jobs;
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Reopen() {
-    store_.reset();
-    StoreOptions options;
-    options.max_attempts = 2;
-    options.lease_grace_ms = grace_ms_;
-    auto store = Store::Open(dir_ + "/tailsweep.db", &clock_, options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = std::move(*store);
-  }
-
-  // Expiry against the steady clock now.
-  absl::StatusOr<int64_t> Expire() {
-    return store_->ExpireLeases(clock_.SteadyMs());
-  }
-  // How many of the sweep's jobs are leased.
-  int64_t Leased() {
-    absl::StatusOr<SweepCounts> counts = store_->Counts("s");
-    EXPECT_TRUE(counts.ok()) << counts.status();
-    return counts.ok() ? counts->leased : -1;
-  }
-
-  std::string dir_;
-  int64_t grace_ms_ = 0;
-  ManualClock clock_;
-  std::unique_ptr<Store> store_;
-  SweepSpec spec_;
-  std::vector<JobSpec> jobs_;
-};
 
 // Lease deadlines run on the steady clock, in memory: a wall-clock step does
 // nothing to them, and a lease the store has not seen renewed (granted
@@ -365,12 +314,6 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
   EXPECT_EQ(q.out, "done|1\nqueued|3\n") << q.err;
 }
 
-}  // namespace
-}  // namespace tailsweep
-
-namespace tailsweep {
-namespace {
-
 TEST_F(StoreTest, ValuesNeverBecomeSql) {
   SweepSpec evil = spec_;
   evil.name = "x'); DROP TABLE jobs; --";
@@ -410,172 +353,6 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts after, store_->Counts("s"));
   EXPECT_EQ(after.queued, 0);
   EXPECT_EQ(after.leased, 2);
-}
-
-}  // namespace
-}  // namespace tailsweep
-
-namespace tailsweep {
-namespace {
-
-// Sweeps that share jobs (the same cell under the same fixed values).
-class SharedSweepTest : public StoreTest {
- protected:
-  // t: log and linear, which are s's jobs too.
-  void SubmitT() {
-    t_ = spec_;
-    t_.name = "t";
-    t_.grid = {{"kernel", {"log", "linear"}}};
-    TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> t_jobs, ExpandSweep(t_));
-    TS_ASSERT_OK_AND_ASSIGN(SubmitResult added,
-                            store_->SubmitSweep(t_, t_jobs));
-    EXPECT_EQ(added.added, 2);
-    shared_ = {t_jobs[0].id, t_jobs[1].id};
-  }
-  // s (softmax, quadratic, linear, log), then t.
-  void SubmitBoth() {
-    TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
-    SubmitT();
-  }
-  bool Shared(const std::string& job) const {
-    return job == shared_[0] || job == shared_[1];
-  }
-  const JobRow& Row(const std::vector<JobRow>& rows, const std::string& job) {
-    for (const JobRow& r : rows) {
-      if (r.job_id == job) return r;
-    }
-    static const JobRow none;
-    ADD_FAILURE() << "no row for " << job;
-    return none;
-  }
-  SweepSpec t_;
-  std::vector<std::string> shared_;
-};
-
-TEST_F(SharedSweepTest, CancelStopsOnlyJobsNoOtherLiveSweepHas) {
-  SubmitBoth();
-  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
-                          store_->LeaseJobs("w", 4, 1000));
-  ASSERT_EQ(l.size(), 4u);
-  TS_ASSERT_OK_AND_ASSIGN(Store::CancelResult cancel, store_->CancelSweep("s"));
-  EXPECT_EQ(cancel.cancelled, 4);
-  EXPECT_EQ(cancel.kept, 2);
-  for (const Lease& lease : l) {
-    TS_EXPECT_CODE(store_->Heartbeat("w", lease.job_id, 1, 1000),
-                   Shared(lease.job_id) ? absl::StatusCode::kOk
-                                        : absl::StatusCode::kCancelled);
-  }
-  // Each sweep's view is true for it: s cancelled all four, t still runs
-  // both of its own.
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts t, store_->Counts("t"));
-  EXPECT_EQ(t.leased, 2);
-  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> s_rows, store_->Jobs("s"));
-  const JobRow& in_s = Row(s_rows, shared_[0]);
-  EXPECT_EQ(in_s.state, JobState::kCancelled);
-  EXPECT_EQ(in_s.job_state, JobState::kLeased);
-  EXPECT_EQ(in_s.holder, "");
-  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> t_rows, store_->Jobs("t"));
-  EXPECT_EQ(Row(t_rows, shared_[0]).state, JobState::kLeased);
-  EXPECT_EQ(Row(t_rows, shared_[0]).holder, "w");
-  TS_ASSERT_OK_AND_ASSIGN(auto cancelled_in_t,
-                          store_->Jobs("t", JobState::kCancelled));
-  EXPECT_TRUE(cancelled_in_t.empty());
-  TS_ASSERT_OK_AND_ASSIGN(auto sweeps, store_->Sweeps());
-  ASSERT_EQ(sweeps.size(), 2u);
-  EXPECT_EQ(sweeps[0].counts.cancelled, 4);
-  EXPECT_EQ(sweeps[1].counts.leased, 2);
-
-  // The last live sweep cancels: now they stop.
-  TS_ASSERT_OK_AND_ASSIGN(cancel, store_->CancelSweep("t"));
-  EXPECT_EQ(cancel.cancelled, 2);
-  EXPECT_EQ(cancel.kept, 0);
-  TS_EXPECT_CODE(store_->Heartbeat("w", shared_[0], 1, 1000),
-                 absl::StatusCode::kCancelled);
-  // Resuming t brings back t's jobs only; s's cancels stand.
-  TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, store_->ResumeSweep("t"));
-  EXPECT_EQ(resumed, 2);
-  TS_ASSERT_OK_AND_ASSIGN(t, store_->Counts("t"));
-  EXPECT_EQ(t.queued, 2);
-  TS_ASSERT_OK_AND_ASSIGN(s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
-  TS_ASSERT_OK_AND_ASSIGN(auto ready, store_->LeaseJobs("w2", 4, 1000));
-  ASSERT_EQ(ready.size(), 2u);
-  EXPECT_TRUE(Shared(ready[0].job_id) && Shared(ready[1].job_id));
-  // Resuming s: its two own jobs requeued, the two t runs are s's again.
-  TS_ASSERT_OK_AND_ASSIGN(resumed, store_->ResumeSweep("s"));
-  EXPECT_EQ(resumed, 4);
-  TS_ASSERT_OK_AND_ASSIGN(s, store_->Counts("s"));
-  EXPECT_EQ(s.queued, 2);
-  EXPECT_EQ(s.leased, 2);
-}
-
-TEST_F(SharedSweepTest, AResultForACancelledJobIsKeptDoneWins) {
-  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
-  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
-                          store_->LeaseJobs("w", 2, 1000));
-  TS_ASSERT_OK_AND_ASSIGN(Store::CancelResult cancel, store_->CancelSweep("s"));
-  EXPECT_EQ(cancel.cancelled, 4);
-  TS_EXPECT_CODE(store_->Heartbeat("w", l[0].job_id, 1, 1000),
-                 absl::StatusCode::kCancelled);
-  // The holder's metrics and result still go in; nobody else's.
-  TS_EXPECT_OK(store_->AddMetrics("w", l[0].job_id, 1, {{"loss", 5, 0.5}}));
-  const std::string result = testing::TestResult(R"({"ratio_median": 0.5})");
-  TS_EXPECT_OK(store_->Complete("w", l[0].job_id, 1, result, "done\n"));
-  TS_EXPECT_OK(store_->Complete("w", l[0].job_id, 1, result));  // a replay
-  TS_EXPECT_CODE(store_->Complete("x", l[1].job_id, 1, testing::TestResult()),
-                 absl::StatusCode::kCancelled);
-  TS_EXPECT_CODE(store_->AddMetrics("x", l[1].job_id, 1, {{"loss", 5, 0.5}}),
-                 absl::StatusCode::kCancelled);
-  TS_EXPECT_CODE(store_->Fail("w", l[1].job_id, 1, "crash"),
-                 absl::StatusCode::kCancelled);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.done, 1);
-  EXPECT_EQ(counts.cancelled, 3);
-  TS_EXPECT_OK(store_->Result(l[0].job_id));
-  TS_ASSERT_OK_AND_ASSIGN(int64_t points, store_->MetricCount(l[0].job_id));
-  EXPECT_EQ(points, 1);
-  // After a resume the cancelled lease is over: its late result is stale.
-  TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, store_->ResumeSweep("s"));
-  EXPECT_EQ(resumed, 3);
-  TS_EXPECT_CODE(store_->Complete("w", l[1].job_id, 1, testing::TestResult()),
-                 absl::StatusCode::kFailedPrecondition);
-}
-
-TEST_F(SharedSweepTest, ASweepSubmittedWithACancelledJobWantsItAgain) {
-  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
-  TS_ASSERT_OK(store_->CancelSweep("s"));
-  SubmitT();
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts t, store_->Counts("t"));
-  EXPECT_EQ(t.queued, 2);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
-  TS_ASSERT_OK_AND_ASSIGN(auto leases, store_->LeaseJobs("w", 4, 1000));
-  EXPECT_EQ(leases.size(), 2u);
-  // Submitting s again changes nothing: its cancels stand.
-  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
-  TS_ASSERT_OK_AND_ASSIGN(s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
-}
-
-// A file from before per-sweep cancels: each job cancelled then counts as
-// cancelled by every sweep that has it.
-TEST_F(SharedSweepTest, OlderFilesGetPerSweepCancels) {
-  SubmitBoth();
-  TS_ASSERT_OK(store_->CancelSweep("s"));
-  TS_ASSERT_OK(store_->CancelSweep("t"));
-  store_.reset();
-  const testing::CommandResult old = testing::RunCommand(
-      "sqlite3 " + dir_ +
-      "/tailsweep.db 'ALTER TABLE sweep_jobs DROP COLUMN cancelled'");
-  ASSERT_EQ(old.exit_code, 0) << old.err;
-  Reopen();
-  TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, store_->ResumeSweep("t"));
-  EXPECT_EQ(resumed, 2);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
-  EXPECT_EQ(store_->IntegrityCheck().value(), "ok");
 }
 
 TEST_F(StoreTest, JobsComeInGridOrderPageByPage) {

@@ -112,11 +112,6 @@ class FaultSuite : public ::testing::Test, public testing::Cluster {
  protected:
   FaultSuite() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_faults_") {}
 
-  // One text answer from the database.
-  std::string QueryText(const std::string& sql) {
-    return std::string(absl::StripAsciiWhitespace(
-        RunCommand("sqlite3 " + dir_ + "/db \"" + sql + "\"").out));
-  }
   // How many times `text` is in the log `log` (as given to Start).
   int64_t LogCount(const std::string& log, const std::string& text) {
     const std::string all = testing::ReadFile(dir_ + "/" + log + ".err");

@@ -136,6 +136,11 @@ class Cluster {
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &v)) return -1;
     return v;
   }
+  // One text answer from the database, without its surrounding whitespace.
+  std::string QueryText(const std::string& sql) {
+    return std::string(absl::StripAsciiWhitespace(
+        RunCommand("sqlite3 " + db_ + " \"" + sql + "\"").out));
+  }
   // Waits until `sql` returns `want` (tests/testing/wait.h).
   bool WaitFor(const std::string& sql, int64_t want) {
     return WaitUntil([&] { return Query(sql) == want; }, EventDeadline(),
