@@ -83,6 +83,9 @@ class TinyTraining
 TEST_P(TinyTraining, LowersTheLoss) {
   JobConfig c = Tiny();
   std::tie(c.op, c.kernel, c.norm) = GetParam();
+  // 64 points a cloud: half the cost of Tiny()'s 128, and the loss still
+  // falls to 0.34-0.51 of its start in every cell (0.8 is asserted).
+  c.n_points = 64;
   MemorySink sink;
   TrainerEnv env;
   env.sink = &sink;
