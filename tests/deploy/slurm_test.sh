@@ -100,11 +100,8 @@ for f in token ca.key server.key; do
 done
 
 # A job of array task $1 past its first checkpoint with most of its steps
-# still to go (its newest checkpoint at step 100 to 300 of 1200: 900 steps
-# or more left, some 15 s unloaded), so the fault that follows lands in it,
-# not in the next job. (With 600-step jobs a job found at step <= 400, and
-# later one at <= 200, finished before the fault reached it under load; the
-# fault then hit a job with no checkpoint, or the same job twice.)
+# still to go (its newest checkpoint at step 100 to 500 of 1200: 700 steps
+# or more left), so the fault that follows lands in it, not in the next job.
 mid_job() {
   local id dir
   id=$(squeue -h -j "${array}_$1" -o %A 2>/dev/null | head -1)
@@ -112,22 +109,21 @@ mid_job() {
   for dir in "$tmp/work/tailsweep-$id"/*/; do
     [ -e "$dir/result.json" ] && continue
     step=$(ls "$dir"checkpoints 2>/dev/null | sed -n 's/^step-0*\([0-9]*\)\.pt$/\1/p' | sort -n | tail -1)
-    [ -n "$step" ] && [ "$step" -ge 100 ] && [ "$step" -le 300 ] && return 0
+    [ -n "$step" ] && [ "$step" -ge 100 ] && [ "$step" -le 500 ] && return 0
   done
   return 1
 }
-wait_mid_job() {
-  wait_until mid_job "$1" || fail "task $1 ran no job past its first checkpoint"
-}
-# Faults, each with a job mid-training: kill one worker task (scancel:
-# SIGTERM, then SIGKILL after KillWait), drain the other (it requeues
-# itself), requeue the coordinator.
-wait_mid_job 0
+both_mid_job() { mid_job 0 && mid_job 1; }
+# Faults, both at once while each task is mid-job (so they hit two jobs,
+# each with a checkpoint): kill one worker task (scancel: SIGTERM, then
+# SIGKILL after KillWait), drain the other (it requeues itself); then
+# requeue the coordinator. (One fault at a time, each waiting for its own
+# task's next job, let the second land on the job the first had sent back,
+# freshly resumed there, under load.)
+wait_until both_mid_job || fail "the two tasks were never mid-job at once"
 scancel "${array}_0"
-echo "scancelled ${array}_0; then $(count done) done, $(count leased) running"
-wait_mid_job 1
 scancel --full --signal=USR1 "${array}_1"
-echo "drained ${array}_1; then $(count done) done, $(count leased) running"
+echo "scancelled ${array}_0, drained ${array}_1; then $(count done) done, $(count leased) running"
 # The drained job given back before the coordinator goes (with the
 # coordinator away the drain would end as a lapsed lease instead).
 db="$run/tailsweep.db"
