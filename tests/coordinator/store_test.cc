@@ -13,7 +13,6 @@
 namespace tailsweep {
 namespace {
 
-
 // Lease deadlines run on the steady clock, in memory: a wall-clock step does
 // nothing to them, and a lease the store has not seen renewed (granted
 // before a restart, or across a pause) gets a full period first.

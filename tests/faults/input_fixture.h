@@ -26,8 +26,8 @@
 namespace tailsweep {
 
 // A train sweep over `kernels` of the tiny model.
-inline std::string TrainSpec(const std::string& name, const std::string& kernels,
-                      int steps) {
+inline std::string TrainSpec(const std::string& name,
+                             const std::string& kernels, int steps) {
   return TinySpec(name, absl::StrCat("  kernel: [", kernels, "]\n"),
                   {{"steps", absl::StrCat(steps)}});
 }
@@ -68,8 +68,8 @@ class InputFaults : public ::testing::Test, public testing::Cluster {
   }
   // The pids of live processes whose command line mentions `text`.
   std::vector<pid_t> PidsMentioning(const std::string& text) {
-    const testing::CommandResult r = testing::RunCommand("pgrep -f -- '[" + text.substr(0, 1) +
-                                       "]" + text.substr(1) + "'");
+    const testing::CommandResult r = testing::RunCommand(
+        "pgrep -f -- '[" + text.substr(0, 1) + "]" + text.substr(1) + "'");
     std::vector<pid_t> out;
     for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
       int pid = 0;
