@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "coordinator/store.h"
+#include "tests/coordinator/store_fixture.h"
 #include "tests/testing/fault_vfs.h"
 #include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
@@ -16,13 +17,6 @@
 namespace tailsweep {
 namespace {
 
-constexpr char kSpec[] = R"(name: s
-grid:
-  kernel: [softmax, quadratic, linear, log]
-fixed:
-  steps: 20
-  warmup: 2
-)";
 
 class StorageFaultTest : public ::testing::TestWithParam<int> {
  protected:
@@ -35,7 +29,7 @@ class StorageFaultTest : public ::testing::TestWithParam<int> {
     auto store = Store::Open(dir_ + "/db", &clock_, options);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
-    auto spec = ParseSweepSpec(kSpec, "s.yaml");
+    auto spec = ParseSweepSpec(kStoreSpec, "s.yaml");
     ASSERT_TRUE(spec.ok());
     spec_ = *spec;
     jobs_ = ExpandSweep(spec_).value();

@@ -3,9 +3,9 @@
 # slurmctld, slurmd and munge (slurm_cluster.sh: loopback, 4 CPUs and 2
 # placeholder GPUs in GRES), sweeps/smoke.yaml's model with 4 jobs of 1200
 # steps (long enough to be caught mid-training), 2 worker tasks of one GPU
-# and one CPU each. Mid-job: scancel of one worker task, a drain
-# (scancel --full --signal=USR1) of the other, which requeues itself, then
-# scontrol requeue of the coordinator job. Then: every job done exactly
+# and one CPU each. Once both tasks are mid-job, at once: scancel of one
+# worker task and a drain (scancel --full --signal=USR1) of the other, which
+# requeues itself; then scontrol requeue of the coordinator job. Then: every job done exactly
 # once, none failed, the interrupted ones preempted; each job's child saw
 # exactly its slot's GPU of its allocation (CUDA_VISIBLE_DEVICES) and one
 # thread. Prints the time from `slurm up` to the first running job.
