@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -195,6 +196,11 @@ RunFn DefineTrain(CLI::App& app) {
     r.stopped = t.stopped;
     r.lease_ran_out = t.stopped && lease_ran_out;
     r.version = Version();
+    r.device = device->str();
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        device->is_cuda() && visible != nullptr) {
+      r.device += absl::StrCat(" (CUDA_VISIBLE_DEVICES=", visible, ")");
+    }
     r.config = JobConfigToKeyValues(config, KeyListing::kEvery);
     if (result->evaluation) {
       r.evaluation = SummaryOf(*result->evaluation);

@@ -1,38 +1,25 @@
 // tailsweep: the user command line. Subcommands come from one table per
-// group (see command.h); LibTorch exceptions are caught here, at the one
-// boundary between the science and the process.
-
-#include <ATen/Parallel.h>
-#include <c10/util/Exception.h>
+// group (see command.h); `lab` is handed over to tailsweep-lab
+// (cli/lab_handover.h), so this executable links no LibTorch.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
-#include <thread>
+#include <optional>
 
 #include "cli/command.h"
 #include "cli/connection.h"
+#include "cli/lab_handover.h"
 #include "cli/render.h"
 #include "cli/slurm.h"
 #include "core/schema/version.h"
-#include "core/threads.h"
 
 namespace tailsweep::cli {
 namespace {
 
-// One line for a parse error; a missing or unknown subcommand lists the
-// allowed ones.
-std::string ParseErrorMessage(const CLI::ParseError& e,
-                              const std::vector<Command>& commands) {
-  std::string message = e.what();
-  if (message.find("subcommand") == std::string::npos) {
-    return message + " (see --help)";
-  }
-  std::string allowed;
-  for (const Command& c : commands) {
-    allowed += (allowed.empty() ? "" : ", ") + c.name;
-  }
-  return message + "; lab commands: " + allowed + " (see --help)";
+// One line for a parse error.
+std::string ParseErrorMessage(const CLI::ParseError& e) {
+  return std::string(e.what()) + " (see --help)";
 }
 
 int Main(int argc, char** argv) {
@@ -44,9 +31,10 @@ int Main(int argc, char** argv) {
   app.fallthrough();
   app.set_version_flag("--version", std::string("tailsweep ") + Version());
   AddConnectionOptions(app);
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  int threads = 0;
   app.add_option("--threads", threads,
-                 "Torch intra-op threads (default: the machine's cores)")
+                 "For `lab`: torch intra-op threads (default: the machine's "
+                 "cores)")
       ->check(CLI::PositiveNumber);
 
   std::map<CLI::App*, RunFn> runners;
@@ -71,16 +59,24 @@ int Main(int argc, char** argv) {
     runners[sub] = command.define(*sub);
     names[sub] = "tailsweep slurm " + command.name;
   }
-  CLI::App* lab = app.add_subcommand(
+  // Listed in --help; the command line goes to tailsweep-lab before any
+  // parsing here.
+  app.add_subcommand(
       "lab",
-      "Run the science locally: sampling, distances, references, "
-      "tails, training");
-  lab->require_subcommand(1);
-  std::vector<Command> commands = LabCommands();
-  for (Command& command : commands) {
-    CLI::App* sub = lab->add_subcommand(command.name, command.help);
-    runners[sub] = command.define(*sub);
-    names[sub] = "tailsweep lab " + command.name;
+      "Run the science locally: sampling, distances, references, tails, "
+      "training (`tailsweep lab --help`; runs tailsweep-lab)");
+  const std::optional<std::vector<std::string>> lab_args = LabArguments(
+      std::vector<std::string>(argv + 1, argv + argc),
+      [&app](const std::string& word) {
+        const CLI::Option* option = app.get_option_no_throw(word);
+        return option != nullptr && option->get_items_expected_min() > 0;
+      });
+  if (lab_args) {
+    const std::string lab = LabExecutable();
+    const absl::Status status = ExecLab(lab, *lab_args);
+    std::fprintf(stderr, "tailsweep lab: %s\n",
+                 std::string(status.message()).c_str());
+    return 1;
   }
 
   try {
@@ -88,18 +84,15 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::fprintf(stderr, "tailsweep: %s\n",
-                 EscapeControl(ParseErrorMessage(e, commands)).c_str());
+                 EscapeControl(ParseErrorMessage(e)).c_str());
     return 2;
   }
-  SetComputeThreads(threads);
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
     const std::string& name = names[sub];
     absl::Status status;
     try {
       status = run();
-    } catch (const c10::Error& e) {
-      status = absl::InternalError(e.what_without_backtrace());
     } catch (const std::exception& e) {
       status = absl::InternalError(e.what());
     }

@@ -365,7 +365,7 @@ void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
                  stored > local_step ? "the coordinator's" : "its local");
   }
   ChildJob child;
-  child.tailsweep_bin = options_.tailsweep_bin;
+  child.lab_bin = options_.lab_bin;
   child.kind = j.lease.kind();
   for (const auto& kv : j.lease.params()) {
     child.params.emplace_back(kv.key(), kv.value());

@@ -65,7 +65,9 @@ namespace tailsweep {
 
 struct WorkerOptions {
   std::string worker_id;      // stable per daemon, e.g. host-pid
-  std::string tailsweep_bin;  // the `tailsweep` executable
+  // The executable that runs jobs: tailsweep-lab (or tailsweep, which
+  // hands `lab` over to it).
+  std::string lab_bin;
   std::string work_dir;       // one subdirectory per job
   std::string token;          // bearer token sent on every call; "": none
   std::vector<std::string> devices = {"cpu"};  // cpu or cuda:N

@@ -68,10 +68,10 @@ std::string UniqueWorkerId() {
 // The signal that asked the worker to stop; 0 while it runs.
 std::atomic<int> stop_signal{0};
 
-// --devices: auto asks `tailsweep lab devices` (the CUDA devices this build
-// of LibTorch sees, else cpu); otherwise cpu or cuda:N[,cuda:M...].
+// --devices: auto asks `tailsweep-lab lab devices` (the CUDA devices its
+// LibTorch sees, else cpu); otherwise cpu or cuda:N[,cuda:M...].
 absl::StatusOr<std::vector<std::string>> ParseDevices(
-    const std::string& flag, const std::string& tailsweep_bin,
+    const std::string& flag, const std::string& lab_bin,
     const std::string& work_dir) {
   std::vector<std::string> out;
   if (flag == "cpu") return std::vector<std::string>{"cpu"};
@@ -80,7 +80,7 @@ absl::StatusOr<std::vector<std::string>> ParseDevices(
     std::filesystem::create_directories(work_dir, ec);
     const std::string answer = work_dir + "/devices.json";
     absl::StatusOr<ChildProcess> child = ChildProcess::Start(
-        {tailsweep_bin, "lab", "devices"}, {}, answer, "/dev/null");
+        {lab_bin, "lab", "devices"}, {}, answer, "/dev/null");
     if (!child.ok()) return child.status();
     std::optional<int> code;
     while (!(code = child->Poll())) {
@@ -90,7 +90,7 @@ absl::StatusOr<std::vector<std::string>> ParseDevices(
     const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
     if (*code != 0 || !doc.is_object() || !doc["devices"].is_array()) {
       return absl::InternalError(
-          absl::StrCat("auto: `", tailsweep_bin, " lab devices` failed (exit ",
+          absl::StrCat("auto: `", lab_bin, " lab devices` failed (exit ",
                        *code, "); name the devices instead"));
     }
     for (const auto& d : doc["devices"]) out.push_back(d.get<std::string>());
@@ -179,9 +179,12 @@ int Main(int argc, char** argv) {
   app.add_option("--threads-per-slot", options.threads_per_slot,
                  "Torch threads per job (default: cores / slots)")
       ->envname("TAILSWEEP_THREADS_PER_SLOT");
-  app.add_option("--tailsweep-bin", options.tailsweep_bin,
-                 "The tailsweep executable (default: next to this one)")
-      ->envname("TAILSWEEP_BIN");
+  // --tailsweep-bin and TAILSWEEP_BIN: the names before tailsweep-lab
+  // existed (tailsweep hands `lab` over to it, so either still works).
+  app.add_option("--lab-bin,--tailsweep-bin", options.lab_bin,
+                 "The executable that runs jobs: tailsweep-lab (default: "
+                 "next to this one; TAILSWEEP_BIN also read)")
+      ->envname("TAILSWEEP_LAB_BIN");
   std::string run_dir;
   app.add_option("--run-dir", run_dir,
                  "A `tailsweep slurm up` run directory: the coordinator's "
@@ -238,15 +241,18 @@ int Main(int argc, char** argv) {
                  std::string(s.message()).c_str());
     return 2;
   }
-  if (options.tailsweep_bin.empty()) {
-    options.tailsweep_bin =
+  if (options.lab_bin.empty() && std::getenv("TAILSWEEP_BIN") != nullptr) {
+    options.lab_bin = std::getenv("TAILSWEEP_BIN");
+  }
+  if (options.lab_bin.empty()) {
+    options.lab_bin =
         (std::filesystem::read_symlink("/proc/self/exe").parent_path() /
-         "tailsweep")
+         "tailsweep-lab")
             .string();
   }
   options.work_dir = work_dir.empty() ? "tailsweep-work" : work_dir;
   absl::StatusOr<std::vector<std::string>> found =
-      ParseDevices(devices, options.tailsweep_bin, options.work_dir);
+      ParseDevices(devices, options.lab_bin, options.work_dir);
   if (!found.ok()) {
     spdlog::error("--devices: {}", std::string(found.status().message()));
     return 2;

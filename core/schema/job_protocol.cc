@@ -18,7 +18,7 @@ std::string JobPath(const std::string& dir, const std::string& name) {
 
 absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
   ChildCommand out;
-  out.argv = {job.tailsweep_bin, "--threads", absl::StrCat(job.threads), "lab"};
+  out.argv = {job.lab_bin, "--threads", absl::StrCat(job.threads), "lab"};
   out.env = {absl::StrCat("OMP_NUM_THREADS=", job.threads)};
   if (job.kind == "tails") {
     TailsJobConfig c;

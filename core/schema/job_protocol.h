@@ -2,7 +2,8 @@
 #define TAILSWEEP_CORE_SCHEMA_JOB_PROTOCOL_H_
 
 // The child-job protocol: how a worker runs one leased job as a child
-// process `tailsweep lab train|tails`, and what the child leaves behind.
+// process `tailsweep-lab lab train|tails` (cli/lab_main.cc), and what the
+// child leaves behind.
 //
 // - Command line and environment: ChildCommandFor. A train job gets every
 //   job key as --set KEY=VALUE, --out-dir, --device (cpu or cuda; the
@@ -54,7 +55,8 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitStopped = 3;  // stopped on SIGTERM, nothing kept
 
 struct ChildJob {
-  std::string tailsweep_bin;  // the `tailsweep` executable
+  // tailsweep-lab, or tailsweep (which hands `lab` to tailsweep-lab)
+  std::string lab_bin;
   std::string kind;           // train | tails
   std::vector<std::pair<std::string, std::string>> params;  // job keys
   std::string device = "cpu";                               // cpu or cuda:N

@@ -1,5 +1,6 @@
-// End-to-end tests of `tailsweep lab ...`: the real executable, its exit
-// codes, its files and its output formats.
+// End-to-end tests of `tailsweep lab ...`: the real executable (tailsweep-lab,
+// which `tailsweep lab` runs), its exit codes, its files and its output
+// formats.
 
 #include <gtest/gtest.h>
 
@@ -21,7 +22,7 @@ using testing::CommandResult;
 using testing::RunCommand;
 
 CommandResult Lab(const std::string& args) {
-  return RunCommand(std::string(TAILSWEEP_BIN) + " --threads 1 lab " + args);
+  return RunCommand(std::string(TAILSWEEP_LAB_BIN) + " --threads 1 lab " + args);
 }
 
 std::vector<std::string> Lines(const std::string& text) {

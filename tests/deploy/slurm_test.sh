@@ -9,7 +9,7 @@
 # once, none failed, the interrupted ones preempted; each job's child saw
 # exactly its slot's GPU of its allocation (CUDA_VISIBLE_DEVICES) and one
 # thread. Prints the time from `slurm up` to the first running job.
-# The GPUs are stand-ins: a `tailsweep` shim lists the allocation's GPUs as
+# The GPUs are stand-ins: a `tailsweep-lab` shim lists the allocation's GPUs as
 # `lab devices` would on a CUDA build, records what each job sees, and trains
 # on the CPU. Needs root; installs Slurm itself. Exit 77: skipped.
 # Every wait is for an event (a state in the database, a checkpoint file, a
@@ -36,12 +36,12 @@ trap cleanup EXIT
 SLURM_CONF=$("$cluster" start "$tmp/slurm" 4 2)
 export SLURM_CONF
 
-# The stand-in for a CUDA build of tailsweep.
+# The stand-in for a CUDA build of tailsweep-lab.
 mkdir -p "$tmp/bin"
 ln -s "$bin/tailsweep-coordinator" "$bin/tailsweep-worker" "$tmp/bin/"
-cat > "$tmp/bin/tailsweep" <<SHIM
+cat > "$tmp/bin/tailsweep-lab" <<SHIM
 #!/usr/bin/env bash
-real="$bin/tailsweep"
+real="$bin/tailsweep-lab"
 if [ "\$*" = "lab devices" ]; then
   if [ -n "\${CUDA_VISIBLE_DEVICES:-}" ]; then
     n=\$(tr ',' '\n' <<< "\$CUDA_VISIBLE_DEVICES" | grep -c .)
@@ -65,8 +65,8 @@ if [ -n "\$out" ]; then
 fi
 exec "\$real" "\${args[@]}"
 SHIM
-chmod +x "$tmp/bin/tailsweep"
-export TAILSWEEP_BIN_DIR="$tmp/bin" TAILSWEEP_BIN="$tmp/bin/tailsweep"
+chmod +x "$tmp/bin/tailsweep-lab"
+export TAILSWEEP_BIN_DIR="$tmp/bin" TAILSWEEP_LAB_BIN="$tmp/bin/tailsweep-lab"
 # Each task's job directories: $TMPDIR/tailsweep-SLURM_JOB_ID (workers.sbatch).
 mkdir -p "$tmp/work"
 export TMPDIR="$tmp/work" OPENBLAS_NUM_THREADS=1

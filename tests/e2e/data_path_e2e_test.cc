@@ -148,7 +148,7 @@ fixed:
       << Cli("jobs tails-e2e").out;
   const testing::CommandResult local = RunCommand(
       std::string(TAILSWEEP_BIN_DIR) +
-      "/tailsweep --threads 1 lab tails --seams 0.9,0.95 --budgets 256,512 "
+      "/tailsweep-lab --threads 1 lab tails --seams 0.9,0.95 --budgets 256,512 "
       "--index-grid 1.3:1.7:0.1 --trials 4 --seed 3 --reference-index 1.5");
   ASSERT_EQ(local.exit_code, 0) << local.err;
   const testing::CommandResult swept = Cli("results tails-e2e");

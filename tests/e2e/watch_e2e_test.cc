@@ -33,12 +33,12 @@ TEST_F(WatchE2E, ShowsRunningJobsAndExitsNonZeroWhenJobsFailed) {
   std::ofstream(wrapper) << "#!/bin/sh\ncase \"$*\" in\n"
                          << "*kernel=log*) echo boom >&2; exit 1;;\n"
                          << "*kernel=softmax*) " << bin_
-                         << "/tailsweep \"$@\"; code=$?\n"
+                         << "/tailsweep-lab \"$@\"; code=$?\n"
                          << "  while [ ! -e " << release
                          << " ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; "
                             "done\n"
                          << "  exit $code;;\nesac\nexec " << bin_
-                         << "/tailsweep \"$@\"\n";
+                         << "/tailsweep-lab \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   StartCoordinator({"--max-attempts", "1"});
   // A long lease: with --max-attempts 1 a lapse would fail the softmax job.

@@ -83,31 +83,6 @@ inline std::string IsWorker(const std::string& column,
   return absl::StrCat(column, " LIKE '%-", worker.pid(), "-__________'");
 }
 
-// When the coordinator last heard from a worker: the latest last_seen_ms of
-// `tailsweep workers` (ms since the epoch on the coordinator's wall clock,
-// this machine's), -1 before any. Idle polls are kept in the service's
-// memory, so this asks the service, not the database.
-inline int64_t LastPollMs(testing::Cluster& cluster) {
-  const nlohmann::json doc = nlohmann::json::parse(
-      cluster.Cli("workers --format json").out, nullptr, false);
-  int64_t at = -1;
-  if (!doc.is_array()) return at;
-  for (const auto& w : doc) at = std::max(at, w["last_seen_ms"].get<int64_t>());
-  return at;
-}
-
-// Waits until a worker's call reaches the coordinator after this one
-// begins. Its time is read before the coordinator reads the database, so
-// the lease call of an idle worker that it stamps later than now saw every
-// change committed before now: had a job been queued, it would have been
-// leased.
-inline bool WaitForAPollFromNow(testing::Cluster& cluster) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  return testing::WaitUntil([&] { return LastPollMs(cluster) > now; });
-}
-
 class FaultSuite : public ::testing::Test, public testing::Cluster {
  protected:
   FaultSuite() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_faults_") {}
@@ -166,7 +141,7 @@ class FaultSuite : public ::testing::Test, public testing::Cluster {
       }
       const std::string out = absl::StrCat(dir_, "/clean-", compared);
       const testing::CommandResult clean =
-          RunCommand(bin_ + "/tailsweep --threads 1 lab train" + sets +
+          RunCommand(bin_ + "/tailsweep-lab --threads 1 lab train" + sets +
                      " --out-dir " + out);
       ASSERT_EQ(clean.exit_code, 0) << clean.err;
       const nlohmann::json want =

@@ -193,7 +193,7 @@ TEST_F(FaultSuite, AJobThatAlwaysCrashesFailsAfterTheLimitAndStallsNothing) {
   std::ofstream(wrapper) << "#!/bin/sh\ncase \"$*\" in *kernel=softmax*) "
                             "echo 'segfault in softmax (injected)' >&2; exit "
                             "139;; esac\nexec "
-                         << bin_ << "/tailsweep \"$@\"\n";
+                         << bin_ << "/tailsweep-lab \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   StartCoordinator({"--max-attempts", "3"});
   // Its leases must not lapse: a lapse would count an attempt too.

@@ -150,7 +150,7 @@ TEST_F(InputFaults, AFailureWhoseStderrIsNotUtf8IsStillReported) {
   std::ofstream(wrapper) << "#!/bin/sh\ncase \"$*\" in *\"lab train\"*) "
                             "printf '\\377 boom \\342\\202' >&2; exit 1;; "
                             "esac\nexec "
-                         << bin_ << "/tailsweep \"$@\"\n";
+                         << bin_ << "/tailsweep-lab \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   StartCoordinator({"--max-attempts", "1"});
   // A lease that cannot lapse by accident: that the failure arrived, not

@@ -219,7 +219,7 @@ TEST_F(LeaseFaults, LostLeaseRepliesStrandNoJob) {
   // Its connection must be up before replies are dropped: the proxy drops
   // every byte from the coordinator, the HTTP/2 handshake's too, and a
   // worker that never connected would never send a lease call at all.
-  ASSERT_TRUE(testing::WaitUntil([&] { return LastPollMs(*this) >= 0; }))
+  ASSERT_TRUE(testing::WaitUntil([&] { return LastPollMs() >= 0; }))
       << "the worker never called";
   proxy_->Set(testing::FaultProxy::Mode::kDropReplies);
   Submit(Spec("lost_replies", 300, 2));

@@ -102,7 +102,7 @@ TEST_F(InputFaults, SigtermToATrainChildBeforeItsHandlerReleasesItUncounted) {
                          << dir_
                          << "/termed' 2>/dev/null; then kill -TERM $$; fi;; "
                             "esac\nexec "
-                         << bin_ << "/tailsweep \"$@\"\n";
+                         << bin_ << "/tailsweep-lab \"$@\"\n";
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   StartCoordinator({"--max-attempts", "1"});
   // With one attempt, a lease lapsing by accident would fail a job.
@@ -206,7 +206,7 @@ TEST_F(InputFaults, ResumeBringsBackOnlyTheSweepsOwnJobs) {
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2));
   // The idle worker asks for more after both are done: had softmax been
   // queued, that call would have leased it.
-  ASSERT_TRUE(WaitForAPollFromNow(*this));
+  ASSERT_TRUE(WaitForAPollFromNow());
   EXPECT_EQ(Query(absl::StrCat("SELECT COUNT(*) FROM events WHERE job_id = '",
                                softmax, "' AND kind = 'leased'")),
             0);

@@ -15,6 +15,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -110,6 +111,32 @@ class Cluster {
                                        "]" + text.substr(1) + "'");
     int64_t n = 0;
     return absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &n) ? n : -1;
+  }
+  // When the coordinator last heard from a worker: the latest last_seen_ms
+  // of `tailsweep workers` (ms since the epoch on the coordinator's wall
+  // clock, this machine's), -1 before any. Idle polls are kept in the
+  // service's memory, so this asks the service, not the database.
+  int64_t LastPollMs() {
+    const nlohmann::json doc = nlohmann::json::parse(
+        Cli("workers --format json").out, nullptr, false);
+    int64_t at = -1;
+    if (!doc.is_array()) return at;
+    for (const auto& w : doc) {
+      at = std::max(at, w["last_seen_ms"].get<int64_t>());
+    }
+    return at;
+  }
+  // Waits until a worker's call reaches the coordinator after this one
+  // begins. Its time is read before the coordinator reads the database, so
+  // the lease call of an idle worker that it stamps later than now saw every
+  // change committed before now: had a job been queued, it would have been
+  // leased.
+  bool WaitForAPollFromNow() {
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    return WaitUntil([&] { return LastPollMs() > now; });
   }
   CommandResult Cli(const std::string& args) {
     return RunCommand(bin_ + "/tailsweep " + args + " --coordinator " +

@@ -14,7 +14,7 @@ WorkerFixture::WorkerFixture() : launcher_(&clock_, &calls_) {
   std::filesystem::remove_all(dir_);
   std::filesystem::create_directories(dir_);
   options_.worker_id = "w";
-  options_.tailsweep_bin = "/nonexistent/tailsweep";
+  options_.lab_bin = "/nonexistent/tailsweep-lab";
   options_.work_dir = dir_;
   options_.devices = {"cpu"};
   options_.lease_ms = 30000;  // heartbeats every 10 s: none in short jobs

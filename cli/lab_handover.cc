@@ -1,0 +1,70 @@
+#include "cli/lab_handover.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace tailsweep::cli {
+
+std::string LabExecutable() {
+  std::error_code ec;
+  const std::filesystem::path self =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path beside = self.parent_path() / kLabExecutableName;
+    if (access(beside.c_str(), X_OK) == 0) return beside.string();
+  }
+  return kLabExecutableName;
+}
+
+std::optional<std::vector<std::string>> LabArguments(
+    const std::vector<std::string>& args,
+    const std::function<bool(const std::string&)>& takes_value) {
+  std::vector<std::string> threads;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") return std::nullopt;
+    if (word.size() < 2 || word[0] != '-') {
+      if (word != "lab") return std::nullopt;
+      std::vector<std::string> out = threads;
+      out.push_back("lab");
+      out.insert(out.end(), args.begin() + i + 1, args.end());
+      return out;
+    }
+    const bool has_value = word.find('=') == std::string::npos &&
+                           takes_value(word) && i + 1 < args.size();
+    if (absl::StartsWith(word, "--threads")) {
+      threads.push_back(word);
+      if (has_value) threads.push_back(args[i + 1]);
+    }
+    if (has_value) ++i;
+  }
+  return std::nullopt;
+}
+
+absl::Status ExecLab(const std::string& executable,
+                     const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(executable.c_str()));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  if (executable.find('/') == std::string::npos) {
+    execvp(executable.c_str(), argv.data());
+  } else {
+    execv(executable.c_str(), argv.data());
+  }
+  const int error = errno;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "cannot run ", executable, ": ", std::strerror(error), "; `lab` needs ",
+      kLabExecutableName,
+      " (the executable with LibTorch) next to tailsweep or in PATH: "
+      "`cmake --build build --target ",
+      kLabExecutableName, "` builds it"));
+}
+
+}  // namespace tailsweep::cli
