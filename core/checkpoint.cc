@@ -41,14 +41,17 @@ absl::StatusOr<JobConfig> ParseConfigText(const std::string& text,
 
 torch::Tensor Scalar(int64_t v) { return torch::tensor({v}, torch::kLong); }
 
+// Tensors land on `device`: a checkpoint written on CUDA opens on a CPU
+// and the reverse.
 absl::StatusOr<torch::serialize::InputArchive> OpenArchive(
-    const std::string& path) {
+    const std::string& path,
+    torch::Device device) {
   if (!std::filesystem::exists(path)) {
     return absl::NotFoundError(absl::StrCat(path, ": no such checkpoint"));
   }
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    archive.load_from(path, device);
   } catch (const c10::Error& e) {
     return absl::DataLossError(absl::StrCat(
         path, ": unreadable checkpoint: ", e.what_without_backtrace()));
@@ -84,7 +87,8 @@ absl::Status SaveCheckpoint(const std::string& path, PointTransformer& model,
 }
 
 absl::StatusOr<JobConfig> ReadCheckpointConfig(const std::string& path) {
-  absl::StatusOr<torch::serialize::InputArchive> archive = OpenArchive(path);
+  absl::StatusOr<torch::serialize::InputArchive> archive =
+      OpenArchive(path, torch::Device(torch::kCPU));
   if (!archive.ok()) return archive.status();
   c10::IValue text;
   if (!archive->try_read("config", text) || !text.isString()) {
@@ -99,7 +103,12 @@ absl::StatusOr<TrainingState> LoadCheckpoint(
     torch::optim::Optimizer* optimizer) {
   absl::StatusOr<JobConfig> config = ReadCheckpointConfig(path);
   if (!config.ok()) return config.status();
-  absl::StatusOr<torch::serialize::InputArchive> archive = OpenArchive(path);
+  // Onto the model's device, where the optimizer's state must be too.
+  const std::vector<torch::Tensor> parameters = model->parameters();
+  const torch::Device device =
+      parameters.empty() ? torch::Device(torch::kCPU) : parameters[0].device();
+  absl::StatusOr<torch::serialize::InputArchive> archive =
+      OpenArchive(path, device);
   if (!archive.ok()) return archive.status();
   TrainingState state;
   state.config = *config;
@@ -115,6 +124,8 @@ absl::StatusOr<TrainingState> LoadCheckpoint(
     archive->read("step", t);
     state.step = t.item<int64_t>();
     archive->read("data_rng_state", state.data_rng_state);
+    // A CPU generator's state, whatever the model's device.
+    state.data_rng_state = state.data_rng_state.to(torch::kCPU);
     archive->read("collapse_onset", t);
     state.collapse_onset = t.item<int64_t>();
     archive->read("diverged_step", t);

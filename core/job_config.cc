@@ -244,8 +244,10 @@ std::vector<KeySpec> MakeSpecs() {
               &JobConfig::collapse_threshold, 0, true, 1),
       Added(EnumKey("precision",
                     "floating-point type of the model's parameters and "
-                    "activations, attention included: float32, float64 or "
-                    "bfloat16 (loss and metrics then in float32)",
+                    "activations, attention included: float32, float64, "
+                    "bfloat16 (loss and metrics then in float32) or tf32 "
+                    "(float32 with TF32 matrix products on a CUDA device "
+                    "that has them, else float32)",
                     &JobConfig::precision, &ParsePrecision, &PrecisionName)),
   };
   // After "precision", as tail_index_min and tail_index_max always were: a

@@ -321,11 +321,25 @@ at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
               "KernelAttention: tiles must be >= 1");
   const int64_t b = q.size(0), h = q.size(1), n = q.size(2), dh = q.size(3);
   const int64_t m = k.size(2);
+  int64_t query_tile = options.query_tile, key_tile = options.key_tile;
+  if (!q.device().is_cpu()) {
+    // Off the CPU, kernel launches bound the speed, not caches: tiles grow
+    // (key tile first) until one score tile of all heads holds
+    // kDeviceTileElements or covers N x M.
+    while (key_tile < m && b * h * query_tile * key_tile * 2 <=
+                               kDeviceTileElements) {
+      key_tile *= 2;
+    }
+    while (query_tile < n && b * h * query_tile * key_tile * 2 <=
+                                 kDeviceTileElements) {
+      query_tile *= 2;
+    }
+  }
   const at::Tensor out = KernelAttentionFunction::apply(
       q.reshape({b * h, n, dh}).contiguous(),
       k.reshape({b * h, m, dh}).contiguous(),
       v.reshape({b * h, m, dh}).contiguous(), static_cast<int64_t>(kernel),
-      options.query_tile, options.key_tile, options.fused_tiles);
+      query_tile, key_tile, options.fused_tiles);
   return out.view({b, h, n, dh});
 }
 

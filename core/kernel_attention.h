@@ -25,8 +25,14 @@ namespace tailsweep {
 at::Tensor KernelValue(AttentionKernel kernel, const at::Tensor& s);
 at::Tensor KernelDerivative(AttentionKernel kernel, const at::Tensor& s);
 
+// Off the CPU (a GPU), tiles grow from AttentionOptions' (never shrink)
+// until a score tile of all B x H heads holds this many elements (1 GiB in
+// float32) or covers N x M: a GPU's speed is bound by kernel launches, not
+// by caches. Values do not depend on tiles beyond floating-point rounding.
+inline constexpr int64_t kDeviceTileElements = int64_t{1} << 28;
+
 struct AttentionOptions {
-  // Queries per tile. Default: 256.
+  // Queries per tile (on the CPU; see kDeviceTileElements). Default: 256.
   int64_t query_tile = 256;
   // Keys per tile. Default: 1024.
   int64_t key_tile = 1024;

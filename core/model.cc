@@ -39,6 +39,7 @@ at::ScalarType ModelScalarType(Precision precision) {
     case Precision::kBFloat16:
       return at::kBFloat16;
     case Precision::kFloat32:
+    case Precision::kTF32:
       break;
   }
   return at::kFloat;

@@ -42,8 +42,10 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view name) {
   if (name == "float32") return Precision::kFloat32;
   if (name == "float64") return Precision::kFloat64;
   if (name == "bfloat16") return Precision::kBFloat16;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown precision '", name, "'; allowed: float32, float64, bfloat16"));
+  if (name == "tf32") return Precision::kTF32;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown precision '", name,
+                   "'; allowed: float32, float64, bfloat16, tf32"));
 }
 
 absl::string_view PrecisionName(Precision precision) {
@@ -54,6 +56,8 @@ absl::string_view PrecisionName(Precision precision) {
       return "float64";
     case Precision::kBFloat16:
       return "bfloat16";
+    case Precision::kTF32:
+      return "tf32";
   }
   return "unknown";
 }

@@ -26,10 +26,13 @@ absl::string_view NormPlacementName(NormPlacement norm);
 // The floating-point type of the model's parameters and activations,
 // attention included [choice: float32 by default]. bfloat16 keeps the loss
 // and the metrics in float32 (pure bfloat16 weights, no float32 master copy,
-// as LibTorch's CPU ops give it).
-enum class Precision { kFloat32, kFloat64, kBFloat16 };
+// as LibTorch's CPU ops give it). tf32 is float32 whose matrix products
+// may round their inputs to TF32 on a CUDA device that has it (Ampere and
+// newer), the speed float32 gives up; elsewhere it is float32. float32 on
+// CUDA never uses TF32.
+enum class Precision { kFloat32, kFloat64, kBFloat16, kTF32 };
 
-// "float32", "float64" or "bfloat16"; InvalidArgument otherwise.
+// "float32", "float64", "bfloat16" or "tf32"; InvalidArgument otherwise.
 absl::StatusOr<Precision> ParsePrecision(absl::string_view name);
 absl::string_view PrecisionName(Precision precision);
 

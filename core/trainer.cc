@@ -53,6 +53,13 @@ Trainer::Trainer(const JobConfig& config, torch::Device device, TrainerEnv env)
       sampler_(TaskOf(config), DataSeed(config.seed)),
       collapse_(config.collapse_threshold) {
   if (!env_.now) env_.now = SteadySeconds;
+  // TF32 matrix products on CUDA for tf32 only (a process setting: one job
+  // runs per process); CPUs have none.
+  if (device.is_cuda()) {
+    const bool tf32 = config.precision == Precision::kTF32;
+    at::globalContext().setAllowTF32CuBLAS(tf32);
+    at::globalContext().setAllowTF32CuDNN(tf32);
+  }
   torch::manual_seed(config.seed);
   model_ = PointTransformer(ModelOptionsFor(config));
   // Initialised in float32 and then converted, so every precision starts

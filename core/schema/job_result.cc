@@ -108,6 +108,7 @@ std::string TrainResultJson(const TrainResult& r) {
               {"config", ConfigJson(r.config)}};
   if (r.lease_ran_out) doc["lease_ran_out"] = true;
   if (!r.version.empty()) doc["version"] = r.version;
+  if (!r.device.empty()) doc["device"] = r.device;
   if (r.evaluation) doc.update(EvalSummaryJson(*r.evaluation));
   if (!r.samples.empty()) doc["samples"] = SamplesJson(r.samples);
   return doc.dump(2);
@@ -131,6 +132,9 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   if (doc.contains("lease_ran_out")) r.lease_ran_out = in.Bool("lease_ran_out");
   if (doc.contains("version") && doc["version"].is_string()) {
     r.version = doc["version"].get<std::string>();
+  }
+  if (doc.contains("device") && doc["device"].is_string()) {
+    r.device = doc["device"].get<std::string>();
   }
   if (!in.status().ok()) return in.status();
   if (doc.contains("ratio_median")) {

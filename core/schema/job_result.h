@@ -48,6 +48,9 @@ struct TrainResult {
   bool lease_ran_out = false;
   // The build that ran it (version.h); written only when set.
   std::string version;
+  // Where it trained: "cpu", or "cuda:N" and, when the worker chose the GPU,
+  // which one ("cuda:0 (CUDA_VISIBLE_DEVICES=5)"); written only when set.
+  std::string device;
   // The job's config as text key/values (job_config.h), canonical order.
   std::vector<std::pair<std::string, std::string>> config;
   std::optional<EvalSummary> evaluation;

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# deploy/gpu/pack.sh [BUILD_DIR] [PACK_DIR]: the folder a GPU node without
+# our Debian packages needs beside the source tree (bench/gpu/device_check.sh
+# uses it; README, "GPU nodes"):
+#
+#   PACK_DIR/deps.tar.gz      the torch-only build's dependencies, copied from
+#                             this machine's Debian packages (abseil, CLI11,
+#                             nlohmann-json, yaml-cpp, GoogleTest): usr/...
+#   PACK_DIR/services.tar.gz  tailsweep, tailsweep-coordinator and
+#                             tailsweep-worker from BUILD_DIR/bin (none links
+#                             LibTorch), with every shared library they load
+#                             but the C runtime's: services/bin, services/lib
+#
+# Unpack both under a folder of your own (never /usr) and point
+# CMAKE_PREFIX_PATH at DIR/usr and LD_LIBRARY_PATH at DIR/services/lib (for
+# the services) or DIR/usr/lib/x86_64-linux-gnu (for what you build).
+# Debian 12's binaries need at most GLIBC_2.34 / GLIBCXX_3.4.30.
+# Defaults: BUILD_DIR=build, PACK_DIR=.gpu-pack (git-ignored). Prints sizes.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$src/build}
+pack=${2:-$src/.gpu-pack}
+deps_packages=(libabsl-dev libabsl20220623 libcli11-dev nlohmann-json3-dev
+  libyaml-cpp-dev libyaml-cpp0.7 libgtest-dev libgmock-dev googletest)
+services=(tailsweep tailsweep-coordinator tailsweep-worker)
+
+for exe in "${services[@]}"; do
+  [ -x "$build/bin/$exe" ] || {
+    echo "pack.sh: $build/bin/$exe missing: build it first" \
+      "(cmake --build $build --target apps)" >&2
+    exit 2
+  }
+done
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$pack"
+
+# Dependencies: the installed files of each package, paths kept.
+mkdir -p "$stage/deps"
+for p in "${deps_packages[@]}"; do
+  if ! dpkg -s "$p" > /dev/null 2>&1; then
+    echo "pack.sh: Debian package $p is not installed (./deploy/install-deps.sh)" >&2
+    exit 2
+  fi
+  dpkg -L "$p" | while read -r f; do
+    case "$f" in /usr/share/doc/* | /usr/share/man/* | /usr/share/lintian/*) continue ;; esac
+    if [ -f "$f" ] || [ -L "$f" ]; then
+      mkdir -p "$stage/deps$(dirname "$f")"
+      cp -a "$f" "$stage/deps$f"
+    fi
+  done
+done
+tar -C "$stage/deps" -czf "$pack/deps.tar.gz" usr
+
+# Services: the executables and their shared libraries, less the C runtime
+# and the C++ runtime that every Linux has (a newer one serves them).
+mkdir -p "$stage/services/bin" "$stage/services/lib"
+for exe in "${services[@]}"; do
+  cp "$build/bin/$exe" "$stage/services/bin/"
+  if ldd "$build/bin/$exe" | grep -q 'libtorch'; then
+    echo "pack.sh: $exe links LibTorch; only tailsweep-lab may" >&2
+    exit 1
+  fi
+  ldd "$build/bin/$exe" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | \
+        ld-linux* | libstdc++.so.* | libgcc_s.so.*) continue ;;
+    esac
+    cp -L -n "$lib" "$stage/services/lib/"
+  done
+done
+tar -C "$stage" -czf "$pack/services.tar.gz" services
+
+raw() { du -sb "$1" | cut -f1; }
+mb() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1e6}'; }
+echo "pack: $pack"
+echo "  deps.tar.gz     $(mb "$(stat -c %s "$pack/deps.tar.gz")") MB" \
+  "(raw $(mb "$(raw "$stage/deps")") MB)"
+echo "  services.tar.gz $(mb "$(stat -c %s "$pack/services.tar.gz")") MB" \
+  "(raw $(mb "$(raw "$stage/services")") MB)"
+tree_bytes=$(cd "$src" && git ls-files -z --cached --others --exclude-standard |
+  xargs -0 stat -c %s 2> /dev/null | awk '{s += $1} END {print s + 0}')
+total=$(( $(raw "$pack") + tree_bytes ))
+echo "  with the source tree ($(mb "$tree_bytes") MB): $(mb "$total") MB of" \
+  "the 64 MiB a device call carries"
+if [ "$total" -gt $((60 * 1024 * 1024)) ]; then
+  echo "pack.sh: too large to carry with the source tree" >&2
+  exit 1
+fi
