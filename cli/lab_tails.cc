@@ -53,7 +53,7 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& flag,
 // nothing worth saving midway, so it stops at once with the job protocol's
 // "stopped" status, and the worker gives the lease back instead of counting
 // a failure.
-void OnStopSignal(int) {
+void ExitStoppedOnSignal(int) {
   constexpr char kLine[] = "tails: stopped on SIGTERM or SIGUSR1\n";
   [[maybe_unused]] const ssize_t n =
       write(STDERR_FILENO, kLine, sizeof(kLine) - 1);
@@ -98,8 +98,8 @@ Command TailsCommand() {
                        "Also write the rows as DIR/result.json (the job "
                        "protocol's result file; DIR must exist)");
         return [f]() -> absl::Status {
-          std::signal(SIGTERM, OnStopSignal);
-          std::signal(SIGUSR1, OnStopSignal);
+          std::signal(SIGTERM, ExitStoppedOnSignal);
+          std::signal(SIGUSR1, ExitStoppedOnSignal);
           TailsConfig config;
           absl::StatusOr<std::vector<double>> grid =
               ParseIndexGrid("--index-grid", f->grid);

@@ -35,8 +35,8 @@ namespace {
 
 using nlohmann::json;
 
-volatile std::sig_atomic_t stop_signal = 0;
-void OnStopSignal(int) { stop_signal = 1; }
+volatile std::sig_atomic_t stop_signalled = 0;
+void RequestStopOnSignal(int) { stop_signalled = 1; }
 
 absl::StatusOr<torch::Device> ParseDevice(const std::string& name) {
   if (name == "cpu") return torch::Device(torch::kCPU);
@@ -155,9 +155,9 @@ RunFn DefineTrain(CLI::App& app) {
     ProgressSink sink(&file, config.steps);
     // SIGUSR1 too: Slurm's early warning (--signal=USR1@T) reaches every
     // process of a job step, this one included.
-    std::signal(SIGTERM, OnStopSignal);
-    std::signal(SIGINT, OnStopSignal);
-    std::signal(SIGUSR1, OnStopSignal);
+    std::signal(SIGTERM, RequestStopOnSignal);
+    std::signal(SIGINT, RequestStopOnSignal);
+    std::signal(SIGUSR1, RequestStopOnSignal);
     JobRunOptions options;
     options.device = *device;
     options.resume = f->resume;
@@ -169,7 +169,7 @@ RunFn DefineTrain(CLI::App& app) {
     LeaseWatchdog watchdog(f->out_dir, &clock);
     bool lease_ran_out = false;
     options.trainer.stop_requested = [&] {
-      if (stop_signal != 0) return true;
+      if (stop_signalled != 0) return true;
       if (!lease_ran_out && watchdog.Expired()) {
         lease_ran_out = true;
         std::fprintf(stderr,

@@ -29,11 +29,6 @@ KeySpec Added(KeySpec spec) {
   return spec;
 }
 
-absl::Status Bad(absl::string_view key, absl::string_view value,
-                 absl::string_view allowed) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "key '", key, "': bad value '", value, "'; allowed: ", allowed));
-}
 
 KeySpec IntKey(const char* name, const char* help, int64_t JobConfig::*field,
                int64_t min) {
@@ -42,7 +37,7 @@ KeySpec IntKey(const char* name, const char* help, int64_t JobConfig::*field,
           [=](JobConfig& c, absl::string_view v) {
             int64_t parsed;
             if (!absl::SimpleAtoi(v, &parsed) || parsed < min) {
-              return Bad(name, v, allowed);
+              return BadKeyValue(name, v, allowed);
             }
             c.*field = parsed;
             return absl::OkStatus();
@@ -56,7 +51,7 @@ KeySpec SeedKey(const char* name, const char* help,
           [=](JobConfig& c, absl::string_view v) {
             uint64_t parsed;
             if (!absl::SimpleAtoi(v, &parsed)) {
-              return Bad(name, v, "a whole number >= 0");
+              return BadKeyValue(name, v, "a whole number >= 0");
             }
             c.*field = parsed;
             return absl::OkStatus();
@@ -77,7 +72,7 @@ KeySpec RealKey(const char* name, const char* help, double JobConfig::*field,
             double parsed;
             if (!absl::SimpleAtod(v, &parsed) || !std::isfinite(parsed) ||
                 parsed < min || (open_min && parsed == min) || parsed > max) {
-              return Bad(name, v, allowed);
+              return BadKeyValue(name, v, allowed);
             }
             c.*field = parsed;
             return absl::OkStatus();
@@ -141,7 +136,7 @@ KeySpec PriorKey(const PriorRange& r, bool max) {
          if (!absl::SimpleAtod(v, &parsed) || !std::isfinite(parsed) ||
              parsed < r.lowest || (r.open_lowest && parsed == r.lowest) ||
              parsed > r.highest) {
-           return Bad(name, v, allowed);
+           return BadKeyValue(name, v, allowed);
          }
          c.prior.*range.*end = parsed;
          return absl::OkStatus();
@@ -193,7 +188,7 @@ std::vector<KeySpec> MakeSpecs() {
          } else if (lower == "false" || lower == "0" || lower == "off") {
            c.symlog = false;
          } else {
-           return Bad("symlog", v, "true or false");
+           return BadKeyValue("symlog", v, "true or false");
          }
          return absl::OkStatus();
        },
@@ -364,6 +359,12 @@ std::vector<std::pair<std::string, std::string>> JobConfigToKeyValues(
     out.emplace_back(s.key.name, std::move(value));
   }
   return out;
+}
+
+absl::Status BadKeyValue(absl::string_view key, absl::string_view value,
+                         absl::string_view allowed) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "key '", key, "': bad value '", value, "'; allowed: ", allowed));
 }
 
 }  // namespace tailsweep

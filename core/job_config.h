@@ -68,6 +68,11 @@ struct JobKey {
 // Every key, in canonical order.
 const std::vector<JobKey>& JobKeys();
 
+// The error for a job key's bad value, train and tails keys alike:
+// InvalidArgument "key 'KEY': bad value 'VALUE'; allowed: ALLOWED".
+absl::Status BadKeyValue(absl::string_view key, absl::string_view value,
+                         absl::string_view allowed);
+
 // Sets one key from its text form. InvalidArgument naming the key and what
 // is allowed for an unknown key or a value of the wrong type or range; the
 // config is unchanged then.

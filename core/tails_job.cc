@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/job_config.h"
 #include "core/number_text.h"
 
 namespace tailsweep {
@@ -17,19 +18,13 @@ struct TailsKey {
   std::function<std::string(const TailsJobConfig&)> get;
 };
 
-absl::Status Bad(absl::string_view key, absl::string_view value,
-                 absl::string_view allowed) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "key '", key, "': bad value '", value, "'; allowed: ", allowed));
-}
-
 const std::vector<TailsKey>& Keys() {
   static const auto* keys = new std::vector<TailsKey>{
       {{"seam", "seam quantile q0 (a number in (0, 1))"},
        [](TailsJobConfig& c, absl::string_view v) {
          double x;
          if (!absl::SimpleAtod(v, &x) || !(x > 0 && x < 1)) {
-           return Bad("seam", v, "a number in (0, 1)");
+           return BadKeyValue("seam", v, "a number in (0, 1)");
          }
          c.seam = x;
          return absl::OkStatus();
@@ -39,7 +34,7 @@ const std::vector<TailsKey>& Keys() {
        [](TailsJobConfig& c, absl::string_view v) {
          int64_t x;
          if (!absl::SimpleAtoi(v, &x) || x < 2) {
-           return Bad("n", v, "a whole number >= 2");
+           return BadKeyValue("n", v, "a whole number >= 2");
          }
          c.n = x;
          return absl::OkStatus();
@@ -51,7 +46,7 @@ const std::vector<TailsKey>& Keys() {
              ParseIndexGrid("indices", v);
          if (!grid.ok()) return grid.status();
          for (double a : *grid) {
-           if (!(a > 0)) return Bad("indices", v, "indices > 0");
+           if (!(a > 0)) return BadKeyValue("indices", v, "indices > 0");
          }
          c.indices = std::string(v);
          return absl::OkStatus();
@@ -61,7 +56,7 @@ const std::vector<TailsKey>& Keys() {
        [](TailsJobConfig& c, absl::string_view v) {
          int64_t x;
          if (!absl::SimpleAtoi(v, &x) || x < 2) {
-           return Bad("trials", v, "a whole number >= 2");
+           return BadKeyValue("trials", v, "a whole number >= 2");
          }
          c.trials = x;
          return absl::OkStatus();
@@ -71,7 +66,7 @@ const std::vector<TailsKey>& Keys() {
        [](TailsJobConfig& c, absl::string_view v) {
          uint64_t x;
          if (!absl::SimpleAtoi(v, &x))
-           return Bad("seed", v, "a whole number >= 0");
+           return BadKeyValue("seed", v, "a whole number >= 0");
          c.seed = x;
          return absl::OkStatus();
        },
@@ -80,7 +75,7 @@ const std::vector<TailsKey>& Keys() {
        [](TailsJobConfig& c, absl::string_view v) {
          double x;
          if (!absl::SimpleAtod(v, &x) || !(x > 0) || !std::isfinite(x)) {
-           return Bad("reference_index", v, "a number > 0");
+           return BadKeyValue("reference_index", v, "a number > 0");
          }
          c.reference_index = x;
          return absl::OkStatus();

@@ -21,7 +21,9 @@
 # summary.txt first (one line per step as it ends, so a run cut short still
 # says what passed), results.txt (the figures), logs.tar.gz (every log).
 # Every step runs under a timeout inside a total budget (TAILSWEEP_BUDGET_S,
-# default 510 s). Exit status: the number of failed steps.
+# default 510 s; rehearsing, on 2 cores, 4 times each: 2040 s). Exit status:
+# the number of failed steps. ctest's GpuCheck.RehearsalOnTheCpu runs
+# pack.sh and the rehearsal.
 set -uo pipefail
 rehearse=0
 if [ "${1:-}" = --rehearse ]; then rehearse=1; shift; fi
@@ -44,23 +46,22 @@ results=$out/results.txt
 : > "$summary"
 : > "$results"
 start=$(date +%s)
-budget=${TAILSWEEP_BUDGET_S:-510}
+slow=$((rehearse == 1 ? 4 : 1))
+budget=${TAILSWEEP_BUDGET_S:-$((510 * slow))}
 failed=0
-pids=()
 finish() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null; done
-  wait 2> /dev/null
   tar -C "$work" -czf "$out/logs.tar.gz" logs 2> /dev/null
   echo "total $(($(date +%s) - start)) s, $failed step(s) failed" >> "$summary"
 }
 trap finish EXIT
 
 say() { echo "$*" | tee -a "$summary"; }
-# step NAME LIMIT_S CMD...: CMD under a timeout (LIMIT_S or what is left of
-# the budget), its output in logs/NAME.log; one summary line; the log's tail
-# in the summary when it failed.
+# step NAME LIMIT_S CMD...: CMD (a command, or a function of this script,
+# exported) under a timeout (LIMIT_S or what is left of the budget), its
+# output in logs/NAME.log; one summary line; the log's tail in the summary
+# when it failed.
 step() {
-  local name=$1 limit=$2 left rc t0
+  local name=$1 limit=$(($2 * slow)) left rc t0
   shift 2
   left=$((budget - ($(date +%s) - start)))
   [ "$limit" -gt "$left" ] && limit=$left
@@ -70,6 +71,7 @@ step() {
     return 1
   fi
   t0=$(date +%s)
+  if declare -F "$1" > /dev/null; then set -- bash -c "set -uo pipefail; $*"; fi
   timeout --kill-after=10 "$limit" "$@" > "$logs/$name.log" 2>&1
   rc=$?
   if [ "$rc" = 0 ]; then
@@ -102,6 +104,8 @@ print("cmake_prefix_path", torch.utils.cmake_prefix_path)' 2>&1 || true
   echo "== os"; (. /etc/os-release && echo "$PRETTY_NAME"); uname -r
   echo "== cpus $(nproc), memory $(free -g | awk '/Mem:/ {print $2}') GiB"
 }
+export -f probes
+export rehearse src work logs
 step probes 30 probes
 grep -A1 -E '^== (GPU|python3 torch|nvcc|g\+\+|os)' "$logs/probes.log" |
   grep -v -E '^(==|--)' | sed 's/^/    /' >> "$summary"
@@ -131,6 +135,7 @@ jobs=$(nproc)
 step build 360 cmake --build "$build" -j "$jobs" --target tailsweep-lab core_test \
   gpu_step_bench
 lab=$build/bin/tailsweep-lab
+export lab
 if [ -x "$lab" ]; then
   { readelf -d "$lab" | grep -E 'NEEDED.*(torch|c10)' || true; } | sed 's/^/    /' >> "$summary"
 fi
@@ -154,6 +159,9 @@ sweep() {
   fi
   export TAILSWEEP_COORDINATOR=127.0.0.1:$port
   local services_env=(env "LD_LIBRARY_PATH=$work/services/lib")
+  pids=()
+  trap 'kill -TERM "${pids[@]}" 2> /dev/null; wait' EXIT
+  trap 'exit 143' TERM
   "${services_env[@]}" "$bin/tailsweep-coordinator" --db "$dir/db" \
     --data-dir "$dir/data" --listen "$TAILSWEEP_COORDINATOR" \
     2> "$logs/coordinator.log" &
@@ -190,6 +198,7 @@ PY
   "${services_env[@]}" "$bin/tailsweep" status gpu-check --format json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d.get("done") == 8 else 1)'
 }
+export -f sweep
 step sweep 240 sweep
 {
   echo "== sweep gpu-check: tailsweep results"

@@ -39,14 +39,14 @@ using testing::MemorySink;
 
 const torch::Device kCuda("cuda:0");
 
-double RelativeDiff(const at::Tensor& a, const at::Tensor& b) {
+double RelativeDiffInDouble(const at::Tensor& a, const at::Tensor& b) {
   const at::Tensor x = a.to(at::kCPU, at::kDouble);
   const at::Tensor y = b.to(at::kCPU, at::kDouble);
   return (x - y).abs().max().item<double>() /
          std::max(y.abs().max().item<double>(), 1e-300);
 }
 
-JobConfig Tiny() {
+JobConfig TinyCudaJob() {
   JobConfig c;
   c.n_points = 128;
   c.d_model = 32;
@@ -63,7 +63,7 @@ JobConfig Tiny() {
   return c;
 }
 
-std::vector<StepMetrics> Train(const JobConfig& c, torch::Device device,
+std::vector<StepMetrics> TrainOn(const JobConfig& c, torch::Device device,
                                const std::string& checkpoint_dir = "") {
   MemorySink sink;
   TrainerEnv env;
@@ -105,10 +105,10 @@ TEST(CudaAttention, TiledEqualsNaiveForwardAndBackward_CUDA) {
       (tiled * up.to(kCuda, type)).sum().backward();
       (naive * up).sum().backward();
       const double tolerance = type == at::kDouble ? 1e-9 : 2e-4;
-      EXPECT_LT(RelativeDiff(tiled, naive), tolerance)
+      EXPECT_LT(RelativeDiffInDouble(tiled, naive), tolerance)
           << AttentionKernelName(kernel) << " " << type;
       for (int i = 0; i < 3; ++i) {
-        EXPECT_LT(RelativeDiff(gpu[i].grad(), cpu[i].grad()), tolerance)
+        EXPECT_LT(RelativeDiffInDouble(gpu[i].grad(), cpu[i].grad()), tolerance)
             << AttentionKernelName(kernel) << " " << type << " gradient of "
             << "qkv"[i];
       }
@@ -148,13 +148,13 @@ TEST(CudaTraining, LowersTheLossInEveryPrecision_CUDA) {
   TS_SKIP_WITHOUT_CUDA();
   for (Precision precision : {Precision::kFloat32, Precision::kTF32,
                               Precision::kBFloat16, Precision::kFloat64}) {
-    JobConfig c = Tiny();
+    JobConfig c = TinyCudaJob();
     c.steps = 200;
     c.warmup = 20;
     c.n_points = 64;
     c.kernel = AttentionKernel::kLog;
     c.precision = precision;
-    const std::vector<StepMetrics> m = Train(c, kCuda);
+    const std::vector<StepMetrics> m = TrainOn(c, kCuda);
     ASSERT_EQ(m.size(), 200u) << PrecisionName(precision);
     double first = 0, last = 0;
     for (int i = 0; i < 25; ++i) {
@@ -170,10 +170,10 @@ TEST(CudaTraining, LowersTheLossInEveryPrecision_CUDA) {
 // tolerance: 1e-2 relative on every step (not yet measured on a GPU).
 TEST(CudaTraining, CpuAndCudaAgreeOverFiftyFloat32Steps_CUDA) {
   TS_SKIP_WITHOUT_CUDA();
-  JobConfig c = Tiny();
+  JobConfig c = TinyCudaJob();
   c.kernel = AttentionKernel::kLog;
-  const std::vector<StepMetrics> cpu = Train(c, torch::kCPU);
-  const std::vector<StepMetrics> gpu = Train(c, kCuda);
+  const std::vector<StepMetrics> cpu = TrainOn(c, torch::kCPU);
+  const std::vector<StepMetrics> gpu = TrainOn(c, kCuda);
   ASSERT_EQ(cpu.size(), 50u);
   ASSERT_EQ(gpu.size(), 50u);
   double worst = 0;
@@ -200,10 +200,10 @@ TEST_F(CudaCheckpoints, ResumedRunMatchesTheUninterruptedOneBitForBit_CUDA) {
   // first use in this process.
   setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
   at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
-  JobConfig c = Tiny();
+  JobConfig c = TinyCudaJob();
   c.steps = 30;
   c.kernel = AttentionKernel::kSoftmax;
-  const std::vector<StepMetrics> whole = Train(c, kCuda, dir_ + "/whole");
+  const std::vector<StepMetrics> whole = TrainOn(c, kCuda, dir_ + "/whole");
   MemorySink resumed;
   TrainerEnv env;
   env.sink = &resumed;
@@ -224,11 +224,11 @@ TEST_F(CudaCheckpoints, ResumedRunMatchesTheUninterruptedOneBitForBit_CUDA) {
 // accuracy with the run that stayed where it was.
 TEST_F(CudaCheckpoints, WrittenOnOneDeviceResumeOnTheOther_CUDA) {
   TS_SKIP_WITHOUT_CUDA();
-  JobConfig c = Tiny();
+  JobConfig c = TinyCudaJob();
   c.steps = 20;
   c.kernel = AttentionKernel::kQuadratic;
-  const std::vector<StepMetrics> on_gpu = Train(c, kCuda, dir_ + "/gpu");
-  const std::vector<StepMetrics> on_cpu = Train(c, torch::kCPU, dir_ + "/cpu");
+  const std::vector<StepMetrics> on_gpu = TrainOn(c, kCuda, dir_ + "/gpu");
+  const std::vector<StepMetrics> on_cpu = TrainOn(c, torch::kCPU, dir_ + "/cpu");
   ASSERT_EQ(on_gpu.size(), 20u);
   ASSERT_EQ(on_cpu.size(), 20u);
   for (const auto& [from, to, reference] :

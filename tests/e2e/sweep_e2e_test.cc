@@ -28,7 +28,7 @@ namespace {
 using testing::RunCommand;
 
 // Four cells (kernel x norm), or two with norms "[post]".
-std::string TinySpec(const std::string& name, int steps,
+std::string KernelNormSpec(const std::string& name, int steps,
                      const std::string& norms = "[post, pre]") {
   return absl::StrCat("name: ", name, R"(
 grid:
@@ -62,7 +62,7 @@ TEST_F(SweepE2E, TwoWorkersWithTwoSlotsFinishTheSweepOnce) {
   // loaded machine could cause by accident.
   StartWorker("w1", {"--lease-ms", kLongLeaseMs});
   StartWorker("w2", {"--lease-ms", kLongLeaseMs});
-  Submit(TinySpec("e2e", 20));
+  Submit(KernelNormSpec("e2e", 20));
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), 4);
   // Every job was leased once: no job ever had two holders.
@@ -126,7 +126,7 @@ TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
   StartCoordinator();
   // A short lease: its expiry after the kill hands the jobs over.
   ChildProcess& victim = StartWorker("victim", {"--lease-ms", "4000"});
-  Submit(TinySpec("kill", 400));
+  Submit(KernelNormSpec("kill", 400));
   // Both running jobs have a checkpoint stored on the coordinator (a loss
   // point does not say that the upload is in), then kill -9 the worker
   // (its jobs die too, or stop at their lease).
@@ -174,7 +174,7 @@ TEST_F(SweepE2E, KilledWorkersJobResumesElsewhereWithIdenticalMetrics) {
 TEST_F(SweepE2E, CoordinatorKilledMidSweepRestartsAndCompletes) {
   ChildProcess* coordinator = &StartCoordinator();
   StartWorker("w1");
-  Submit(TinySpec("restart", 60));
+  Submit(KernelNormSpec("restart", 60));
   ASSERT_TRUE(
       WaitFor("SELECT COUNT(*) >= 1 FROM jobs WHERE state = 'done'", 1));
   coordinator->Signal(SIGKILL);
@@ -192,7 +192,7 @@ TEST_F(SweepE2E, CoordinatorKilledMidSweepRestartsAndCompletes) {
 TEST_F(SweepE2E, CancelStopsRunningJobsStoresNoMorePointsAndResumeRerunsThem) {
   StartCoordinator();
   StartWorker("w1");
-  Submit(TinySpec("cancel", 3000));
+  Submit(KernelNormSpec("cancel", 3000));
   // Both slots' children run: each of their jobs has sent a point.
   ASSERT_TRUE(WaitFor("SELECT COUNT(DISTINCT job_id) FROM metrics", 2));
   const testing::CommandResult cancel = Cli("cancel cancel");
@@ -242,7 +242,7 @@ TEST_F(SweepE2E, SubmitRefusesBadSpecsWithExitTwoAndNoCoordinatorNeeded) {
   EXPECT_NE(r.err.find("allowed: softmax, quadratic, linear, log"),
             std::string::npos);
   // No coordinator runs here: a good spec is refused as unreachable, exit 1.
-  std::ofstream(dir_ + "/good.yaml") << TinySpec("good", 10);
+  std::ofstream(dir_ + "/good.yaml") << KernelNormSpec("good", 10);
   const testing::CommandResult u = Cli("submit " + dir_ + "/good.yaml");
   EXPECT_EQ(u.exit_code, 1);
   EXPECT_NE(u.err.find("unreachable"), std::string::npos) << u.err;

@@ -7,7 +7,7 @@
 
 #include "core/schema/file_util.h"
 #include "proto/run_dir.h"
-#include "proto/tailsweep_mock.grpc.pb.h"
+#include "tests/testing/coordinator_mock.h"
 #include "tests/testing/run_command.h"
 
 namespace tailsweep {

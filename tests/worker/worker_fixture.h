@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "proto/tailsweep_mock.grpc.pb.h"
+#include "tests/testing/coordinator_mock.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/fake_job_launcher.h"
 #include "tests/testing/fake_task_runner.h"
