@@ -38,7 +38,8 @@ export SLURM_CONF
 
 # The stand-in for a CUDA build of tailsweep-lab.
 mkdir -p "$tmp/bin"
-ln -s "$bin/tailsweep-coordinator" "$bin/tailsweep-worker" "$tmp/bin/"
+ln -s "$bin/tailsweep" "$bin/tailsweep-coordinator" "$bin/tailsweep-worker" \
+  "$tmp/bin/"
 cat > "$tmp/bin/tailsweep-lab" <<SHIM
 #!/usr/bin/env bash
 real="$bin/tailsweep-lab"
@@ -66,7 +67,7 @@ fi
 exec "\$real" "\${args[@]}"
 SHIM
 chmod +x "$tmp/bin/tailsweep-lab"
-export TAILSWEEP_BIN_DIR="$tmp/bin" TAILSWEEP_LAB_BIN="$tmp/bin/tailsweep-lab"
+export TAILSWEEP_BIN_DIR="$tmp/bin"
 # Each task's job directories: $TMPDIR/tailsweep-SLURM_JOB_ID (workers.sbatch).
 mkdir -p "$tmp/work"
 export TMPDIR="$tmp/work" OPENBLAS_NUM_THREADS=1
