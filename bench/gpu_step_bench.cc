@@ -62,8 +62,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 // Median of `reps` timed calls after `warmup` untimed ones.
 template <typename Fn>
-double MedianSeconds(const torch::Device& device, int warmup, int reps,
-                     Fn fn) {
+double MedianSeconds(const torch::Device& device, int warmup, int reps, Fn fn) {
   for (int i = 0; i < warmup; ++i) fn();
   Sync(device);
   std::vector<double> times;
@@ -143,12 +142,12 @@ Result Measure(const Shape& s, AttentionKernel kernel, Precision precision,
     // Attention alone: one layer's shapes, forward and backward.
     const int64_t dh = s.d / s.heads;
     const at::TensorOptions t = at::TensorOptions().dtype(type).device(device);
-    const at::Tensor q = at::randn({s.batch, s.heads, s.n, dh}, t)
-                             .requires_grad_(true);
-    const at::Tensor k = at::randn({s.batch, s.heads, s.n, dh}, t)
-                             .requires_grad_(true);
-    const at::Tensor v = at::randn({s.batch, s.heads, s.n, dh}, t)
-                             .requires_grad_(true);
+    const at::Tensor q =
+        at::randn({s.batch, s.heads, s.n, dh}, t).requires_grad_(true);
+    const at::Tensor k =
+        at::randn({s.batch, s.heads, s.n, dh}, t).requires_grad_(true);
+    const at::Tensor v =
+        at::randn({s.batch, s.heads, s.n, dh}, t).requires_grad_(true);
     const at::Tensor up = at::randn({s.batch, s.heads, s.n, dh}, t);
     r.attention_s = MedianSeconds(device, warmup, reps, [&] {
       const at::Tensor out = KernelAttention(q, k, v, kernel);
@@ -208,7 +207,8 @@ int Main(int argc, char** argv) {
   for (absl::string_view kname : absl::StrSplit(kernels, ',')) {
     const absl::StatusOr<AttentionKernel> kernel = ParseAttentionKernel(kname);
     if (!kernel.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(kernel.status().message()).c_str());
+      std::fprintf(stderr, "%s\n",
+                   std::string(kernel.status().message()).c_str());
       return 2;
     }
     for (absl::string_view pname : absl::StrSplit(precisions, ',')) {
@@ -237,13 +237,12 @@ int Main(int argc, char** argv) {
                      r.error.c_str());
         continue;
       }
-      std::fprintf(stderr, "%-10s %-9s %12.2f %14.2f %10s\n",
-                   std::string(kname).c_str(), std::string(pname).c_str(),
-                   r.step_s * 1e3, r.attention_s * 1e3,
-                   r.peak_mib < 0 ? "-"
-                                  : std::to_string(static_cast<long long>(
-                                                       r.peak_mib))
-                                        .c_str());
+      std::fprintf(
+          stderr, "%-10s %-9s %12.2f %14.2f %10s\n", std::string(kname).c_str(),
+          std::string(pname).c_str(), r.step_s * 1e3, r.attention_s * 1e3,
+          r.peak_mib < 0
+              ? "-"
+              : std::to_string(static_cast<long long>(r.peak_mib)).c_str());
     }
   }
   return failures == 0 ? 0 : 1;

@@ -1,7 +1,10 @@
 #include "cli/command.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <map>
+
+#include "cli/render.h"
 
 namespace tailsweep::cli {
 
@@ -17,6 +20,14 @@ int ExitCode(const absl::Status& status) {
     default:
       return 1;
   }
+}
+
+int FinishCommand(const std::string& name, const absl::Status& status) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(),
+                 EscapeControl(status.message(), Lines::kKeep).c_str());
+  }
+  return ExitCode(status);
 }
 
 void AddFormatOption(CLI::App& app, Format* format) {

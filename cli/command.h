@@ -42,6 +42,10 @@ std::vector<Command> ReportCommands();
 // Process exit code for a command's status.
 int ExitCode(const absl::Status& status);
 
+// Ends a command: a failed status goes to stderr as one "NAME: message"
+// line (escaped: messages quote what others sent), then its exit code.
+int FinishCommand(const std::string& name, const absl::Status& status);
+
 // Options shared by the reading commands.
 enum class Format { kText, kJson };
 void AddFormatOption(CLI::App& app, Format* format);

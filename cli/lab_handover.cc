@@ -16,7 +16,8 @@ std::string LabExecutable() {
   const std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const std::filesystem::path beside = self.parent_path() / kLabExecutableName;
+    const std::filesystem::path beside =
+        self.parent_path() / kLabExecutableName;
     if (access(beside.c_str(), X_OK) == 0) return beside.string();
   }
   return kLabExecutableName;
@@ -51,7 +52,8 @@ absl::Status ExecLab(const std::string& executable,
                      const std::vector<std::string>& args) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(executable.c_str()));
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   if (executable.find('/') == std::string::npos) {
     execvp(executable.c_str(), argv.data());

@@ -81,12 +81,7 @@ int Main(int argc, char** argv) {
     } catch (const std::exception& e) {
       status = absl::InternalError(e.what());
     }
-    if (!status.ok()) {
-      // Messages quote what others sent (job keys, files): escaped.
-      std::fprintf(stderr, "tailsweep lab %s: %s\n", sub->get_name().c_str(),
-                   EscapeControl(status.message(), Lines::kKeep).c_str());
-    }
-    return ExitCode(status);
+    return FinishCommand("tailsweep lab " + sub->get_name(), status);
   }
   return 2;
 }

@@ -89,19 +89,13 @@ int Main(int argc, char** argv) {
   }
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
-    const std::string& name = names[sub];
     absl::Status status;
     try {
       status = run();
     } catch (const std::exception& e) {
       status = absl::InternalError(e.what());
     }
-    if (!status.ok()) {
-      // Messages quote what others sent (spec keys, job errors): escaped.
-      std::fprintf(stderr, "%s: %s\n", name.c_str(),
-                   EscapeControl(status.message(), Lines::kKeep).c_str());
-    }
-    return ExitCode(status);
+    return FinishCommand(names[sub], status);
   }
   return 2;
 }

@@ -44,8 +44,7 @@ torch::Tensor Scalar(int64_t v) { return torch::tensor({v}, torch::kLong); }
 // Tensors land on `device`: a checkpoint written on CUDA opens on a CPU
 // and the reverse.
 absl::StatusOr<torch::serialize::InputArchive> OpenArchive(
-    const std::string& path,
-    torch::Device device) {
+    const std::string& path, torch::Device device) {
   if (!std::filesystem::exists(path)) {
     return absl::NotFoundError(absl::StrCat(path, ": no such checkpoint"));
   }

@@ -29,7 +29,6 @@ KeySpec Added(KeySpec spec) {
   return spec;
 }
 
-
 KeySpec IntKey(const char* name, const char* help, int64_t JobConfig::*field,
                int64_t min) {
   const std::string allowed = absl::StrCat("a whole number >= ", min);

@@ -326,12 +326,12 @@ at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
     // Off the CPU, kernel launches bound the speed, not caches: tiles grow
     // (key tile first) until one score tile of all heads holds
     // kDeviceTileElements or covers N x M.
-    while (key_tile < m && b * h * query_tile * key_tile * 2 <=
-                               kDeviceTileElements) {
+    while (key_tile < m &&
+           b * h * query_tile * key_tile * 2 <= kDeviceTileElements) {
       key_tile *= 2;
     }
-    while (query_tile < n && b * h * query_tile * key_tile * 2 <=
-                                 kDeviceTileElements) {
+    while (query_tile < n &&
+           b * h * query_tile * key_tile * 2 <= kDeviceTileElements) {
       query_tile *= 2;
     }
   }

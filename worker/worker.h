@@ -64,12 +64,12 @@
 namespace tailsweep {
 
 struct WorkerOptions {
-  std::string worker_id;      // stable per daemon, e.g. host-pid
+  std::string worker_id;  // stable per daemon, e.g. host-pid
   // The executable that runs jobs: tailsweep-lab (or tailsweep, which
   // hands `lab` over to it).
   std::string lab_bin;
-  std::string work_dir;       // one subdirectory per job
-  std::string token;          // bearer token sent on every call; "": none
+  std::string work_dir;  // one subdirectory per job
+  std::string token;     // bearer token sent on every call; "": none
   std::vector<std::string> devices = {"cpu"};  // cpu or cuda:N
   // What the worker was given (allocation.h): cuda:N is its N-th GPU, and
   // leasing stops before the end (below).

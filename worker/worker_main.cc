@@ -90,8 +90,8 @@ absl::StatusOr<std::vector<std::string>> ParseDevices(
     const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
     if (*code != 0 || !doc.is_object() || !doc["devices"].is_array()) {
       return absl::InternalError(
-          absl::StrCat("auto: `", lab_bin, " lab devices` failed (exit ",
-                       *code, "); name the devices instead"));
+          absl::StrCat("auto: `", lab_bin, " lab devices` failed (exit ", *code,
+                       "); name the devices instead"));
     }
     for (const auto& d : doc["devices"]) out.push_back(d.get<std::string>());
     return out;

@@ -22,7 +22,8 @@ using testing::CommandResult;
 using testing::RunCommand;
 
 CommandResult Lab(const std::string& args) {
-  return RunCommand(std::string(TAILSWEEP_LAB_BIN) + " --threads 1 lab " + args);
+  return RunCommand(std::string(TAILSWEEP_LAB_BIN) + " --threads 1 lab " +
+                    args);
 }
 
 std::vector<std::string> Lines(const std::string& text) {

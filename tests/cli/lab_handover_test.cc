@@ -27,10 +27,10 @@ bool TakesValue(const std::string& word) {
 TEST(LabArguments, KeepsTheWordsAfterLabAndThreadsBeforeIt) {
   EXPECT_EQ(LabArguments({"lab", "train", "--set", "lr=1"}, TakesValue),
             (Words{"lab", "train", "--set", "lr=1"}));
-  EXPECT_EQ(LabArguments({"--coordinator", "lab", "--threads", "2", "lab",
-                          "devices"},
-                         TakesValue),
-            (Words{"--threads", "2", "lab", "devices"}));
+  EXPECT_EQ(
+      LabArguments({"--coordinator", "lab", "--threads", "2", "lab", "devices"},
+                   TakesValue),
+      (Words{"--threads", "2", "lab", "devices"}));
   EXPECT_EQ(LabArguments({"--threads=3", "lab", "--help"}, TakesValue),
             (Words{"--threads=3", "lab", "--help"}));
 }
@@ -49,14 +49,15 @@ TEST(LabHandover, TailsweepLabAnswersAsTailsweepLabDoes) {
   const std::string args = " lab sample --n 5 --seed 3 --format json";
   const CommandResult direct =
       RunCommand(std::string(TAILSWEEP_LAB_BIN) + " --threads 1" + args);
-  const CommandResult handed = RunCommand(
-      std::string(TAILSWEEP_BIN) + " --coordinator 127.0.0.1:1 --threads 1" +
-      args);
+  const CommandResult handed =
+      RunCommand(std::string(TAILSWEEP_BIN) +
+                 " --coordinator 127.0.0.1:1 --threads 1" + args);
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
   EXPECT_EQ(handed.exit_code, 0) << handed.err;
   EXPECT_EQ(handed.out, direct.out);
 
-  const CommandResult help = RunCommand(std::string(TAILSWEEP_BIN) + " lab --help");
+  const CommandResult help =
+      RunCommand(std::string(TAILSWEEP_BIN) + " lab --help");
   EXPECT_EQ(help.exit_code, 0) << help.err;
   EXPECT_NE(help.out.find("train"), std::string::npos) << help.out;
   // A bad lab command is refused by tailsweep-lab, with its exit code.

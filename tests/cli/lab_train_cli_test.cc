@@ -25,7 +25,9 @@ const std::string kTiny =
     " --set warmup=10 --set lr=3e-3 --set eval_instances=4"
     " --set reference_trials=4 ";
 
-std::string Lab() { return std::string(TAILSWEEP_LAB_BIN) + " --threads 1 lab "; }
+std::string Lab() {
+  return std::string(TAILSWEEP_LAB_BIN) + " --threads 1 lab ";
+}
 
 // metrics.jsonl without the wall-time field, one JSON object per line.
 std::vector<nlohmann::json> Metrics(const std::string& dir) {

@@ -17,7 +17,6 @@
 namespace tailsweep {
 namespace {
 
-
 class StorageFaultTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {

@@ -23,19 +23,26 @@
 #include "tests/testing/memory_sink.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/tiny_job.h"
 
 namespace tailsweep {
 namespace {
 
 using testing::MemorySink;
 
-#define TS_SKIP_WITHOUT_CUDA()                                         \
-  do {                                                                 \
-    if (!torch::cuda::is_available()) {                                \
-      GTEST_SKIP() << "no CUDA device: this LibTorch sees none (a CPU " \
-                      "build, or no GPU on this machine)";              \
-    }                                                                  \
-  } while (0)
+// Every test here needs a CUDA device: without one it is skipped, saying why.
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!torch::cuda::is_available()) {
+      GTEST_SKIP() << "no CUDA device: this LibTorch sees none "
+                   << "(a CPU build, or no GPU on this machine)";
+    }
+  }
+};
+using CudaAttention = Cuda;
+using CudaEnergyDistance = Cuda;
+using CudaTraining = Cuda;
 
 const torch::Device kCuda("cuda:0");
 
@@ -46,25 +53,17 @@ double RelativeDiffInDouble(const at::Tensor& a, const at::Tensor& b) {
          std::max(y.abs().max().item<double>(), 1e-300);
 }
 
+// TinyJob() for 50 steps, checkpointed every 10.
 JobConfig TinyCudaJob() {
-  JobConfig c;
-  c.n_points = 128;
-  c.d_model = 32;
-  c.heads = 4;
-  c.layers = 2;
+  JobConfig c = testing::TinyJob();
   c.steps = 50;
-  c.batch = 4;
-  c.lr = 3e-3;
   c.warmup = 5;
-  c.log_every = 1;
   c.checkpoint_every = 10;
-  c.eval_instances = 4;
-  c.reference_trials = 4;
   return c;
 }
 
 std::vector<StepMetrics> TrainOn(const JobConfig& c, torch::Device device,
-                               const std::string& checkpoint_dir = "") {
+                                 const std::string& checkpoint_dir = "") {
   MemorySink sink;
   TrainerEnv env;
   env.sink = &sink;
@@ -80,8 +79,7 @@ std::vector<StepMetrics> TrainOn(const JobConfig& c, torch::Device device,
 
 // Forward and the gradients of q, k and v against the naive attention in
 // double on the CPU, for every kernel, in double and float32 on the GPU.
-TEST(CudaAttention, TiledEqualsNaiveForwardAndBackward_CUDA) {
-  TS_SKIP_WITHOUT_CUDA();
+TEST_F(CudaAttention, TiledEqualsNaiveForwardAndBackward_CUDA) {
   for (AttentionKernel kernel :
        {AttentionKernel::kSoftmax, AttentionKernel::kQuadratic,
         AttentionKernel::kLinear, AttentionKernel::kLog}) {
@@ -116,12 +114,12 @@ TEST(CudaAttention, TiledEqualsNaiveForwardAndBackward_CUDA) {
   }
 }
 
-TEST(CudaEnergyDistance, MatchesBruteForce_CUDA) {
-  TS_SKIP_WITHOUT_CUDA();
+TEST_F(CudaEnergyDistance, MatchesBruteForce_CUDA) {
   at::Generator gen = MakeCpuGenerator(1);
   std::vector<at::Tensor> cols;
   for (int k = 0; k < 3; ++k) {
-    cols.push_back(SampleMarginal(Marginal::MirroredPareto(1.3, 1.0), 301, gen));
+    cols.push_back(
+        SampleMarginal(Marginal::MirroredPareto(1.3, 1.0), 301, gen));
   }
   const at::Tensor x = at::stack(cols, 1).to(at::kDouble);
   const at::Tensor y = (x.flip(0) * 0.5 + 0.25).contiguous();
@@ -133,8 +131,8 @@ TEST(CudaEnergyDistance, MatchesBruteForce_CUDA) {
                           y.data_ptr<double>() + y.numel()),
       3);
   for (int64_t tile : {1, 64, 1000}) {
-    TS_ASSERT_OK_AND_ASSIGN(
-        double ed, EnergyDistance(x.to(kCuda), y.to(kCuda), {tile}));
+    TS_ASSERT_OK_AND_ASSIGN(double ed,
+                            EnergyDistance(x.to(kCuda), y.to(kCuda), {tile}));
     EXPECT_LT(std::fabs(ed - brute) / std::fabs(brute), 1e-10)
         << "tile " << tile;
   }
@@ -144,8 +142,7 @@ TEST(CudaEnergyDistance, MatchesBruteForce_CUDA) {
   EXPECT_LT(std::fabs(loss.item<double>() - brute) / std::fabs(brute), 1e-4);
 }
 
-TEST(CudaTraining, LowersTheLossInEveryPrecision_CUDA) {
-  TS_SKIP_WITHOUT_CUDA();
+TEST_F(CudaTraining, LowersTheLossInEveryPrecision_CUDA) {
   for (Precision precision : {Precision::kFloat32, Precision::kTF32,
                               Precision::kBFloat16, Precision::kFloat64}) {
     JobConfig c = TinyCudaJob();
@@ -168,8 +165,7 @@ TEST(CudaTraining, LowersTheLossInEveryPrecision_CUDA) {
 // The same 50 float32 steps on the CPU and the GPU: the same weights and
 // data, so losses differ only by the order of floating-point sums. Stated
 // tolerance: 1e-2 relative on every step (not yet measured on a GPU).
-TEST(CudaTraining, CpuAndCudaAgreeOverFiftyFloat32Steps_CUDA) {
-  TS_SKIP_WITHOUT_CUDA();
+TEST_F(CudaTraining, CpuAndCudaAgreeOverFiftyFloat32Steps_CUDA) {
   JobConfig c = TinyCudaJob();
   c.kernel = AttentionKernel::kLog;
   const std::vector<StepMetrics> cpu = TrainOn(c, torch::kCPU);
@@ -178,24 +174,29 @@ TEST(CudaTraining, CpuAndCudaAgreeOverFiftyFloat32Steps_CUDA) {
   ASSERT_EQ(gpu.size(), 50u);
   double worst = 0;
   for (size_t i = 0; i < cpu.size(); ++i) {
-    worst = std::max(worst, std::fabs(gpu[i].loss - cpu[i].loss) /
-                                std::fabs(cpu[i].loss));
+    worst = std::max(
+        worst, std::fabs(gpu[i].loss - cpu[i].loss) / std::fabs(cpu[i].loss));
   }
   RecordProperty("worst_relative_loss_difference", std::to_string(worst));
   EXPECT_LT(worst, 1e-2);
 }
 
-class CudaCheckpoints : public ::testing::Test {
+class CudaCheckpoints : public Cuda {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("tailsweep_cuda_"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override {
+    Cuda::SetUp();
+    if (IsSkipped()) return;
+    dir_ = testing::MakeTempDir("tailsweep_cuda_");
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
   std::string dir_;
 };
 
 // Deterministic algorithms on: a run resumed from its step-20 checkpoint
 // on the same GPU logs the uninterrupted run's losses bit for bit.
 TEST_F(CudaCheckpoints, ResumedRunMatchesTheUninterruptedOneBitForBit_CUDA) {
-  TS_SKIP_WITHOUT_CUDA();
   // cuBLAS is deterministic only with a fixed workspace, set before its
   // first use in this process.
   setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
@@ -223,12 +224,12 @@ TEST_F(CudaCheckpoints, ResumedRunMatchesTheUninterruptedOneBitForBit_CUDA) {
 // the CPU resumes on the GPU: the next steps' losses agree to float32
 // accuracy with the run that stayed where it was.
 TEST_F(CudaCheckpoints, WrittenOnOneDeviceResumeOnTheOther_CUDA) {
-  TS_SKIP_WITHOUT_CUDA();
   JobConfig c = TinyCudaJob();
   c.steps = 20;
   c.kernel = AttentionKernel::kQuadratic;
   const std::vector<StepMetrics> on_gpu = TrainOn(c, kCuda, dir_ + "/gpu");
-  const std::vector<StepMetrics> on_cpu = TrainOn(c, torch::kCPU, dir_ + "/cpu");
+  const std::vector<StepMetrics> on_cpu =
+      TrainOn(c, torch::kCPU, dir_ + "/cpu");
   ASSERT_EQ(on_gpu.size(), 20u);
   ASSERT_EQ(on_cpu.size(), 20u);
   for (const auto& [from, to, reference] :

@@ -13,28 +13,13 @@
 #include "tests/testing/memory_sink.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/tiny_job.h"
 
 namespace tailsweep {
 namespace {
 
 using testing::MemorySink;
-
-JobConfig Tiny() {
-  JobConfig c;
-  c.n_points = 128;
-  c.d_model = 32;
-  c.heads = 4;
-  c.layers = 2;
-  c.steps = 200;
-  c.batch = 4;
-  c.lr = 3e-3;
-  c.warmup = 20;
-  c.log_every = 1;
-  c.checkpoint_every = 100;
-  c.eval_instances = 4;
-  c.reference_trials = 4;
-  return c;
-}
+using testing::TinyJob;
 
 double MeanLoss(const std::vector<StepMetrics>& m, size_t begin, size_t end) {
   double total = 0;
@@ -81,9 +66,9 @@ class TinyTraining
           std::tuple<OperatorKind, AttentionKernel, NormPlacement>> {};
 
 TEST_P(TinyTraining, LowersTheLoss) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   std::tie(c.op, c.kernel, c.norm) = GetParam();
-  // 64 points a cloud: half the cost of Tiny()'s 128, and the loss still
+  // 64 points a cloud: half the cost of TinyJob()'s 128, and the loss still
   // falls to 0.34-0.51 of its start in every cell (0.8 is asserted).
   c.n_points = 64;
   MemorySink sink;
@@ -135,7 +120,7 @@ class TrainerFiles : public ::testing::Test {
 };
 
 TEST_F(TrainerFiles, ResumedRunMatchesTheUninterruptedOneBitForBit) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 30;
   c.warmup = 5;
   c.checkpoint_every = 10;
@@ -186,7 +171,7 @@ TEST_F(TrainerFiles, ResumedRunMatchesTheUninterruptedOneBitForBit) {
 }
 
 TEST(Trainer, NonFiniteLossMarksTheRunDivergedAndEndsItCleanly) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 40;
   MemorySink sink;
   TrainerEnv env;
@@ -207,7 +192,7 @@ TEST(Trainer, NonFiniteLossMarksTheRunDivergedAndEndsItCleanly) {
 }
 
 TEST(Trainer, CollapsedOutputIsReportedWithItsOnset) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 60;
   MemorySink sink;
   TrainerEnv env;
@@ -224,7 +209,7 @@ TEST(Trainer, CollapsedOutputIsReportedWithItsOnset) {
 }
 
 TEST(Trainer, SinkFailureStopsTheRunWithItsStatus) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   MemorySink sink;
   sink.fail_after = 3;
   TrainerEnv env;
@@ -242,7 +227,7 @@ TEST(Trainer, SinkFailureStopsTheRunWithItsStatus) {
 }
 
 TEST_F(TrainerFiles, StopRequestCheckpointsAndReturns) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 50;
   MemorySink sink;
   TrainerEnv env;
@@ -258,7 +243,7 @@ TEST_F(TrainerFiles, StopRequestCheckpointsAndReturns) {
 }
 
 TEST_F(TrainerFiles, EvaluationIsPairedDeterministicAndReportsHillForPareto) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 10;
   c.warmup = 5;
   c.eval_instances = 6;
@@ -293,7 +278,7 @@ TEST_F(TrainerFiles, EvaluationIsPairedDeterministicAndReportsHillForPareto) {
 }
 
 TEST_F(TrainerFiles, PeriodicEvaluationsLeaveTheRunUnchanged) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 10;
   c.warmup = 5;
   c.log_every = 2;
@@ -350,7 +335,7 @@ class Precisions : public ::testing::TestWithParam<Precision> {
 };
 
 TEST_P(Precisions, TrainFromFloat32sWeightsEvaluateAndResume) {
-  JobConfig c = Tiny();
+  JobConfig c = TinyJob();
   c.steps = 60;
   c.checkpoint_every = 30;
   MemorySink base_sink;

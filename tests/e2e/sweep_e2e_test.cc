@@ -29,7 +29,7 @@ using testing::RunCommand;
 
 // Four cells (kernel x norm), or two with norms "[post]".
 std::string KernelNormSpec(const std::string& name, int steps,
-                     const std::string& norms = "[post, pre]") {
+                           const std::string& norms = "[post, pre]") {
   return absl::StrCat("name: ", name, R"(
 grid:
   kernel: [softmax, log]
@@ -217,8 +217,8 @@ TEST_F(SweepE2E, CancelStopsRunningJobsStoresNoMorePointsAndResumeRerunsThem) {
   ASSERT_TRUE(WaitForAPollFromNow());
   ASSERT_TRUE(WaitForAPollFromNow());
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), points);
-  const int64_t steps = Query(
-      "SELECT COUNT(*) FROM (SELECT DISTINCT job_id, step FROM metrics)");
+  const int64_t steps =
+      Query("SELECT COUNT(*) FROM (SELECT DISTINCT job_id, step FROM metrics)");
   int64_t written = 0;
   for (const auto& job : std::filesystem::directory_iterator(children)) {
     std::ifstream lines(job.path() / "metrics.jsonl");

@@ -117,8 +117,8 @@ class Cluster {
   // clock, this machine's), -1 before any. Idle polls are kept in the
   // service's memory, so this asks the service, not the database.
   int64_t LastPollMs() {
-    const nlohmann::json doc = nlohmann::json::parse(
-        Cli("workers --format json").out, nullptr, false);
+    const nlohmann::json doc =
+        nlohmann::json::parse(Cli("workers --format json").out, nullptr, false);
     int64_t at = -1;
     if (!doc.is_array()) return at;
     for (const auto& w : doc) {
@@ -132,10 +132,9 @@ class Cluster {
   // change committed before now: had a job been queued, it would have been
   // leased.
   bool WaitForAPollFromNow() {
-    const int64_t now =
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
     return WaitUntil([&] { return LastPollMs() > now; });
   }
   CommandResult Cli(const std::string& args) {
