@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package that tailsweep's build, tests, benchmarks
-# and main job need. Idempotent and quiet: it installs only what is missing and
-# prints one line per step. Needs root (or sudo) on first run.
-#   deploy/install-deps.sh [--with slurm]
+# Installs the Debian 12 packages (and web/'s npm packages) that tailsweep
+# needs. Idempotent and quiet: it installs only what is missing and prints one
+# line per step. Needs root (or sudo) on first run.
+#   deploy/install-deps.sh [--with tests] [--with slurm]
+# Alone: what the build of the executables and the main job need (the
+# README's first command). --with tests adds what only the test suite uses:
+# GoogleTest, chromium (browser tests), the prometheus server, pandas,
+# systemd-analyze, curl, clang-format (the README's second command).
 # --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
 # commands), which the Slurm tests configure and start themselves.
 set -euo pipefail
@@ -10,27 +14,32 @@ set -euo pipefail
 with=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --with) with+=("${2:?--with needs a group: slurm}"); shift 2 ;;
+    --with) with+=("${2:?--with needs a group: tests or slurm}"); shift 2 ;;
     --with=*) with+=("${1#--with=}"); shift ;;
-    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install-deps: unknown argument '$1' (allowed: --with slurm)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument '$1' (allowed: --with tests, --with slurm)" >&2; exit 2 ;;
   esac
 done
 
+# The build and the main job; openssl and sqlite3 are the product's too
+# (`tailsweep slurm up` makes its TLS keys; the database is plain SQLite).
 packages=(
-  build-essential cmake ninja-build ccache pkg-config clang-format
+  build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-pthread
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev libssl-dev openssl
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
-  libcpp-httplib-dev prometheus-cpp-dev prometheus chromium nodejs
-  openssl procps python3-pandas curl systemd
+  libcpp-httplib-dev prometheus-cpp-dev nodejs procps
 )
+tests=no
 for group in "${with[@]}"; do
   case "$group" in
+    tests)
+      tests=yes
+      packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
+                 python3-pandas curl systemd) ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
-    *) echo "install-deps: unknown group '$group' (allowed: slurm)" >&2; exit 2 ;;
+    *) echo "install-deps: unknown group '$group' (allowed: tests, slurm)" >&2; exit 2 ;;
   esac
 done
 
@@ -54,17 +63,21 @@ else
 fi
 
 # The npm packages of web/ (package-lock.json): uPlot, compiled into the
-# report pages, and playwright-core, which drives chromium in the browser
-# tests. Reinstalled when the lock file is newer than what is installed.
+# report pages, and, --with tests, playwright-core (a devDependency), which
+# drives chromium in the browser tests. Reinstalled when the lock file is
+# newer than what is installed, or when the tests need what is missing.
 web="$(cd "$(dirname "$0")/.." && pwd)/web"
 if ! command -v npm >/dev/null; then
   echo "install-deps: npm is missing (Debian: apt-get install npm)" >&2
   exit 1
 fi
+omit=(--omit=dev)
+if [ "$tests" = yes ]; then omit=(); fi
 if [ ! -f "$web/node_modules/.package-lock.json" ] ||
-   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
-  echo "install-deps: npm packages of web/"
-  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ] ||
+   { [ "$tests" = yes ] && [ ! -d "$web/node_modules/playwright-core" ]; }; then
+  echo "install-deps: npm packages of web/${omit:+ (no devDependencies)}"
+  (cd "$web" && npm ci "${omit[@]}" --no-audit --no-fund --loglevel=error >/dev/null)
 else
   echo "install-deps: npm packages of web/ present"
 fi

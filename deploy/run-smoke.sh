@@ -6,15 +6,19 @@
 #
 #   deploy/run-smoke.sh [SPEC.yaml]     (default: sweeps/smoke.yaml)
 #
-# Environment: TAILSWEEP_BUILD (default build), TAILSWEEP_RUN_DIR (default
+# Environment: TAILSWEEP_BUILD (default build), TAILSWEEP_SMOKE_DIR (default
 # runs/smoke), TAILSWEEP_PORT (default 50551), TAILSWEEP_SLOTS (default 2).
+# The run is self-contained: the connection settings of a shell that talks to
+# another coordinator (TAILSWEEP_RUN_DIR, TAILSWEEP_TLS_CA,
+# TAILSWEEP_TOKEN_FILE) are ignored here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spec="${1:-sweeps/smoke.yaml}"
 bin="${TAILSWEEP_BUILD:-build}/bin"
-dir="${TAILSWEEP_RUN_DIR:-runs/smoke}"
+dir="${TAILSWEEP_SMOKE_DIR:-runs/smoke}"
 port="${TAILSWEEP_PORT:-50551}"
 slots="${TAILSWEEP_SLOTS:-2}"
+unset TAILSWEEP_RUN_DIR TAILSWEEP_TLS_CA TAILSWEEP_TOKEN_FILE
 export TAILSWEEP_COORDINATOR="127.0.0.1:${port}"
 mkdir -p "$dir"
 

@@ -39,7 +39,7 @@ mkdir -p "$pack"
 mkdir -p "$stage/deps"
 for p in "${deps_packages[@]}"; do
   if ! dpkg -s "$p" > /dev/null 2>&1; then
-    echo "pack.sh: Debian package $p is not installed (./deploy/install-deps.sh)" >&2
+    echo "pack.sh: Debian package $p is not installed (./deploy/install-deps.sh --with tests)" >&2
     exit 2
   fi
   dpkg -L "$p" | while read -r f; do
