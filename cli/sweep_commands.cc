@@ -67,6 +67,17 @@ RunFn DefineSubmit(CLI::App& app) {
 }
 
 // `status` without a sweep: every sweep with its counts.
+// A coordinator that cannot write (a full disk) says so first, on stdout
+// with the counts it goes with, or on stderr beside a JSON document.
+void PrintCoordinatorProblem(const std::string& problem) {
+  if (!problem.empty())
+    std::cout << "warning: " << EscapeControl(problem) << "\n";
+}
+void WarnCoordinatorProblem(const std::string& problem) {
+  if (!problem.empty())
+    std::cerr << "warning: " << EscapeControl(problem) << "\n";
+}
+
 absl::Status PrintSweeps(Connection& c, Format format) {
   v1::ListSweepsResponse resp;
   if (absl::Status s =
@@ -83,9 +94,13 @@ absl::Status PrintSweeps(Connection& c, Format format) {
       row.update(CountsJson(w.counts()));
       doc.push_back(row);
     }
+    // The array stays the document (scripts index it); a problem of the
+    // coordinator goes to stderr.
+    WarnCoordinatorProblem(resp.coordinator_problem());
     PrintJson(doc);
     return absl::OkStatus();
   }
+  PrintCoordinatorProblem(resp.coordinator_problem());
   Table t{{"sweep", "kind", "jobs", "done", "running", "queued", "failed",
            "cancelled"},
           {}};
@@ -120,8 +135,13 @@ RunFn DefineStatus(CLI::App& app) {
     absl::StatusOr<v1::GetSweepStatusResponse> s = GetStatus(f->c, f->sweep);
     if (!s.ok()) return s.status();
     if (f->format == Format::kJson) {
-      PrintJson(CountsJson(*s));
+      json doc = CountsJson(*s);
+      if (!s->coordinator_problem().empty()) {
+        doc["coordinator_problem"] = s->coordinator_problem();
+      }
+      PrintJson(doc);
     } else {
+      PrintCoordinatorProblem(s->coordinator_problem());
       std::cout << absl::StrFormat(
           "%s: %d done, %d running, %d queued, %d failed, %d cancelled\n",
           EscapeControl(f->sweep), s->done(), s->leased(), s->queued(),
@@ -173,6 +193,9 @@ RunFn DefineWatch(CLI::App& app) {
                                                 s->done(), s->leased(),
                                                 s->queued(), s->failed())) +
             "\n";
+        if (!s->coordinator_problem().empty()) {
+          frame += "warning: " + EscapeControl(s->coordinator_problem()) + "\n";
+        }
         if (!over) frame += RenderText(running.View(now));
         if (tty && frame_lines > 0) {
           // Up to the previous frame's first line, and clear below.

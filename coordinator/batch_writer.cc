@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -10,8 +11,30 @@
 
 namespace tailsweep::sql {
 
-BatchWriter::BatchWriter(std::unique_ptr<Db> db, int max_batch)
-    : max_batch_(max_batch), db_(std::move(db)) {
+namespace {
+
+// A storage failure as callers see it: UNAVAILABLE unless the file is
+// damaged, its storage mark kept, saying that nothing was written.
+absl::Status CannotWrite(const absl::Status& failure, absl::string_view note) {
+  const bool corrupt = StorageFaultOf(failure) == StorageFault::kCorrupt;
+  absl::Status out(corrupt ? failure.code() : absl::StatusCode::kUnavailable,
+                   absl::StrCat("the coordinator cannot write (",
+                                failure.message(), ")", note));
+  failure.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
+}  // namespace
+
+BatchWriter::BatchWriter(std::unique_ptr<Db> db, Clock* clock, WhereFn where,
+                         int max_batch)
+    : max_batch_(max_batch),
+      db_(std::move(db)),
+      clock_(clock),
+      where_(std::move(where)) {
+  if (!where_) where_ = [] { return std::string(); };
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -29,9 +52,9 @@ int64_t BatchWriter::transactions() const {
   return transactions_;
 }
 
-absl::Status BatchWriter::failure() const {
+BatchWriter::Health BatchWriter::health() const {
   std::unique_lock<std::mutex> lock(mu_);
-  return failure_;
+  return health_;
 }
 
 int64_t BatchWriter::waiting() const {
@@ -39,16 +62,35 @@ int64_t BatchWriter::waiting() const {
   return static_cast<int64_t>(queue_.size());
 }
 
+int64_t BatchWriter::heals() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return heals_;
+}
+
+int64_t BatchWriter::refused() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return refused_;
+}
+
 absl::Status BatchWriter::Run(Mutation mutation) {
   Pending pending;
   pending.mutation = std::move(mutation);
   std::unique_lock<std::mutex> lock(mu_);
-  if (!failure_.ok()) {
-    return absl::Status(
-        failure_.code(),
-        absl::StrCat("the database failed earlier and takes no more writes "
-                     "until the coordinator restarts (first error: ",
-                     failure_.message(), ")"));
+  if (!health_.failure.ok()) {
+    if (health_.corrupt) {
+      return CannotWrite(health_.failure,
+                         "; the database is damaged and takes no more "
+                         "writes: restore it, then restart the coordinator");
+    }
+    const int64_t now = clock_->SteadyMs();
+    if (now < next_probe_ms_) {
+      ++refused_;
+      return CannotWrite(health_.failure,
+                         absl::StrCat("; retrying by itself, next try in ",
+                                      next_probe_ms_ - now, " ms"));
+    }
+    // This one is the probe; the others wait for its outcome's interval.
+    next_probe_ms_ = now + probe_gap_ms_;
   }
   queue_.push_back(&pending);
   wake_.notify_all();
@@ -68,29 +110,66 @@ void BatchWriter::Loop() {
         queue_.pop_front();
       }
     }
-    RunBatch(batch);
+    const bool committed = RunBatch(batch);
     std::unique_lock<std::mutex> lock(mu_);
     ++transactions_;
-    for (Pending* p : batch) {
-      if (failure_.ok() && IsStorageFailure(p->status)) {
-        // Sticky: after an I/O error or a full disk nothing more is
-        // written, so what is on disk stays what was acknowledged.
-        failure_ = p->status;
-        spdlog::critical(
-            "storage failure: {}; no more writes: check the disk (space, "
-            "permissions, health), then restart the coordinator",
-            std::string(failure_.message()));
-      }
-    }
+    Account(batch, committed);
     for (Pending* p : batch) p->done = true;
     done_.notify_all();
   }
 }
 
-void BatchWriter::RunBatch(const std::deque<Pending*>& batch) {
+void BatchWriter::Account(const std::deque<Pending*>& batch, bool committed) {
+  const int64_t now = clock_->SteadyMs();
+  const Pending* failed = nullptr;
+  for (Pending* p : batch) {
+    if (IsStorageFailure(p->status)) {
+      failed = p;
+      break;
+    }
+  }
+  if (failed == nullptr) {
+    if (committed && !health_.failure.ok() && !health_.corrupt) {
+      spdlog::info(
+          "storage: writes work again{} after {} s ({} refused meanwhile)",
+          where_(), (now - health_.since_ms) / 1000, refused_);
+      health_ = Health{};
+      ++heals_;
+    }
+    return;
+  }
+  const absl::Status failure = failed->status;
+  const bool corrupt = StorageFaultOf(failure) == StorageFault::kCorrupt;
+  if (corrupt) {
+    if (!health_.corrupt) {
+      spdlog::critical(
+          "storage: the database{} is damaged ({}); no more writes: restore "
+          "it from a backup, then restart the coordinator",
+          where_(), std::string(failure.message()));
+      health_ = Health{failure, true, now};
+    }
+  } else if (health_.failure.ok()) {
+    spdlog::error(
+        "storage: a write failed{} ({}); nothing of it was applied. Writes "
+        "are refused and retried, the first in {} ms, until one works",
+        where_(), std::string(failure.message()), kFirstProbeMs);
+    health_ = Health{failure, false, now};
+    probe_gap_ms_ = kFirstProbeMs;
+    next_probe_ms_ = now + probe_gap_ms_;
+  } else if (!health_.corrupt) {
+    // A probe failed: wait longer for the next.
+    probe_gap_ms_ = std::min(probe_gap_ms_ * 2, kMaxProbeMs);
+    next_probe_ms_ = now + probe_gap_ms_;
+  }
+  for (Pending* p : batch) {
+    if (IsStorageFailure(p->status)) p->status = CannotWrite(p->status, "");
+  }
+}
+
+bool BatchWriter::RunBatch(const std::deque<Pending*>& batch) {
   if (absl::Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) {
     for (Pending* p : batch) p->status = s;
-    return;
+    return false;
   }
   for (Pending* p : batch) {
     // A savepoint per mutation: its error undoes its own changes only.
@@ -109,7 +188,7 @@ void BatchWriter::RunBatch(const std::deque<Pending*>& batch) {
       for (Pending* q : batch) {
         if (q->status.ok() || q == p) q->status = lost;
       }
-      return;
+      return false;
     }
   }
   if (absl::Status s = db_->Exec("COMMIT"); !s.ok()) {
@@ -117,7 +196,9 @@ void BatchWriter::RunBatch(const std::deque<Pending*>& batch) {
     for (Pending* p : batch) {
       if (p->status.ok()) p->status = s;
     }
+    return false;
   }
+  return true;
 }
 
 }  // namespace tailsweep::sql

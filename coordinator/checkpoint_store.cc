@@ -1,12 +1,85 @@
 #include "coordinator/checkpoint_store.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/schema/checkpoint_name.h"
+#include "core/schema/file_util.h"
 #include "proto/checkpoint_transfer.h"
 
 namespace tailsweep {
+
+CheckpointStore::CheckpointStore(Store* store, std::string data_dir,
+                                 CheckpointBudget budget)
+    : store_(store),
+      data_dir_(std::move(data_dir)),
+      budget_(std::move(budget)) {
+  if (!budget_.free_bytes) budget_.free_bytes = FreeBytes;
+}
+
+int64_t CheckpointStore::DataBytes() const {
+  int64_t total = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(
+           std::filesystem::path(data_dir_) / "checkpoints", ec);
+       !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) {
+      total += static_cast<int64_t>(it->file_size(ec));
+    }
+  }
+  return total;
+}
+
+absl::Status CheckpointStore::MakeRoom(const v1::CheckpointHeader& header) {
+  const int64_t bytes = header.bytes();
+  auto over = [&]() -> std::string {
+    if (budget_.max_data_bytes > 0) {
+      const int64_t used = DataBytes();
+      if (used + bytes > budget_.max_data_bytes) {
+        return absl::StrCat("the data directory ", data_dir_, " holds ",
+                            Megabytes(used), " of its ",
+                            Megabytes(budget_.max_data_bytes),
+                            " budget (--max-data-bytes)");
+      }
+    }
+    if (budget_.min_free_bytes > 0) {
+      const absl::StatusOr<int64_t> free = budget_.free_bytes(data_dir_);
+      if (free.ok() && *free - bytes < budget_.min_free_bytes) {
+        return absl::StrCat("it would leave less than ",
+                            Megabytes(budget_.min_free_bytes), " free at ",
+                            data_dir_, " (", Megabytes(*free),
+                            " free), kept for the database (--min-free-bytes)");
+      }
+    }
+    return "";
+  };
+  std::lock_guard<std::mutex> lock(room_mu_);
+  std::string why = over();
+  if (why.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<Store::SpareCheckpoint>> spare =
+      store_->SpareCheckpoints();
+  if (spare.ok()) {
+    for (const Store::SpareCheckpoint& c : *spare) {
+      if (!store_->ForgetCheckpoint(c).ok()) break;
+      std::error_code ec;
+      std::filesystem::remove(std::filesystem::path(data_dir_) / c.file, ec);
+      spdlog::info("checkpoint {} of job {} pruned to make room ({})", c.file,
+                   c.job_id, c.why);
+      why = over();
+      if (why.empty()) return absl::OkStatus();
+    }
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("checkpoint of job ", header.job_id(), " step ",
+                   header.step(), " (", Megabytes(bytes), ") refused: ", why,
+                   "; the job goes on, and later checkpoints are tried"));
+}
 
 absl::StatusOr<int64_t> CheckpointStore::Upload(
     const v1::CheckpointHeader& header,
@@ -22,6 +95,10 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
   } else if (*step != header.step()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "checkpoint name ", header.name(), " is not step ", header.step()));
+  }
+  if (absl::Status room = MakeRoom(header); !room.ok()) {
+    spdlog::warn("{}", std::string(room.message()));
+    return room;
   }
   // The job id is known to the store, so it is one of our hex digests.
   const std::filesystem::path job_dir =
@@ -45,14 +122,23 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
     std::filesystem::remove(path, ec);
     return stored.status();
   }
-  // Keep only the file the store points to.
-  const std::filesystem::path keep =
-      std::filesystem::path(data_dir_) / stored->file;
+  // Keep only the files the store points to: the newest and the one
+  // before it (the fallback should the newest be found damaged).
+  std::set<std::filesystem::path> keep;
+  if (absl::StatusOr<std::vector<CheckpointRow>> rows =
+          store_->Checkpoints(header.job_id());
+      rows.ok()) {
+    for (const CheckpointRow& r : *rows) {
+      keep.insert(std::filesystem::path(data_dir_) / r.file);
+    }
+  } else {
+    return stored->step;  // unsure what to keep: remove nothing
+  }
   for (const auto& epoch_dir :
        std::filesystem::directory_iterator(job_dir, ec)) {
     for (const auto& file :
          std::filesystem::directory_iterator(epoch_dir.path(), ec)) {
-      if (file.path() != keep && file.path().extension() == ".pt") {
+      if (!keep.count(file.path()) && file.path().extension() == ".pt") {
         std::filesystem::remove(file.path(), ec);
       }
     }
@@ -65,17 +151,56 @@ absl::Status CheckpointStore::Download(
     const std::function<bool(const v1::CheckpointChunk&)>& send) {
   if (absl::Status s = store_->CheckLease(worker, job_id, epoch); !s.ok())
     return s;
-  absl::StatusOr<CheckpointRow> row = store_->Checkpoint(job_id);
-  if (!row.ok()) return row.status();
-  v1::CheckpointHeader header;
-  header.set_job_id(job_id);
-  header.set_epoch(epoch);
-  header.set_step(row->step);
-  header.set_name(std::filesystem::path(row->file).filename().string());
-  header.set_bytes(row->bytes);
-  header.set_sha256(row->sha256);
-  return transfer::SendFile(
-      (std::filesystem::path(data_dir_) / row->file).string(), header, send);
+  absl::StatusOr<std::vector<CheckpointRow>> rows = store_->Checkpoints(job_id);
+  if (!rows.ok()) return rows.status();
+  // The newest intact one: each file is checked against its recorded size
+  // and SHA-256 before it is sent, so a file damaged on this disk costs
+  // one checkpoint's work, not the job's.
+  std::string damaged;
+  for (const CheckpointRow& row : *rows) {
+    const std::string path =
+        (std::filesystem::path(data_dir_) / row.file).string();
+    const absl::StatusOr<FileDigest> digest = DigestFile(path);
+    if (!digest.ok() || digest->bytes != row.bytes ||
+        digest->sha256 != row.sha256) {
+      const std::string why =
+          !digest.ok() ? std::string(digest.status().message())
+          : digest->bytes != row.bytes
+              ? absl::StrCat(digest->bytes, " bytes, not ", row.bytes)
+              : "its SHA-256 does not match";
+      absl::StrAppend(&damaged, damaged.empty() ? "" : "; ", "step ", row.step,
+                      " (", row.file, "): ", why);
+      spdlog::error("job {}: checkpoint of step {} is damaged ({}): {}", job_id,
+                    row.step, why,
+                    &row == &rows->back() ? "no older one is kept"
+                                          : "the one before it is tried");
+      store_
+          ->RecordEvent(job_id, epoch, "checkpoint_damaged",
+                        absl::StrCat("step ", row.step, ": ", why))
+          .IgnoreError();  // the log line says it too
+      continue;
+    }
+    if (!damaged.empty()) {
+      spdlog::warn("job {}: resumes from its checkpoint of step {} instead",
+                   job_id, row.step);
+      store_
+          ->RecordEvent(job_id, epoch, "checkpoint_fallback",
+                        absl::StrCat("resumed from step ", row.step,
+                                     " (newer ones damaged: ", damaged, ")"))
+          .IgnoreError();
+    }
+    v1::CheckpointHeader header;
+    header.set_job_id(job_id);
+    header.set_epoch(epoch);
+    header.set_step(row.step);
+    header.set_name(std::filesystem::path(row.file).filename().string());
+    header.set_bytes(row.bytes);
+    header.set_sha256(row.sha256);
+    return transfer::SendFile(path, header, send);
+  }
+  return absl::NotFoundError(absl::StrCat("every stored checkpoint of job ",
+                                          job_id, " is damaged (", damaged,
+                                          "); it starts from step 0"));
 }
 
 }  // namespace tailsweep

@@ -6,22 +6,38 @@
 // verified (size, SHA-256, fsync, rename) before the store points to it, so
 // a crash at any moment leaves the store pointing at a whole file; files
 // the store does not point to are removed on the job's next upload.
-// Thread-safe (each upload writes its own epoch's directory).
+// Thread-safe (each upload writes its own epoch's directory; room is made
+// for one upload at a time).
+//
+// No worker can fill the disk: an upload is taken only when, after it, the
+// data directory holds at most `max_data_bytes` (0: no budget) and its
+// filesystem keeps `min_free_bytes` free for the database. To make room,
+// the checkpoints no job can need go first: those of done jobs, then the
+// older (fallback) checkpoints of jobs no longer leased or queued. What
+// still does not fit is refused with RESOURCE_EXHAUSTED and says why.
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "coordinator/store.h"
+#include "core/schema/disk_space.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep {
 
+struct CheckpointBudget {
+  int64_t max_data_bytes = 0;                  // 0: no budget
+  int64_t min_free_bytes = int64_t{32} << 20;  // kept for the database
+  FreeBytesFn free_bytes;                      // default: FreeBytes
+};
+
 class CheckpointStore {
  public:
-  CheckpointStore(Store* store, std::string data_dir)
-      : store_(store), data_dir_(std::move(data_dir)) {}
+  CheckpointStore(Store* store, std::string data_dir,
+                  CheckpointBudget budget = {});
 
   // Receives the data chunks after `header` (validated by the caller) under
   // the header's lease and records the file when newer than the stored
@@ -38,8 +54,15 @@ class CheckpointStore {
       const std::function<bool(const v1::CheckpointChunk&)>& send);
 
  private:
+  // OK when a file of `bytes` fits, after pruning what no job needs.
+  absl::Status MakeRoom(const v1::CheckpointHeader& header);
+  // Bytes of the checkpoint files under the data directory.
+  int64_t DataBytes() const;
+
   Store* store_;
   std::string data_dir_;
+  CheckpointBudget budget_;
+  std::mutex room_mu_;  // one upload makes room at a time
 };
 
 }  // namespace tailsweep

@@ -41,6 +41,7 @@ int Main(int argc, char** argv) {
   int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
   int64_t lease_grace_ms = StoreOptions{}.lease_grace_ms;
   int max_message_bytes = 4 << 20;
+  CheckpointBudget budget;
   std::string token_file, tls_cert, tls_key, log_level, http_listen;
   app.set_version_flag("--version",
                        std::string("tailsweep-coordinator ") + Version());
@@ -64,6 +65,17 @@ int Main(int argc, char** argv) {
   app.add_option("--max-checkpoint-bytes", max_checkpoint_bytes,
                  "Largest checkpoint accepted")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-data-bytes", budget.max_data_bytes,
+                 "Most bytes of checkpoints kept under --data-dir; to make "
+                 "room, those no job needs are pruned first, then uploads "
+                 "are refused (0: no budget)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--min-free-bytes", budget.min_free_bytes,
+                 "Free space kept on --data-dir's filesystem (for the "
+                 "database): checkpoints that would leave less are refused")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--max-message-bytes", max_message_bytes,
                  "Largest request accepted (RESOURCE_EXHAUSTED above)")
@@ -152,7 +164,7 @@ int Main(int argc, char** argv) {
     spdlog::error("{}", std::string(store.status().message()).c_str());
     return 1;
   }
-  CheckpointStore checkpoints(store->get(), data_dir);
+  CheckpointStore checkpoints(store->get(), data_dir, budget);
   Telemetry telemetry(db_path);
   ServiceOptions service_options;
   service_options.max_checkpoint_bytes = max_checkpoint_bytes;

@@ -6,9 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/aggregate.h"
+#include "coordinator/sqlite_db.h"
 #include "coordinator/validate.h"
 #include "core/schema/logging.h"
-#include "proto/job_cancelled.h"
+#include "proto/status_details.h"
 
 namespace tailsweep {
 std::string Authorization(const grpc::ServerContext* ctx) {
@@ -23,6 +24,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
   // the holder can tell it from a call cut off in transport.
   if (status.code() == absl::StatusCode::kCancelled) {
     return JobCancelledStatus(std::string(status.message()));
+  }
+  // A write the store refused for now (its disk is full): marked, so the
+  // worker can say so rather than "unreachable".
+  if (status.code() == absl::StatusCode::kUnavailable &&
+      sql::StorageFaultOf(status) == sql::StorageFault::kTransient) {
+    return StorageRefusedStatus(std::string(status.message()));
   }
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
@@ -223,9 +230,14 @@ grpc::Status HealthService::Check(
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         "unknown service '" + req->service() + "'");
   }
-  resp->set_status(store_->Healthy().ok()
+  const absl::Status healthy = store_->Healthy();
+  resp->set_status(healthy.ok()
                        ? grpc::health::v1::HealthCheckResponse::SERVING
                        : grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  // The answer has no field for why: the reason goes in trailing metadata.
+  if (!healthy.ok()) {
+    ctx->AddTrailingMetadata(kHealthReasonKey, std::string(healthy.message()));
+  }
   return grpc::Status::OK;
 }
 

@@ -21,7 +21,7 @@
 namespace tailsweep {
 
 // absl and gRPC status codes map one to one; CANCELLED (a cancelled job)
-// carries proto/job_cancelled.h's detail.
+// carries proto/status_details.h's detail.
 grpc::Status ToGrpc(const absl::Status& status);
 
 // The first lines of every handler: the token, then the fields.
@@ -107,8 +107,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
   ResultPages result_pages_;  // GetResults snapshots
 };
 
-// grpc.health.v1.Health: SERVING while the store works, NOT_SERVING once
-// it has failed (Store::Healthy). Asks for the token like every call.
+// grpc.health.v1.Health: SERVING while the store writes, NOT_SERVING while
+// it cannot (Store::Healthy), with the reason in the trailing metadata
+// `kHealthReasonKey`. Asks for the token like every call.
+inline constexpr char kHealthReasonKey[] = "tailsweep-reason";
 class HealthService final : public grpc::health::v1::Health::Service {
  public:
   HealthService(Store* store, const std::string& token)

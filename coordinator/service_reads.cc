@@ -99,6 +99,9 @@ grpc::Status CoordinatorService::GetSweepStatus(
   absl::StatusOr<SweepCounts> c = store_->Counts(req->sweep());
   if (!c.ok()) return ToGrpc(c.status());
   SetCounts(*c, resp);
+  if (absl::Status h = store_->Healthy(); !h.ok()) {
+    resp->set_coordinator_problem(std::string(h.message()));
+  }
   return grpc::Status::OK;
 }
 
@@ -259,6 +262,9 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
     out->set_kind(s.kind == SweepKind::kTails ? "tails" : "train");
     out->set_created_ms(s.created_ms);
     SetCounts(s.counts, out->mutable_counts());
+  }
+  if (absl::Status h = store_->Healthy(); !h.ok()) {
+    resp->set_coordinator_problem(std::string(h.message()));
   }
   return grpc::Status::OK;
 }

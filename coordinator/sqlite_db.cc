@@ -9,8 +9,25 @@ namespace {
 constexpr char kStoragePayload[] = "tailsweep.sqlite/storage-failure";
 }  // namespace
 
+// The payload's value: the fault's kind.
+constexpr char kTransientFault[] = "transient";
+constexpr char kFullFault[] = "full";
+constexpr char kCorruptFault[] = "corrupt";
+
+StorageFault StorageFaultOf(const absl::Status& status) {
+  const auto kind = status.GetPayload(kStoragePayload);
+  if (!kind.has_value()) return StorageFault::kNone;
+  return *kind == kCorruptFault ? StorageFault::kCorrupt
+                                : StorageFault::kTransient;
+}
+
 bool IsStorageFailure(const absl::Status& status) {
-  return status.GetPayload(kStoragePayload).has_value();
+  return StorageFaultOf(status) != StorageFault::kNone;
+}
+
+bool IsDiskFull(const absl::Status& status) {
+  const auto kind = status.GetPayload(kStoragePayload);
+  return kind.has_value() && *kind == kFullFault;
 }
 
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
@@ -18,13 +35,17 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
       absl::StrCat(what, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
   absl::Status status = SqliteStatus(code, message);
   switch (code & 0xff) {
-    case SQLITE_IOERR:
     case SQLITE_FULL:
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
+      status.SetPayload(kStoragePayload, absl::Cord(kFullFault));
+      break;
+    case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
     case SQLITE_NOMEM:
-      status.SetPayload(kStoragePayload, absl::Cord(sqlite3_errstr(code)));
+      status.SetPayload(kStoragePayload, absl::Cord(kTransientFault));
+      break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      status.SetPayload(kStoragePayload, absl::Cord(kCorruptFault));
       break;
     default:
       break;

@@ -83,11 +83,26 @@ class Statement {
 
 // Maps an SQLite result code to a status carrying `what` and the message.
 // I/O errors, a full disk, corruption, a file that cannot be opened and
-// out-of-memory are also marked as storage failures.
+// out-of-memory are also marked as storage failures (StorageFaultOf).
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
 absl::Status SqliteStatus(int code, const std::string& message);
-// True for a status SqliteError marked as a storage failure.
+
+// What a failed statement says about the storage under the database.
+enum class StorageFault {
+  kNone,  // not a storage failure (a constraint, a bad statement, ...)
+  // A full disk, an I/O error, a file that could not be opened, no memory:
+  // SQLite rolled the transaction back and the file is consistent; a later
+  // write may work once the condition passes.
+  kTransient,
+  // The file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB): nothing more may
+  // be written to it.
+  kCorrupt,
+};
+StorageFault StorageFaultOf(const absl::Status& status);
+// True for a status SqliteError marked as a storage failure of either kind.
 bool IsStorageFailure(const absl::Status& status);
+// True when the failure is a full disk (SQLITE_FULL).
+bool IsDiskFull(const absl::Status& status);
 
 }  // namespace tailsweep::sql
 

@@ -4,6 +4,7 @@
 #include "coordinator/store.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -79,6 +80,17 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   bytes        INTEGER NOT NULL,
   sha256       TEXT NOT NULL,
   epoch        INTEGER NOT NULL,          -- the lease that uploaded it
+  uploaded_ms  INTEGER NOT NULL
+);
+-- The checkpoint a job had before its newest: its fallback when the
+-- newest file is found damaged (CheckpointStore::Download).
+CREATE TABLE IF NOT EXISTS previous_checkpoints (
+  job_id       TEXT PRIMARY KEY REFERENCES jobs (job_id),
+  step         INTEGER NOT NULL,
+  file         TEXT NOT NULL,
+  bytes        INTEGER NOT NULL,
+  sha256       TEXT NOT NULL,
+  epoch        INTEGER NOT NULL,
   uploaded_ms  INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS lease_requests (  -- LeaseJobs calls, for retries
@@ -161,9 +173,40 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   absl::StatusOr<std::unique_ptr<sql::Db>> reader =
       sql::Db::Open(path, options.vfs);
   if (!reader.ok()) return reader.status();
-  return std::unique_ptr<Store>(
-      new Store(std::make_unique<sql::BatchWriter>(std::move(*db)),
-                std::move(*reader), clock, options));
+  if (!options.free_bytes) options.free_bytes = FreeBytes;
+  std::string dir = std::filesystem::absolute(path).parent_path().string();
+  auto where = [dir, free_bytes = options.free_bytes] {
+    const absl::StatusOr<int64_t> free = free_bytes(dir);
+    return free.ok()
+               ? absl::StrCat(" at ", dir, " (", Megabytes(*free), " free)")
+               : absl::StrCat(" at ", dir);
+  };
+  return std::unique_ptr<Store>(new Store(
+      std::make_unique<sql::BatchWriter>(std::move(*db), clock, where),
+      std::move(*reader), clock, std::move(options), std::move(dir)));
+}
+
+absl::Status Store::Healthy() const {
+  const sql::BatchWriter::Health health = writer_->health();
+  if (health.failure.ok()) return absl::OkStatus();
+  const absl::StatusOr<int64_t> free = options_.free_bytes(dir_);
+  const std::string space =
+      free.ok() ? absl::StrCat(" (", Megabytes(*free), " free)") : "";
+  if (health.corrupt) {
+    return absl::DataLossError(
+        absl::StrCat("the coordinator cannot write: the database in ", dir_,
+                     " is damaged (", health.failure.message(),
+                     "); restore it, then restart the coordinator"));
+  }
+  const int64_t for_s = (clock_->SteadyMs() - health.since_ms) / 1000;
+  if (sql::IsDiskFull(health.failure)) {
+    return absl::UnavailableError(
+        absl::StrCat("the coordinator cannot write: disk full at ", dir_, space,
+                     " for ", for_s, " s; it retries by itself"));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "the coordinator cannot write: ", health.failure.message(), " at ", dir_,
+      space, " for ", for_s, " s; it retries by itself"));
 }
 
 absl::Status Store::Event(sql::Db& db, const std::string& job_id, int64_t epoch,

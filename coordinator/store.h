@@ -33,6 +33,7 @@
 #include "coordinator/batch_writer.h"
 #include "coordinator/sqlite_db.h"
 #include "core/schema/clock.h"
+#include "core/schema/disk_space.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
@@ -50,6 +51,9 @@ struct StoreOptions {
   // The SQLite VFS to open the file with (tests inject storage faults);
   // empty: the default.
   std::string vfs;
+  // Free space where the database lives, for storage messages; default:
+  // FreeBytes (statvfs).
+  FreeBytesFn free_bytes;
 };
 
 enum class JobState { kQueued, kLeased, kDone, kFailed, kCancelled };
@@ -228,14 +232,32 @@ class Store {
   absl::Status CheckLease(const std::string& worker, const std::string& job_id,
                           int64_t epoch);
   // Records a checkpoint uploaded under the live lease `epoch` when it is
-  // newer than the stored one; returns the one stored now (the caller
-  // deletes the file that is not). Stale epoch: FailedPrecondition.
+  // newer than the stored one, which becomes the previous one; returns the
+  // one stored now (the caller deletes the files that are neither).
+  // Stale epoch: FailedPrecondition.
   absl::StatusOr<CheckpointRow> RecordCheckpoint(const std::string& worker,
                                                  const std::string& job_id,
                                                  int64_t epoch,
                                                  const CheckpointRow& row);
-  // The job's newest checkpoint; NotFound when it has none.
-  absl::StatusOr<CheckpointRow> Checkpoint(const std::string& job_id);
+  // The job's stored checkpoints, newest first: the newest and the one
+  // before it (kept as its fallback). NotFound when it has none.
+  absl::StatusOr<std::vector<CheckpointRow>> Checkpoints(
+      const std::string& job_id);
+  // Checkpoints no job can need, to prune when room is short, in the
+  // order to prune them: the older (fallback) ones of jobs neither queued
+  // nor leased, then the newest ones of done jobs.
+  struct SpareCheckpoint {
+    std::string job_id;
+    std::string file;
+    bool previous = false;  // in previous_checkpoints, else checkpoints
+    std::string why;        // for the log
+  };
+  absl::StatusOr<std::vector<SpareCheckpoint>> SpareCheckpoints();
+  // Drops the record of `c` (the caller removes its file).
+  absl::Status ForgetCheckpoint(const SpareCheckpoint& c);
+  // Records an event of a job (a damaged checkpoint, ...).
+  absl::Status RecordEvent(const std::string& job_id, int64_t epoch,
+                           absl::string_view kind, absl::string_view detail);
 
   // Counts by the sweep's view of its jobs (JobRow::state). NotFound for
   // an unknown sweep.
@@ -314,9 +336,15 @@ class Store {
   absl::StatusOr<std::string> Result(const std::string& job_id);
   // Transactions the writer has committed (or tried to): for benchmarks.
   int64_t WriterTransactions() const { return writer_->transactions(); }
-  // OK until the store has had a storage failure (then every write fails
-  // with it until a restart).
-  absl::Status Healthy() const { return writer_->failure(); }
+  // OK while writes work. Otherwise why not, in words for people that
+  // name the database's directory and its free space: "the coordinator
+  // cannot write: disk full at DIR (N MB free)", an I/O error there, or a
+  // damaged database (then until a restart). A full disk or an I/O error
+  // heals by itself once a write works again (BatchWriter).
+  absl::Status Healthy() const;
+  // Times writes healed, and writes refused while they did not work.
+  int64_t StorageHeals() const { return writer_->heals(); }
+  int64_t StorageRefused() const { return writer_->refused(); }
   // Changes whenever a call that may change jobs' states, results or a
   // sweep's jobs has returned (leases, completions, failures, releases,
   // expiries, submits, cancels, resumes; not metrics, heartbeats or
@@ -328,11 +356,13 @@ class Store {
 
  private:
   Store(std::unique_ptr<sql::BatchWriter> writer,
-        std::unique_ptr<sql::Db> reader, Clock* clock, StoreOptions options)
+        std::unique_ptr<sql::Db> reader, Clock* clock, StoreOptions options,
+        std::string dir)
       : writer_(std::move(writer)),
         reader_(std::move(reader)),
         clock_(clock),
-        options_(options) {}
+        options_(std::move(options)),
+        dir_(std::move(dir)) {}
   // Helpers for mutations; `db` is the writer's connection.
   absl::Status RetryOrFail(sql::Db& db, const std::string& job_id,
                            int64_t attempt, const std::string& error);
@@ -363,6 +393,7 @@ class Store {
   std::unique_ptr<sql::Db> reader_;  // guarded by read_mu_
   Clock* clock_;
   StoreOptions options_;
+  std::string dir_;  // the directory of the database file
   // Live leases' deadlines on the steady clock, by job (ExpireLeases).
   struct LeaseClock {
     int64_t epoch = 0;

@@ -13,6 +13,14 @@ absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/false));
+    // The newest so far becomes the previous one, if this one replaces it.
+    absl::StatusOr<sql::Statement> keep = db.Prepare(
+        "INSERT OR REPLACE INTO previous_checkpoints (job_id, step, file, "
+        "bytes, sha256, epoch, uploaded_ms) SELECT job_id, step, file, bytes, "
+        "sha256, epoch, uploaded_ms FROM checkpoints WHERE job_id = ? AND "
+        "step < ?");
+    if (!keep.ok()) return keep.status();
+    TS_RETURN_IF_ERROR(keep->Bind(1, job_id).Bind(2, row.step).Run());
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "INSERT INTO checkpoints (job_id, step, file, bytes, sha256, epoch, "
         "uploaded_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -42,6 +50,45 @@ absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
   });
   if (!status.ok()) return status;
   return stored;
+}
+
+absl::Status Store::RecordEvent(const std::string& job_id, int64_t epoch,
+                                absl::string_view kind,
+                                absl::string_view detail) {
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    return Event(db, job_id, epoch, kind, detail);
+  });
+}
+
+absl::StatusOr<std::vector<Store::SpareCheckpoint>> Store::SpareCheckpoints() {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT p.job_id, p.file, 1 FROM previous_checkpoints p JOIN jobs j "
+      "USING (job_id) WHERE j.state NOT IN ('queued', 'leased') "
+      "UNION ALL SELECT c.job_id, c.file, 0 FROM checkpoints c JOIN jobs j "
+      "USING (job_id) WHERE j.state = 'done'");
+  if (!st.ok()) return st.status();
+  std::vector<SpareCheckpoint> spare;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const bool previous = st->Int(2) != 0;
+    spare.push_back({st->Text(0), st->Text(1), previous,
+                     previous ? "an older checkpoint of a finished job"
+                              : "its job is done"});
+  }
+  return spare;
+}
+
+absl::Status Store::ForgetCheckpoint(const SpareCheckpoint& c) {
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    absl::StatusOr<sql::Statement> st = db.Prepare(absl::StrCat(
+        "DELETE FROM ", c.previous ? "previous_checkpoints" : "checkpoints",
+        " WHERE job_id = ? AND file = ?"));
+    if (!st.ok()) return st.status();
+    return st->Bind(1, c.job_id).Bind(2, c.file).Run();
+  });
 }
 
 }  // namespace tailsweep

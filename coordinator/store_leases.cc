@@ -205,6 +205,14 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
     if (!seen.ok()) return seen.status();
     return seen->Bind(1, now).Bind(2, worker).Run();
   });
+  if (sql::StorageFaultOf(status) == sql::StorageFault::kTransient) {
+    // The disk refuses writes for now: the lease is renewed in memory,
+    // where deadlines live (the row's deadline is for people), if it is
+    // still this worker's. A full disk costs no worker its jobs.
+    std::lock_guard<std::mutex> lock(read_mu_);
+    status = store_internal::CheckLease(*reader_, worker, job_id, epoch,
+                                        /*allow_done=*/false);
+  }
   if (!status.ok()) return status;
   SetLeaseDeadline(job_id, epoch, lease_ms, steady + lease_ms);
   return now + lease_ms;

@@ -177,18 +177,26 @@ absl::Status Store::CheckLease(const std::string& worker,
                                     /*allow_done=*/false);
 }
 
-absl::StatusOr<CheckpointRow> Store::Checkpoint(const std::string& job_id) {
+absl::StatusOr<std::vector<CheckpointRow>> Store::Checkpoints(
+    const std::string& job_id) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
-      "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?");
+      "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?1 "
+      "UNION ALL SELECT step, file, bytes, sha256 FROM previous_checkpoints "
+      "WHERE job_id = ?1 ORDER BY step DESC");
   if (!st.ok()) return st.status();
   st->Bind(1, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) {
+  std::vector<CheckpointRow> rows;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    rows.push_back({st->Int(0), st->Text(1), st->Int(2), st->Text(3)});
+  }
+  if (rows.empty()) {
     return absl::NotFoundError(absl::StrCat("no checkpoint for job ", job_id));
   }
-  return CheckpointRow{st->Int(0), st->Text(1), st->Int(2), st->Text(3)};
+  return rows;
 }
 
 absl::StatusOr<SweepKind> Store::Kind(const std::string& sweep) {

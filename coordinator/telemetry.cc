@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "coordinator/store.h"
+#include "core/schema/disk_space.h"
 #include "core/schema/version.h"
 
 namespace tailsweep {
@@ -110,6 +111,8 @@ struct Telemetry::Families {
   prometheus::Family<prometheus::Histogram>* rpc_seconds;
   prometheus::Family<prometheus::Counter>* rpc_requests;
   prometheus::Gauge* healthy;
+  prometheus::Family<prometheus::Gauge>* free_bytes;
+  prometheus::Gauge* refusals;
   prometheus::Family<prometheus::Gauge>* file_bytes;
   std::mutex scrape_mu;  // one scrape sets the gauges at a time
 };
@@ -151,10 +154,24 @@ Telemetry::Telemetry(std::string db_path)
   f_->healthy = &prometheus::BuildGauge()
                      .Name("tailsweep_store_healthy")
                      .Help(
-                         "1 while the SQLite store accepts writes, 0 once "
-                         "it failed")
+                         "1 while the SQLite store accepts writes, 0 while "
+                         "it cannot (a full disk, an I/O error: it heals by "
+                         "itself; a damaged file: until a restart)")
                      .Register(r)
                      .Add({});
+  f_->free_bytes = &prometheus::BuildGauge()
+                        .Name("tailsweep_store_free_bytes")
+                        .Help("Free space on the filesystem of the database")
+                        .Register(r);
+  // A gauge set from the store's own count at scrape time, as it counts
+  // what a counter would (it never decreases).
+  f_->refusals = &prometheus::BuildGauge()
+                      .Name("tailsweep_store_write_refusals_total")
+                      .Help(
+                          "Writes refused while the store could not write, "
+                          "each retried by its caller")
+                      .Register(r)
+                      .Add({});
   f_->file_bytes = &prometheus::BuildGauge()
                         .Name("tailsweep_store_file_bytes")
                         .Help("Size of the store's files")
@@ -208,6 +225,12 @@ std::string Telemetry::Text(Store& store) {
     }
   }
   f_->healthy->Set(sweeps.ok() && store.Healthy().ok() ? 1 : 0);
+  f_->refusals->Set(static_cast<double>(store.StorageRefused()));
+  const std::string dir =
+      std::filesystem::absolute(db_path_).parent_path().string();
+  if (absl::StatusOr<int64_t> free = FreeBytes(dir); free.ok()) {
+    f_->free_bytes->Add({{"path", dir}}).Set(static_cast<double>(*free));
+  }
   for (const char* suffix : {"", "-wal"}) {
     std::error_code ec;
     const uintmax_t bytes = std::filesystem::file_size(db_path_ + suffix, ec);

@@ -15,6 +15,10 @@
 //   tailsweep_rpc_duration_seconds{method}        histogram, every RPC
 //   tailsweep_rpc_requests_total{method, code}    counter, every RPC
 //   tailsweep_store_healthy                       1 while the store writes
+//   tailsweep_store_free_bytes{path}              free space where the
+//                                                 database lives
+//   tailsweep_store_write_refusals_total          writes refused while the
+//                                                 disk could not take them
 //   tailsweep_store_file_bytes{file}              db, wal
 //   tailsweep_build_info{version}                 1
 // Thread-safe.

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/client_channel.h"
-#include "proto/job_cancelled.h"
+#include "proto/status_details.h"
 #include "worker/progress_watchdog.h"
 
 namespace tailsweep {
@@ -138,9 +138,11 @@ grpc::Status CoordinatorClient::Answered(const char* what,
     std::lock_guard<std::mutex> lock(backoff_mu_);
     if (Unreachable(status)) {
       const int64_t wait = backoff_.Failed(now);
-      spdlog::warn("{}: coordinator unreachable ({}: {}); retry {} in {} ms",
-                   what, static_cast<int>(status.error_code()),
-                   status.error_message(), backoff_.failures(), wait);
+      spdlog::warn(
+          "{}: coordinator {} ({}: {}); retry {} in {} ms", what,
+          IsStorageRefused(status) ? "refused it for now" : "unreachable",
+          static_cast<int>(status.error_code()), status.error_message(),
+          backoff_.failures(), wait);
     } else {
       if (backoff_.failures() > 0) {
         spdlog::info("coordinator reachable again (after {} failed calls)",

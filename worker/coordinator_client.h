@@ -122,7 +122,7 @@ class CoordinatorClient {
   template <typename Fn>
   grpc::Status Transfer(const char* what, TransferCancel* cancel, Fn fn);
   // Backoff and reachability logs from a call's answer. A CANCELLED that
-  // is not the coordinator's (proto/job_cancelled.h) becomes UNAVAILABLE.
+  // is not the coordinator's (proto/status_details.h) becomes UNAVAILABLE.
   grpc::Status Answered(const char* what, grpc::Status status);
 
   CoordinatorLink* link_;

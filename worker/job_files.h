@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/schema/checkpoint_name.h"
+#include "core/schema/disk_space.h"
 #include "core/schema/job_protocol.h"
 
 namespace tailsweep {
@@ -60,9 +61,14 @@ class JobFiles {
   // longer (the lease watchdog, core/schema/lease_file.h).
   virtual absl::Status WriteLease(const std::string& dir,
                                   int64_t run_until_ms) = 0;
+
+  // Free bytes on the filesystem of `dir` (statvfs; tests override it).
+  virtual absl::StatusOr<int64_t> FreeBytes(const std::string& dir) {
+    return tailsweep::FreeBytes(dir);
+  }
 };
 
-class LocalJobFiles final : public JobFiles {
+class LocalJobFiles : public JobFiles {
  public:
   absl::Status MakeJobDir(const std::string& dir) override;
   FileChunk ReadFrom(const std::string& path, int64_t offset,

@@ -1,5 +1,6 @@
 #include "worker/plan.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,22 @@ Action JobAction(Kind kind, const HeldJob& job, int64_t arg = 0) {
   a.job = job.id;
   a.arg = arg;
   return a;
+}
+
+// Whether the action is a call to the coordinator.
+bool IsCall(Kind kind) {
+  switch (kind) {
+    case Kind::kLease:
+    case Kind::kHeartbeat:
+    case Kind::kSendMetrics:
+    case Kind::kUpload:
+    case Kind::kComplete:
+    case Kind::kFail:
+    case Kind::kRelease:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The actions for one held job, appended to `out`.
@@ -120,6 +137,13 @@ std::vector<Action> Plan(const PlanInput& in) {
       busy.insert(job.slots.begin(), job.slots.end());
     }
   }
+  // Heartbeats before any other call (plan.h); local actions, and the
+  // other calls among themselves, keep their order.
+  const auto first_call = std::find_if(
+      out.begin(), out.end(), [](const Action& a) { return IsCall(a.kind); });
+  std::stable_partition(first_call, out.end(), [](const Action& a) {
+    return a.kind == Kind::kHeartbeat;
+  });
   for (const PendingLease& p : in.pending) {
     Action a{Kind::kStart};
     a.pending = p.index;

@@ -28,6 +28,10 @@
 //   then counts as stopped: the coordinator may lease it elsewhere once the
 //   lease and its grace are over, so it must not run on. (Its child stops
 //   itself a margin earlier, checkpointing, through the lease watchdog.)
+// - Every due heartbeat comes before any other call, of any job: a call
+//   refused as unreachable (a coordinator that cannot write refuses
+//   metrics) starts a backoff that skips the calls after it, and leases
+//   must not starve behind another job's metrics.
 // - While the coordinator is unreachable (backing off) only local actions
 //   are planned. Shutting down: no leases, SIGTERM once to each running
 //   job (which checkpoints and stops). Leasing closed (the allocation ends

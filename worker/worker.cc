@@ -268,6 +268,22 @@ void Worker::Execute(const Action& action) {
 
 void Worker::Lease(const std::vector<std::string>& slots) {
   next_lease_ms_ = clock_->SteadyMs() + options_.poll_ms;
+  // No job is taken onto a full disk.
+  const absl::StatusOr<int64_t> free = files_->FreeBytes(options_.work_dir);
+  const bool low = free.ok() && *free < kLowDiskBytes;
+  if (low != disk_low_) {
+    disk_low_ = low;
+    if (low) {
+      spdlog::warn(
+          "the work directory {} is full ({} free): leasing nothing until it "
+          "has {} free",
+          options_.work_dir, Megabytes(*free), Megabytes(kLowDiskBytes));
+    } else {
+      spdlog::info("the work directory {} has room again ({} free)",
+                   options_.work_dir, Megabytes(*free));
+    }
+  }
+  if (low) return;
   std::vector<std::vector<std::string>> units = FreeSlotsPerUnit(slots_, slots);
   std::vector<int> free_slots;
   for (const auto& unit : units) {
@@ -409,6 +425,20 @@ void Worker::Exited(Job& job, int exit_code) {
   job.finished = files_->ReadFinished(job.lease.kind(), job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.
   if (job.finished.lease_ran_out) job.lapsed = true;
+  if (job.finished.outcome == JobOutcome::kFailed) {
+    // A job that failed because this machine's disk filled up is not the
+    // job's fault: it goes back uncounted (after its newest checkpoint),
+    // to run again here or elsewhere once there is room.
+    const absl::StatusOr<int64_t> free = files_->FreeBytes(job.dir);
+    if (free.ok() && *free < kLowDiskBytes) {
+      job.give_back_reason =
+          absl::StrCat("the worker's work directory ", options_.work_dir,
+                       " is full (", Megabytes(*free),
+                       " free); the job failed there: ", job.finished.error);
+      job.finished.outcome = JobOutcome::kStopped;
+      job.finished.error = job.give_back_reason;
+    }
+  }
   switch (job.finished.outcome) {
     case JobOutcome::kFailed:
       spdlog::warn("{} failed: {}", job.tag, job.finished.error);

@@ -104,6 +104,11 @@ struct WorkerOptions {
 
 class Worker {
  public:
+  // Below this much free space in the work directory, the worker leases
+  // nothing, and a job that failed there is given back uncounted (the
+  // disk's fault, not the job's).
+  static constexpr int64_t kLowDiskBytes = int64_t{16} << 20;
+
   // Every collaborator must outlive the worker.
   Worker(CoordinatorLink* link, Clock* clock, JobLauncher* launcher,
          JobFiles* files, TaskRunner* tasks, WorkerOptions options);
@@ -155,6 +160,9 @@ class Worker {
     int64_t checkpoint_seen_ms = 0;
     int64_t checkpoint_seen_step = 0;
     bool lapsed = false;  // killed when its lease ran out here
+    // Why it is given back uncounted, when not preempted or lapsed (its
+    // work directory filled up).
+    std::string give_back_reason;
     // Its metrics were refused for good: it was stopped, and is reported
     // failed without waiting for them.
     bool metrics_refused = false;
@@ -218,6 +226,9 @@ class Worker {
   std::string stop_reason_;  // e.g. "preempted (SIGTERM)"
   // The allocation's end is too near for another job (WorkerOptions).
   bool leasing_closed_ = false;
+  // The work directory has less than kLowDiskBytes free: nothing is
+  // leased until it has room again (said once each way).
+  bool disk_low_ = false;
   int64_t longest_checkpoint_gap_ms_ = 0;
   bool idle_ = false;
   int64_t completed_ = 0;

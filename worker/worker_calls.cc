@@ -179,8 +179,9 @@ void Worker::Report(Job& job, Action::Kind kind) {
     what = "release";
     status = client_.ReleaseJob(
         job.lease, job.lapsed ? "stopped: its lease ran out on the worker"
-                   : stop_reason_.empty() ? "preempted (SIGTERM)"
-                                          : stop_reason_);
+                   : !job.give_back_reason.empty() ? job.give_back_reason
+                   : stop_reason_.empty()          ? "preempted (SIGTERM)"
+                                                   : stop_reason_);
   }
   if (Unreachable(status)) return;  // again next round
   if (LeaseGone(status)) return Fence(job, what, status);

@@ -23,7 +23,7 @@ class BatchWriterTest : public ::testing::Test {
     auto db = Db::Open(dir_ + "/t.db");
     ASSERT_TRUE(db.ok()) << db.status();
     TS_ASSERT_OK((*db)->Exec("CREATE TABLE t (k INTEGER PRIMARY KEY)"));
-    writer_ = std::make_unique<BatchWriter>(std::move(*db));
+    writer_ = std::make_unique<BatchWriter>(std::move(*db), &clock_);
   }
   void TearDown() override {
     writer_.reset();
@@ -41,6 +41,7 @@ class BatchWriterTest : public ::testing::Test {
     return st->Int(0);
   }
 
+  ManualClock clock_;
   std::string dir_;
   std::unique_ptr<BatchWriter> writer_;
 };

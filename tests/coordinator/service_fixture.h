@@ -31,8 +31,8 @@ class ServiceTest : public ::testing::Test {
     auto store = Store::Open(dir_ + "/db", &clock_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
-    checkpoints_ =
-        std::make_unique<CheckpointStore>(store_.get(), dir_ + "/data");
+    checkpoints_ = std::make_unique<CheckpointStore>(store_.get(),
+                                                     dir_ + "/data", budget_);
     ServiceOptions options;
     options.max_checkpoint_bytes = 1 << 20;
     options.token = token_;
@@ -74,7 +74,8 @@ class ServiceTest : public ::testing::Test {
     return resp;
   }
 
-  std::string token_;  // set before SetUp to require it
+  std::string token_;        // set before SetUp to require it
+  CheckpointBudget budget_;  // set before SetUp to change it
   std::string dir_;
   ManualClock clock_;
   std::unique_ptr<Store> store_;

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -14,6 +15,7 @@
 #include "tests/testing/raw_call.h"
 #include "tests/testing/results.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/status_matchers.h"
 
 namespace tailsweep {
 namespace {
@@ -328,8 +330,94 @@ TEST_F(CheckpointServiceTest, OnlyTheLiveLeaseMayDownload) {
             grpc::StatusCode::FAILED_PRECONDITION);
   std::fstream(stored, std::ios::in | std::ios::out | std::ios::binary)
       .write("y", 1);
-  EXPECT_EQ(Download(lease_.epoch(), dir_ + "/x.pt").error_code(),
-            grpc::StatusCode::DATA_LOSS);
+  // No intact one: the job starts over, and the answer says why.
+  const grpc::Status none = Download(lease_.epoch(), dir_ + "/x.pt");
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(none.error_message().find("damaged"), std::string::npos)
+      << none.error_message();
+}
+
+TEST_F(CheckpointServiceTest, ADamagedNewestCheckpointFallsBackToTheOneBefore) {
+  ASSERT_TRUE(Upload(file_, 40, lease_.epoch()).ok());
+  const std::string newer = dir_ + "/step-00000060.pt";
+  std::ofstream(newer) << std::string(600 * 1024, 'n');
+  ASSERT_TRUE(Upload(newer, 60, lease_.epoch()).ok());
+  const std::string epoch_dir = dir_ + "/data/checkpoints/" + lease_.job_id() +
+                                "/" + std::to_string(lease_.epoch());
+  // Both are kept: the newest and its fallback; a third replaces the
+  // oldest.
+  EXPECT_TRUE(std::filesystem::exists(epoch_dir + "/step-00000040.pt"));
+  EXPECT_TRUE(std::filesystem::exists(epoch_dir + "/step-00000060.pt"));
+  std::fstream(epoch_dir + "/step-00000060.pt",
+               std::ios::in | std::ios::out | std::ios::binary)
+      .write("y", 1);
+  ASSERT_TRUE(Download(lease_.epoch(), dir_ + "/got.pt").ok());
+  EXPECT_EQ(Read(dir_ + "/got.pt"), Read(file_));  // step 40's
+  const std::string events =
+      testing::RunCommand("sqlite3 " + dir_ +
+                          "/db \"SELECT kind || ': ' || detail FROM events "
+                          "WHERE job_id = '" +
+                          lease_.job_id() + "'\"")
+          .out;
+  EXPECT_NE(events.find("checkpoint_damaged: step 60"), std::string::npos)
+      << events;
+  EXPECT_NE(events.find("checkpoint_fallback: resumed from step 40"),
+            std::string::npos)
+      << events;
+}
+
+class CheckpointBudgetTest : public CheckpointServiceTest {
+ protected:
+  void SetUp() override {
+    budget_.max_data_bytes = 2'000'000;
+    budget_.min_free_bytes = 32'000'000;
+    budget_.free_bytes = [this](const std::string&) -> absl::StatusOr<int64_t> {
+      return free_bytes_.load();
+    };
+    CheckpointServiceTest::SetUp();
+  }
+  std::atomic<int64_t> free_bytes_{int64_t{1} << 40};
+};
+
+TEST_F(CheckpointBudgetTest, WhatNoJobNeedsGoesFirstThenUploadsAreRefused) {
+  const std::string a = lease_.job_id();
+  const std::string a_dir =
+      dir_ + "/data/checkpoints/" + a + "/" + std::to_string(lease_.epoch());
+  const std::string newer = dir_ + "/step-00000060.pt";
+  std::ofstream(newer) << std::string(600 * 1024, 'n');
+  ASSERT_TRUE(Upload(file_, 40, lease_.epoch()).ok());
+  ASSERT_TRUE(Upload(newer, 60, lease_.epoch()).ok());
+  TS_ASSERT_OK(
+      store_->Complete("w1", a, lease_.epoch(), testing::TestResult()));
+  // Job b fills the budget: 1.2 MB of a's and 1.2 MB of b's is over 2 MB,
+  // so a's older checkpoint (a is done) is pruned to make room.
+  lease_ = Lease("w1");
+  ASSERT_NE(lease_.job_id(), a);
+  ASSERT_TRUE(Upload(file_, 40, lease_.epoch()).ok());
+  const grpc::Status b60 = Upload(newer, 60, lease_.epoch());
+  ASSERT_TRUE(b60.ok()) << b60.error_message();
+  EXPECT_FALSE(std::filesystem::exists(a_dir + "/step-00000040.pt"));
+  // Then a's newest goes (a is done), and after that nothing is spare:
+  // b's own two are needed, and an upload over the budget is refused.
+  const std::string third = dir_ + "/step-00000080.pt";
+  std::ofstream(third) << std::string(900 * 1024, 't');
+  const grpc::Status b80 = Upload(third, 80, lease_.epoch());
+  EXPECT_EQ(b80.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << b80.error_message();
+  EXPECT_NE(b80.error_message().find("--max-data-bytes"), std::string::npos)
+      << b80.error_message();
+  EXPECT_FALSE(std::filesystem::exists(a_dir + "/step-00000060.pt"));
+  // The free space kept for the database: refused below it, with why.
+  free_bytes_ = 10'000'000;
+  const std::string small = dir_ + "/step-00000090.pt";
+  std::ofstream(small) << "s";
+  const grpc::Status floor = Upload(small, 90, lease_.epoch());
+  EXPECT_EQ(floor.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(floor.error_message().find("--min-free-bytes"), std::string::npos)
+      << floor.error_message();
+  // What was stored is intact and downloadable.
+  ASSERT_TRUE(Download(lease_.epoch(), dir_ + "/got.pt").ok());
+  EXPECT_EQ(Read(dir_ + "/got.pt"), Read(newer));
 }
 
 }  // namespace

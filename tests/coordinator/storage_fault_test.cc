@@ -1,6 +1,8 @@
 // The store on a failing disk: through the fault VFS, a write or sync
-// fails (an I/O error, a full disk). Callers get a clear error, the first
-// failure is sticky, and what was acknowledged before is intact.
+// fails (an I/O error, a full disk). Callers get a clear error, nothing of
+// the refused write is applied, leases are still renewed (in memory), and
+// the store writes again by itself once the disk does: no restart. A
+// damaged file instead stops writes until a restart.
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -47,7 +49,7 @@ class StorageFaultTest : public ::testing::TestWithParam<int> {
   std::vector<JobSpec> jobs_;
 };
 
-TEST_P(StorageFaultTest, FirstFailureIsClearStickyAndCorruptsNothing) {
+TEST_P(StorageFaultTest, ATransientFailureIsClearRefusedAndHealsByItself) {
   const int code = GetParam();
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
@@ -64,43 +66,113 @@ TEST_P(StorageFaultTest, FirstFailureIsClearStickyAndCorruptsNothing) {
   }
   const absl::Status failed = store_->Complete(
       "w", leases[1].job_id, 1, testing::TestResult(R"({"a": 2})"));
-  EXPECT_FALSE(failed.ok());
+  // UNAVAILABLE: the caller (a worker) keeps the result and retries.
+  EXPECT_EQ(failed.code(), absl::StatusCode::kUnavailable) << failed;
+  EXPECT_NE(failed.message().find("cannot write"), absl::string_view::npos)
+      << failed;
+  EXPECT_NE(failed.message().find(code == SQLITE_FULL ? "full" : "I/O error"),
+            absl::string_view::npos)
+      << failed;
+  const absl::Status health = store_->Healthy();
+  EXPECT_EQ(health.code(), absl::StatusCode::kUnavailable);
   if (code == SQLITE_FULL) {
-    EXPECT_EQ(failed.code(), absl::StatusCode::kResourceExhausted) << failed;
-    EXPECT_NE(failed.message().find("full"), absl::string_view::npos) << failed;
-  } else {
-    EXPECT_EQ(failed.code(), absl::StatusCode::kInternal) << failed;
-    EXPECT_NE(failed.message().find("I/O error"), absl::string_view::npos)
-        << failed;
+    EXPECT_NE(health.message().find("disk full at " + dir_),
+              absl::string_view::npos)
+        << health;
+    EXPECT_NE(health.message().find("MB free"), absl::string_view::npos)
+        << health;
   }
-  EXPECT_FALSE(store_->Healthy().ok());
+  // Meanwhile a lease is still renewed (in memory): a full disk costs no
+  // worker its jobs.
+  TS_EXPECT_OK(store_->Heartbeat("w", leases[3].job_id, 1, 60000).status());
+  TS_EXPECT_CODE(store_->Heartbeat("other", leases[3].job_id, 1, 60000),
+                 absl::StatusCode::kPermissionDenied);
 
-  // Sticky: even with the disk back, nothing more is written until a
-  // restart; reads still answer.
+  // The disk works again. Until the next probe, writes are still refused
+  // at once, and say when the next try is.
   vfs_->Heal();
-  const absl::Status after = store_->Complete(
+  const absl::Status early = store_->Complete(
       "w", leases[2].job_id, 1, testing::TestResult(R"({"a": 3})"));
-  EXPECT_EQ(after.code(), failed.code());
-  EXPECT_NE(after.message().find("failed earlier"), absl::string_view::npos)
-      << after;
+  EXPECT_EQ(early.code(), absl::StatusCode::kUnavailable) << early;
+  EXPECT_NE(early.message().find("retrying by itself"), absl::string_view::npos)
+      << early;
+  EXPECT_GE(store_->StorageRefused(), 1);
+  // The probe's time: the next write goes through and the store heals.
+  clock_.Advance(sql::BatchWriter::kFirstProbeMs);
+  TS_ASSERT_OK(store_->Complete("w", leases[2].job_id, 1,
+                                testing::TestResult(R"({"a": 3})")));
+  TS_EXPECT_OK(store_->Healthy());
+  EXPECT_EQ(store_->StorageHeals(), 1);
+  // The refused result, sent again, is taken: nothing is lost.
+  TS_ASSERT_OK(store_->Complete("w", leases[1].job_id, 1,
+                                testing::TestResult(R"({"a": 2})")));
   TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.done, 1);
+  EXPECT_EQ(counts.done, 3);
 
-  // After a restart the file is intact: the acknowledged result is there,
-  // the refused ones are not.
+  // The file is intact and holds exactly what was acknowledged.
   store_.reset();
   auto reopened = Store::Open(dir_ + "/db", &clock_);
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ((*reopened)->IntegrityCheck().value(), "ok");
   EXPECT_EQ((*reopened)->Result(leases[0].job_id).value(),
             testing::TestResult(R"({"a": 1})"));
-  TS_EXPECT_CODE((*reopened)->Result(leases[1].job_id),
+  EXPECT_EQ((*reopened)->Result(leases[1].job_id).value(),
+            testing::TestResult(R"({"a": 2})"));
+  TS_EXPECT_CODE((*reopened)->Result(leases[3].job_id),
                  absl::StatusCode::kNotFound);
-  TS_EXPECT_CODE((*reopened)->Result(leases[2].job_id),
-                 absl::StatusCode::kNotFound);
-  TS_ASSERT_OK(
-      (*reopened)->Complete("w", leases[3].job_id, 1, testing::TestResult()));
-  TS_ASSERT_OK((*reopened)->Healthy());
+}
+
+TEST_F(StorageFaultTest, WhileTheDiskStaysFullProbesBackOff) {
+  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                          store_->LeaseJobs("w", 1, 60000));
+  vfs_->FailWritesAfter(0, SQLITE_FULL);
+  auto complete = [&] {
+    return store_->Complete("w", leases[0].job_id, 1, testing::TestResult());
+  };
+  EXPECT_FALSE(complete().ok());
+  // Each failed probe doubles the wait before the next, up to a cap; the
+  // writes between probes never reach the disk.
+  int64_t gap = sql::BatchWriter::kFirstProbeMs;
+  for (int i = 0; i < 6; ++i) {
+    clock_.Advance(gap);
+    const int64_t writes = vfs_->writes();
+    EXPECT_FALSE(complete().ok());  // the probe
+    EXPECT_GT(vfs_->writes(), writes);
+    const int64_t refused = store_->StorageRefused();
+    const absl::Status between = complete();
+    EXPECT_NE(between.message().find("retrying by itself"),
+              absl::string_view::npos)
+        << between;
+    EXPECT_EQ(store_->StorageRefused(), refused + 1);
+    gap = std::min(gap * 2, sql::BatchWriter::kMaxProbeMs);
+  }
+  vfs_->Heal();
+  clock_.Advance(sql::BatchWriter::kMaxProbeMs);
+  TS_EXPECT_OK(complete());
+  TS_EXPECT_OK(store_->Healthy());
+}
+
+TEST_F(StorageFaultTest, ADamagedFileTakesNoMoreWritesUntilARestart) {
+  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                          store_->LeaseJobs("w", 2, 60000));
+  vfs_->FailWritesAfter(0, SQLITE_CORRUPT);
+  EXPECT_FALSE(
+      store_->Complete("w", leases[0].job_id, 1, testing::TestResult()).ok());
+  vfs_->Heal();
+  clock_.Advance(60000);
+  const absl::Status after =
+      store_->Complete("w", leases[1].job_id, 1, testing::TestResult());
+  EXPECT_EQ(after.code(), absl::StatusCode::kDataLoss) << after;
+  EXPECT_NE(after.message().find("restart the coordinator"),
+            absl::string_view::npos)
+      << after;
+  const absl::Status health = store_->Healthy();
+  EXPECT_EQ(health.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(health.message().find("damaged"), absl::string_view::npos)
+      << health;
+  EXPECT_EQ(store_->StorageHeals(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(WriteErrorDiskFullSyncError, StorageFaultTest,

@@ -1,4 +1,5 @@
-// Checkpoint transfers under a slow uplink (system.md, "Checkpoints"): the
+// Checkpoints under faults: a damaged one on the coordinator's disk (at the
+// end), and transfers under a slow uplink (system.md, "Checkpoints"): the
 // worker's requests reach the coordinator at 2 MB/s through the fault
 // proxy, so one upload of a 21 MB checkpoint takes about 10 s, longer than
 // the lease (8 s) and than a call's timeout (2 s). It is stored all the
@@ -14,7 +15,10 @@
 // stalled upload is retried from the start), and the test would race it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "tests/faults/fault_fixture.h"
@@ -70,6 +74,72 @@ TEST_F(TransferFaults, ASlowUploadLongerThanTheLeaseDelaysNoHeartbeat) {
   EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 1);
   EXPECT_EQ(log.find("no lease renewal succeeded"), std::string::npos) << log;
   EXPECT_EQ(log.find("lease not renewed"), std::string::npos) << log;
+}
+
+// A job's newest checkpoint damaged on the coordinator's disk (a bit flip,
+// a bad sector) while the job waits to resume: the job goes on from the
+// checkpoint before it, not from step 0, and says so in its events and the
+// coordinator's log. The coordinator is never restarted; no attempt is
+// burned (the job was given back preempted, uncounted).
+TEST_F(FaultSuite, ADamagedNewestCheckpointCostsOneCheckpointsWork) {
+  StartCoordinator();
+  ChildProcess& first = StartWorker("first", WithSteadyLease());
+  Submit(TinySpec(
+      "damaged", "  seed: [0]\n",
+      {{"steps", "2000"}, {"log_every", "5"}, {"checkpoint_every", "100"}}));
+  // Two checkpoints stored: one is kept as the other's fallback.
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM previous_checkpoints", 1))
+      << testing::ReadFile(dir_ + "/first.err");
+  first.Signal(SIGTERM);  // it checkpoints once more and gives the job back
+  ASSERT_TRUE(Reaped(first));
+  ASSERT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'preempted'"), 1);
+  const int64_t newest = Query("SELECT step FROM checkpoints");
+  const int64_t before = Query("SELECT step FROM previous_checkpoints");
+  ASSERT_GT(newest, before);
+  ASSERT_GT(before, 0);
+
+  // One byte of the newest file flipped: same size, another SHA-256.
+  const std::string file =
+      dir_ + "/data/" + QueryText("SELECT file FROM checkpoints");
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f) << file;
+    f.seekg(1000);
+    const char c = static_cast<char>(f.get());
+    f.seekp(1000);
+    f.put(static_cast<char>(c ^ 0x40));
+  }
+
+  StartWorker("second", WithSteadyLease());
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << testing::ReadFile(dir_ + "/second.err");
+  // Said where people look: the job's events and the coordinator's log.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = "
+                  "'checkpoint_damaged'"),
+            1);
+  EXPECT_EQ(QueryText("SELECT detail FROM events WHERE kind = "
+                      "'checkpoint_fallback'")
+                .find(absl::StrCat("resumed from step ", before)),
+            0u);
+  EXPECT_NE(
+      testing::ReadFile(dir_ + "/coordinator.err")
+          .find(absl::StrCat("checkpoint of step ", newest, " is damaged")),
+      std::string::npos);
+  // It went on from the checkpoint before the damaged one.
+  int64_t resumed_from = -1;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(WorkDir("second"))) {
+    const std::string path = entry.path().string() + "/result.json";
+    if (!std::filesystem::exists(path)) continue;
+    resumed_from =
+        nlohmann::json::parse(testing::ReadFile(path))["resumed_from_step"]
+            .get<int64_t>();
+  }
+  EXPECT_EQ(resumed_from, before);
+  // No attempt burned, nothing expired, every point once.
+  EXPECT_EQ(Query("SELECT MAX(attempt) FROM jobs"), 1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0);
+  ExpectEveryPointOnce(1, 2000 / 5);
 }
 
 }  // namespace

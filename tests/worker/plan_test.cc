@@ -142,6 +142,26 @@ TEST(Plan, ReLeasedJobsOldAttemptIsKilledBeforeTheNewOneStarts) {
   EXPECT_EQ(Describe(in), "kill a epoch=1; start a epoch=2 cpu/1; lease cpu/0");
 }
 
+// Every due heartbeat goes before any job's other calls: a refused
+// metrics call (a coordinator that cannot write) starts a backoff that
+// skips the calls after it, and must not cost another job its lease.
+TEST(Plan, HeartbeatsComeBeforeEveryOtherCall) {
+  HeldJob sending = Running("a", 1);
+  sending.metrics_unacked = true;
+  sending.metrics_seq = 7;
+  HeldJob finished = Running("b", 2);
+  finished.running = false;
+  finished.outcome = JobOutcome::kDone;
+  finished.result_points_queued = true;
+  HeldJob due = Running("c", 3);
+  due.next_heartbeat_ms = 0;
+  PlanInput in = With({sending, finished, due});
+  in.jobs[1].next_heartbeat_ms = 0;
+  EXPECT_EQ(Describe(in),
+            "heartbeat b epoch=2; heartbeat c epoch=3; metrics a epoch=1 "
+            "seq=7; complete b epoch=2");
+}
+
 TEST(Plan, OnlyLocalActionsWhileBackingOffAndNoLeasesWhenShuttingDown) {
   HeldJob fenced = Running("a", 1);
   fenced.fenced = true;

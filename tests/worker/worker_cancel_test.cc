@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_join.h"
-#include "proto/job_cancelled.h"
+#include "proto/status_details.h"
 #include "tests/worker/worker_fixture.h"
 
 namespace tailsweep {
@@ -17,7 +17,7 @@ using Status = grpc::Status;
 // gRPC's own CANCELLED (a coordinator shutting down with the call in
 // flight; seen killing a job at a coordinator restart) says nothing about
 // the job: the same batch goes again and the job runs to its end. Only the
-// coordinator's marked CANCELLED (proto/job_cancelled.h) stops a job.
+// coordinator's marked CANCELLED (proto/status_details.h) stops a job.
 class CancelledCall : public WorkerFixture,
                       public ::testing::WithParamInterface<bool> {};
 

@@ -73,6 +73,16 @@ inline v1::JobLease Lease(
   return lease;
 }
 
+// The job files of the real filesystem, whose free space is what a test
+// says (plenty unless it sets `free_bytes`).
+class SizedJobFiles final : public LocalJobFiles {
+ public:
+  absl::StatusOr<int64_t> FreeBytes(const std::string&) override {
+    return free_bytes.load();
+  }
+  std::atomic<int64_t> free_bytes{int64_t{1} << 40};
+};
+
 class WorkerFixture : public ::testing::Test {
  protected:
   using Status = grpc::Status;
@@ -99,7 +109,7 @@ class WorkerFixture : public ::testing::Test {
   FakeClock clock_;
   std::vector<std::string> calls_;
   FakeJobLauncher launcher_;
-  LocalJobFiles files_;
+  SizedJobFiles files_;
   // Transfers run inline unless a test holds them (&held_tasks_).
   InlineTaskRunner inline_tasks_;
   HeldTaskRunner held_tasks_;

@@ -203,6 +203,30 @@ TEST_F(WorkerTest, CrashingJobIsFailedWithItsStderrTail) {
                      "fake: CUDA error: out of memory\n"}));
 }
 
+// A job that fails while the work directory's disk is full is the disk's
+// fault, not the job's: it goes back uncounted with the reason, nothing is
+// leased until the disk has room, and then leasing resumes.
+TEST_F(WorkerTest,
+       AJobFailingOnAFullDiskIsGivenBackAndNothingIsLeasedMeanwhile) {
+  Offer({{Lease("a", 1, {{"fake", "crash"}, {"checkpoint_every", "0"}})},
+         {Lease("b", 1)}});
+  clock_.At(1, [this] { files_.free_bytes = 1'000'000; });
+  clock_.At(30000, [this] { files_.free_bytes = int64_t{1} << 40; });
+  RunWorker();
+  std::string all;
+  for (const std::string& c : calls_) absl::StrAppend(&all, c, "\n");
+  EXPECT_NE(all.find("ReleaseJob reason=the worker's work directory " +
+                     options_.work_dir +
+                     " is full (1.0 MB free); the job "
+                     "failed there: exit code 1"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("FailJob"), std::string::npos) << all;
+  // b only once the disk has room again.
+  EXPECT_NE(all.find("LeaseJobs -> b"), std::string::npos) << all;
+  EXPECT_GE(clock_.SteadyMs(), 30000);
+}
+
 // The coordinator takes at most 12 points a request (as --max-message-bytes
 // would): a 18-point batch goes in halves, nothing is dropped.
 TEST_F(WorkerTest, ABatchTooLargeForTheCoordinatorIsSentInHalves) {
