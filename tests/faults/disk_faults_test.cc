@@ -15,11 +15,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/service.h"
 #include "tests/faults/fault_fixture.h"
+#include "tests/testing/raw_call.h"
 
 namespace tailsweep {
 namespace {
@@ -59,8 +62,10 @@ TEST_F(DiskFaults, AFullDiskHealsWithoutARestartAndLosesNothing) {
   ChildProcess& coordinator =
       Start({bin_ + "/tailsweep-coordinator", "--db", db_, "--data-dir",
              disk_ + "/data", "--listen", address_, "--lease-grace-ms", "1000",
-             "--min-free-bytes", "1000000"},
+             "--min-free-bytes", "1000000", "--http-listen", "127.0.0.1:0"},
             "coordinator");
+  const int http_port = WaitForHttpPort();
+  ASSERT_GT(http_port, 0);
   StartWorker("w", WithSteadyLease());
   // Long enough that the jobs still run when the disk fills: they log a
   // point every step, so the database grows until a write is refused.
@@ -81,6 +86,33 @@ TEST_F(DiskFaults, AFullDiskHealsWithoutARestartAndLosesNothing) {
            std::string::npos;
   })) << status;
   EXPECT_NE(status.find("MB free"), std::string::npos) << status;
+  // gRPC health: NOT_SERVING (field 1 = 2) with the reason in the trailing
+  // metadata; Prometheus: the store unhealthy, the directory's free space.
+  std::string health;
+  std::multimap<std::string, std::string> trailers;
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    testing::RawCall(address_, "/grpc.health.v1.Health/Check", "", &health,
+                     /*streaming=*/false, "", &trailers);
+    return health == std::string("\x08\x02", 2);
+  })) << health;
+  ASSERT_EQ(trailers.count(kHealthReasonKey), 1u);
+  EXPECT_NE(
+      trailers.find(kHealthReasonKey)->second.find("disk full at " + disk_),
+      std::string::npos)
+      << trailers.find(kHealthReasonKey)->second;
+  std::string metrics;
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    metrics =
+        testing::RunCommand(
+            absl::StrCat("curl -s http://127.0.0.1:", http_port, "/metrics"))
+            .out;
+    return metrics.find("tailsweep_store_healthy 0") != std::string::npos;
+  })) << metrics;
+  EXPECT_NE(metrics.find("tailsweep_store_free_bytes{path=\"" + disk_ + "\"}"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tailsweep_store_write_refusals_total"),
+            std::string::npos);
   // TAILSWEEP_DISK_FULL_S=60 keeps the disk full for a minute (the issue's
   // "done means"; jobs end and new leases are refused meanwhile); by
   // default it empties as soon as the coordinator has said so.

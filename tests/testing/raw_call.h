@@ -5,18 +5,20 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace tailsweep::testing {
 
 // One call through gRPC's generic stub: the standard services need no
-// generated client code. Returns the answer's bytes.
-inline grpc::Status RawCall(const std::string& address,
-                            const std::string& method,
-                            const std::string& request, std::string* response,
-                            bool streaming,
-                            const std::string& authorization = "") {
+// generated client code. Returns the answer's bytes, and its trailing
+// metadata in `trailers` when given.
+inline grpc::Status RawCall(
+    const std::string& address, const std::string& method,
+    const std::string& request, std::string* response, bool streaming,
+    const std::string& authorization = "",
+    std::multimap<std::string, std::string>* trailers = nullptr) {
   auto channel =
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   grpc::GenericStub stub(channel);
@@ -46,6 +48,13 @@ inline grpc::Status RawCall(const std::string& address,
     cq.Next(&tag, &ok);
     call->Finish(&status, reinterpret_cast<void*>(5));
     cq.Next(&tag, &ok);
+  }
+  if (trailers != nullptr) {
+    trailers->clear();
+    for (const auto& [k, v] : ctx.GetServerTrailingMetadata()) {
+      trailers->emplace(std::string(k.data(), k.size()),
+                        std::string(v.data(), v.size()));
+    }
   }
   std::vector<grpc::Slice> slices;
   resp.Dump(&slices).IgnoreError();
