@@ -25,6 +25,7 @@
 #include "core/job_runner.h"
 #include "core/number_text.h"
 #include "core/schema/file_util.h"
+#include "core/schema/job_kind.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
 #include "core/schema/lease_file.h"
@@ -286,7 +287,7 @@ Command DevicesCommand() {
 }
 
 Command TrainCommand() {
-  return {"train",
+  return {std::string(JobKindName(JobKind::kTrain)),
           "Train one job locally: metrics.jsonl, checkpoints/, result.json",
           DefineTrain};
 }

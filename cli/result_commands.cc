@@ -19,6 +19,8 @@
 #include "cli/pages.h"
 #include "cli/render.h"
 #include "core/number_text.h"
+#include "core/schema/job_kind.h"
+#include "core/schema/job_state.h"
 #include "core/schema/json_number.h"
 #include "report/result_json.h"
 
@@ -52,9 +54,10 @@ RunFn DefineJobs(CLI::App& app) {
   };
   auto f = std::make_shared<Flags>();
   app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  std::vector<std::string> states;
+  for (const JobState s : kJobStates) states.emplace_back(JobStateName(s));
   app.add_option("--state", f->state, "Only jobs in this state")
-      ->check(
-          CLI::IsMember({"queued", "leased", "done", "failed", "cancelled"}));
+      ->check(CLI::IsMember(states));
   AddFormat(app, &f->format, {"table", "csv", "json"});
   return [f]() -> absl::Status {
     absl::StatusOr<std::vector<v1::JobInfo>> jobs =
@@ -222,7 +225,7 @@ RunFn DefineResults(CLI::App& app) {
     absl::StatusOr<v1::GetResultsResponse> all = GetAllResults(f->c, req);
     if (!all.ok()) return all.status();
     const v1::GetResultsResponse& results = *all;
-    if (results.kind() == "tails") {
+    if (ParseJobKind(results.kind()) == JobKind::kTails) {
       Table t = TailsTable(TailsRows(results));
       if (f->format == "json") {
         json doc = json::array();

@@ -4,25 +4,21 @@
 #include "cli/messages.h"
 #include "cli/pages.h"
 #include "core/number_text.h"
+#include "core/schema/job_state.h"
+#include "core/schema/metrics_line.h"
 
 namespace tailsweep::cli {
-namespace {
-
-constexpr char kLoss[] = "loss";
-constexpr char kSpread[] = "spread_ratio";
-
-}  // namespace
 
 absl::Status RunningJobs::Refresh(Connection& c, const std::string& sweep) {
   absl::StatusOr<std::vector<v1::JobInfo>> running =
-      ListAllJobs(c, sweep, "leased");
+      ListAllJobs(c, sweep, std::string(JobStateName(JobState::kLeased)));
   if (!running.ok()) return running.status();
   std::map<std::string, std::vector<v1::MetricPoint>> points;
   for (const v1::JobInfo& j : *running) {
     auto it = jobs_.find(j.job_id());
     const int64_t from = it != jobs_.end() ? it->second.step + 1 : 0;
     absl::StatusOr<std::vector<v1::MetricPoint>> got =
-        GetAllMetrics(c, j.job_id(), {kLoss, kSpread}, from);
+        GetAllMetrics(c, j.job_id(), {kLossMetric, kSpreadRatioMetric}, from);
     if (!got.ok()) return got.status();
     points[j.job_id()] = *std::move(got);
   }
@@ -48,10 +44,10 @@ void RunningJobs::Update(
       for (const v1::MetricPoint& p : it->second) {
         if (p.step() < seen.step) continue;
         seen.step = p.step();
-        if (p.name() == kLoss) {
+        if (p.name() == kLossMetric) {
           seen.loss = p.value();
           seen.has_loss = true;
-        } else if (p.name() == kSpread) {
+        } else if (p.name() == kSpreadRatioMetric) {
           seen.spread = p.value();
           seen.has_spread = true;
         }

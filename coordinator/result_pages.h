@@ -28,7 +28,7 @@
 namespace tailsweep {
 
 struct ResultsSnapshot {
-  SweepKind kind = SweepKind::kTrain;
+  JobKind kind = JobKind::kTrain;
   int64_t jobs = 0, done = 0;
   std::vector<CellSummary> summaries;  // train
   PivotTable pivot;                    // train

@@ -55,7 +55,7 @@ absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
                                           bool over_seeds,
                                           const std::string& group_by) {
   ResultsSnapshot s;
-  absl::StatusOr<SweepKind> kind = store.Kind(sweep);
+  absl::StatusOr<JobKind> kind = store.Kind(sweep);
   if (!kind.ok()) return kind.status();
   s.kind = *kind;
   absl::StatusOr<std::vector<JobRow>> jobs = store.Jobs(sweep);
@@ -64,7 +64,7 @@ absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
   for (const JobRow& j : *jobs) {
     if (j.state == JobState::kDone) ++s.done;
   }
-  if (s.kind == SweepKind::kTails) {
+  if (s.kind == JobKind::kTails) {
     s.tails = SummarizeTails(*jobs, over_seeds);
   } else {
     s.summaries = Summarize(*jobs, over_seeds);
@@ -199,8 +199,8 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
     resp->set_next_page_token(absl::StrCat(id, ".", i - 1));
     return true;
   };
-  if (snap.kind == SweepKind::kTails) {
-    resp->set_kind("tails");
+  if (snap.kind == JobKind::kTails) {
+    resp->set_kind(std::string(JobKindName(JobKind::kTails)));
     for (size_t i = first; i < snap.tails.size(); ++i) {
       const TailsSummary& t = snap.tails[i];
       v1::TailsResultRow row;
@@ -220,7 +220,7 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
     }
     return grpc::Status::OK;
   }
-  resp->set_kind("train");
+  resp->set_kind(std::string(JobKindName(JobKind::kTrain)));
   v1::PivotTable* out = resp->mutable_pivot();
   out->set_group_by(snap.pivot.group_by);
   for (const std::string& c : snap.pivot.columns) out->add_columns(c);
@@ -259,7 +259,7 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
   for (const Store::SweepRow& s : *sweeps) {
     v1::SweepInfo* out = resp->add_sweeps();
     out->set_name(s.name);
-    out->set_kind(s.kind == SweepKind::kTails ? "tails" : "train");
+    out->set_kind(std::string(JobKindName(s.kind)));
     out->set_created_ms(s.created_ms);
     SetCounts(s.counts, out->mutable_counts());
   }
@@ -356,7 +356,7 @@ grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
   if (!s.ok()) return ToGrpc(s.status());
   v1::SweepInfo* info = resp->mutable_sweep();
   info->set_name(s->row.name);
-  info->set_kind(s->row.kind == SweepKind::kTails ? "tails" : "train");
+  info->set_kind(std::string(JobKindName(s->row.kind)));
   info->set_created_ms(s->row.created_ms);
   SetCounts(s->row.counts, info->mutable_counts());
   resp->set_spec_yaml(s->spec);

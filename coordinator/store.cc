@@ -116,22 +116,6 @@ CREATE TABLE IF NOT EXISTS workers (
 
 }  // namespace
 
-absl::string_view JobStateName(JobState state) {
-  switch (state) {
-    case JobState::kQueued:
-      return "queued";
-    case JobState::kLeased:
-      return "leased";
-    case JobState::kDone:
-      return "done";
-    case JobState::kFailed:
-      return "failed";
-    case JobState::kCancelled:
-      return "cancelled";
-  }
-  return "unknown";
-}
-
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                                    Clock* clock,
                                                    StoreOptions options) {
@@ -250,7 +234,8 @@ absl::Status Store::RetryOrFail(sql::Db& db, const std::string& job_id,
       "UPDATE jobs SET state = ?, holder = NULL, lease_deadline_ms = NULL, "
       "not_before_ms = ?, last_error = ?, updated_ms = ? WHERE job_id = ?");
   if (!st.ok()) return st.status();
-  return st->Bind(1, absl::string_view(final ? "failed" : "queued"))
+  return st
+      ->Bind(1, JobStateName(final ? JobState::kFailed : JobState::kQueued))
       .Bind(2, final ? int64_t{0} : now + backoff)
       .Bind(3, error)
       .Bind(4, now)

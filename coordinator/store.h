@@ -3,7 +3,7 @@
 
 // The coordinator's state, all of it in one SQLite file (WAL mode): sweeps,
 // jobs and their leases, events, metrics and results. The schema is the
-// documented, queryable artefact (README, "The results database").
+// documented, queryable artefact (docs/cli.md, "The results database").
 //
 // Leases and fencing (system.md): leasing a job gives (job, epoch,
 // deadline); each lease has a new epoch, so every later call carrying an
@@ -34,6 +34,8 @@
 #include "coordinator/sqlite_db.h"
 #include "core/schema/clock.h"
 #include "core/schema/disk_space.h"
+#include "core/schema/job_kind.h"
+#include "core/schema/job_state.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
@@ -55,9 +57,6 @@ struct StoreOptions {
   // FreeBytes (statvfs).
   FreeBytesFn free_bytes;
 };
-
-enum class JobState { kQueued, kLeased, kDone, kFailed, kCancelled };
-absl::string_view JobStateName(JobState state);
 
 struct Lease {
   std::string job_id;
@@ -83,6 +82,22 @@ struct MetricPoint {
 struct SweepCounts {
   int64_t queued = 0, leased = 0, done = 0, failed = 0, cancelled = 0;
   int64_t total() const { return queued + leased + done + failed + cancelled; }
+  // The count of one state (for loops over kJobStates).
+  int64_t Of(JobState state) const {
+    switch (state) {
+      case JobState::kQueued:
+        return queued;
+      case JobState::kLeased:
+        return leased;
+      case JobState::kDone:
+        return done;
+      case JobState::kFailed:
+        return failed;
+      case JobState::kCancelled:
+        return cancelled;
+    }
+    return 0;
+  }
 };
 
 // A job as one sweep sees it.
@@ -277,10 +292,10 @@ class Store {
     return Jobs(JobsQuery{sweep, state});
   }
   // NotFound for an unknown sweep.
-  absl::StatusOr<SweepKind> Kind(const std::string& sweep);
+  absl::StatusOr<JobKind> Kind(const std::string& sweep);
   struct SweepRow {
     std::string name;
-    SweepKind kind = SweepKind::kTrain;
+    JobKind kind = JobKind::kTrain;
     int64_t created_ms = 0;
     SweepCounts counts;
   };

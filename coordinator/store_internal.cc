@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/job_kind.h"
+#include "core/schema/job_state.h"
 
 namespace tailsweep::store_internal {
 
@@ -21,13 +23,16 @@ KeyValues FromJson(const std::string& text) {
   return out;
 }
 
-absl::StatusOr<JobState> ParseState(const std::string& s) {
-  if (s == "queued") return JobState::kQueued;
-  if (s == "leased") return JobState::kLeased;
-  if (s == "done") return JobState::kDone;
-  if (s == "failed") return JobState::kFailed;
-  if (s == "cancelled") return JobState::kCancelled;
-  return absl::DataLossError(absl::StrCat("unknown job state '", s, "'"));
+absl::StatusOr<JobState> ParseState(absl::string_view s) {
+  if (std::optional<JobState> state = ParseJobState(s)) return *state;
+  return absl::DataLossError(
+      absl::StrCat("unknown job state '", s, "'; allowed: ", JobStateNames()));
+}
+
+absl::StatusOr<JobKind> ParseKind(absl::string_view s) {
+  if (std::optional<JobKind> kind = ParseJobKind(s)) return *kind;
+  return absl::DataLossError(
+      absl::StrCat("unknown job kind '", s, "'; allowed: ", JobKindNames()));
 }
 
 absl::Status CheckLease(sql::Db& db, const std::string& worker,
@@ -40,27 +45,29 @@ absl::Status CheckLease(sql::Db& db, const std::string& worker,
   absl::StatusOr<bool> row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-  const std::string state = st->Text(0);
+  const absl::StatusOr<JobState> state = ParseState(st->Text(0));
+  if (!state.ok()) return state.status();
   if (st->Int(1) != epoch) {
     return absl::FailedPreconditionError(
         absl::StrCat("stale epoch ", epoch, " for job ", job_id,
                      " (live epoch ", st->Int(1), "); stop this job"));
   }
-  if (state == "leased" && st->Text(2) != worker) {
+  if (*state == JobState::kLeased && st->Text(2) != worker) {
     return absl::PermissionDeniedError(
         absl::StrCat("job ", job_id, " is held by worker ", st->Text(2),
                      ", not ", worker, "; stop this job"));
   }
-  if (state == "leased" || (allow_done && state == "done"))
+  if (*state == JobState::kLeased || (allow_done && *state == JobState::kDone))
     return absl::OkStatus();
-  if (state == "cancelled") {
+  if (*state == JobState::kCancelled) {
     // Cancelled under a live lease: the holder must stop, but what it
     // already produced (metrics, a result) is still taken: done wins.
     if (allow_done && st->Text(2) == worker) return absl::OkStatus();
     return absl::CancelledError(absl::StrCat("job ", job_id, " was cancelled"));
   }
   return absl::FailedPreconditionError(
-      absl::StrCat("job ", job_id, " is ", state, ", not leased"));
+      absl::StrCat("job ", job_id, " is ", JobStateName(*state), ", not ",
+                   JobStateName(JobState::kLeased)));
 }
 
 absl::Status CheckSweep(sql::Db& db, const std::string& sweep) {

@@ -11,11 +11,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/sqlite_db.h"
 #include "coordinator/store.h"
-
-#define TS_RETURN_IF_ERROR(expr)                       \
-  do {                                                 \
-    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
-  } while (0)
+#include "core/schema/status_macros.h"
 
 namespace tailsweep::store_internal {
 
@@ -23,7 +19,9 @@ namespace tailsweep::store_internal {
 std::string ToJson(const KeyValues& kv);
 KeyValues FromJson(const std::string& text);
 // The jobs.state column; DataLoss for a value the schema does not allow.
-absl::StatusOr<JobState> ParseState(const std::string& s);
+absl::StatusOr<JobState> ParseState(absl::string_view s);
+// The jobs.kind and sweeps.kind columns; DataLoss likewise.
+absl::StatusOr<JobKind> ParseKind(absl::string_view s);
 
 // OK when `epoch` is the job's live lease held by `worker` (or, with
 // allow_done, the lease that completed it, or the live lease of a job

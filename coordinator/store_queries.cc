@@ -199,7 +199,7 @@ absl::StatusOr<std::vector<CheckpointRow>> Store::Checkpoints(
   return rows;
 }
 
-absl::StatusOr<SweepKind> Store::Kind(const std::string& sweep) {
+absl::StatusOr<JobKind> Store::Kind(const std::string& sweep) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st =
       reader_->Prepare("SELECT kind FROM sweeps WHERE name = ?");
@@ -208,7 +208,7 @@ absl::StatusOr<SweepKind> Store::Kind(const std::string& sweep) {
   absl::StatusOr<bool> row = st->Step();
   if (!row.ok()) return row.status();
   if (!*row) return store_internal::NoSuchSweep(*reader_, sweep);
-  return st->Text(0) == "tails" ? SweepKind::kTails : SweepKind::kTrain;
+  return store_internal::ParseKind(st->Text(0));
 }
 
 absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
@@ -228,7 +228,9 @@ absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
     if (!*row) break;
     SweepRow r;
     r.name = st->Text(0);
-    r.kind = st->Text(1) == "tails" ? SweepKind::kTails : SweepKind::kTrain;
+    absl::StatusOr<JobKind> kind = store_internal::ParseKind(st->Text(1));
+    if (!kind.ok()) return kind.status();
+    r.kind = *kind;
     r.created_ms = st->Int(2);
     r.counts = {st->Int(3), st->Int(4), st->Int(5), st->Int(6), st->Int(7)};
     out.push_back(std::move(r));

@@ -52,7 +52,10 @@ absl::Status Store::Complete(const std::string& worker,
     if (!kind.ok()) return kind.status();
     kind->Bind(1, job_id);
     TS_RETURN_IF_ERROR(kind->Step().status());
-    const bool tails = kind->Text(0) == "tails";
+    const absl::StatusOr<JobKind> job_kind =
+        store_internal::ParseKind(kind->Text(0));
+    if (!job_kind.ok()) return job_kind.status();
+    const bool tails = *job_kind == JobKind::kTails;
     kind->Reset().IgnoreError();
     int64_t resumed_from = 0;
     if (tails) {

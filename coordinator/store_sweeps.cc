@@ -16,7 +16,7 @@ using store_internal::ToJson;
 absl::StatusOr<SubmitResult> Store::SubmitSweep(
     const SweepSpec& spec, const std::vector<JobSpec>& jobs) {
   const ChangesJobs changes{&generation_};
-  const std::string kind = spec.kind == SweepKind::kTrain ? "train" : "tails";
+  const std::string kind(JobKindName(spec.kind));
   const std::string fixed = ToJson(spec.fixed);
   const int64_t now = clock_->WallMs();
   SubmitResult result;

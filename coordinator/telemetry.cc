@@ -13,6 +13,7 @@
 
 #include "coordinator/store.h"
 #include "core/schema/disk_space.h"
+#include "core/schema/job_state.h"
 #include "core/schema/version.h"
 
 namespace tailsweep {
@@ -212,15 +213,11 @@ std::string Telemetry::Text(Store& store) {
   absl::StatusOr<std::vector<Store::SweepRow>> sweeps = store.Sweeps();
   if (sweeps.ok()) {
     for (const Store::SweepRow& s : *sweeps) {
-      const std::pair<const char*, int64_t> states[] = {
-          {"queued", s.counts.queued},
-          {"leased", s.counts.leased},
-          {"done", s.counts.done},
-          {"failed", s.counts.failed},
-          {"cancelled", s.counts.cancelled}};
-      for (const auto& [state, n] : states) {
-        f_->jobs->Add({{"sweep", s.name}, {"state", state}})
-            .Set(static_cast<double>(n));
+      for (const JobState state : kJobStates) {
+        f_->jobs
+            ->Add({{"sweep", s.name},
+                   {"state", std::string(JobStateName(state))}})
+            .Set(static_cast<double>(s.counts.Of(state)));
       }
     }
   }

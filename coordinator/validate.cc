@@ -4,14 +4,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/schema/job_state.h"
+#include "core/schema/status_macros.h"
 
 namespace tailsweep {
 namespace {
-
-#define TS_RETURN_IF_ERROR(expr)                       \
-  do {                                                 \
-    if (absl::Status s_ = (expr); !s_.ok()) return s_; \
-  } while (0)
 
 absl::Status Invalid(absl::string_view message) {
   return absl::InvalidArgumentError(message);
@@ -181,13 +178,11 @@ absl::Status Validate(const v1::ListJobsRequest& req) {
   TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
   TS_RETURN_IF_ERROR(CheckPageSize(req.page_size()));
   TS_RETURN_IF_ERROR(ParseOffsetToken(req.page_token()).status());
-  for (const char* s :
-       {"", "queued", "leased", "done", "failed", "cancelled"}) {
-    if (req.state() == s) return absl::OkStatus();
+  if (req.state().empty() || ParseJobState(req.state()).has_value()) {
+    return absl::OkStatus();
   }
-  return Invalid(absl::StrCat("state '", req.state(),
-                              "'; allowed: queued, leased, done, failed, "
-                              "cancelled, or empty for all"));
+  return Invalid(absl::StrCat("state '", req.state(), "'; allowed: ",
+                              JobStateNames(), ", or empty for all"));
 }
 
 absl::Status Validate(const v1::GetResultsRequest& req) {

@@ -20,6 +20,10 @@
 
 namespace tailsweep {
 
+// A run has collapsed once its spread ratio stays below this (science.md;
+// the job key collapse_threshold overrides it per job).
+inline constexpr double kDefaultCollapseThreshold = 0.05;
+
 struct JobConfig {
   OperatorKind op = OperatorKind::kShearedSwap;               // "operator"
   MarginalFamily marginal = MarginalFamily::kMirroredPareto;  // "marginal"
@@ -46,7 +50,7 @@ struct JobConfig {
   int64_t eval_every = 0;
   uint64_t eval_seed = 20261001;  // shared by all jobs of a sweep [choice]
   int64_t reference_trials = 64;  // trials of the sampling reference [choice]
-  double collapse_threshold = 0.05;
+  double collapse_threshold = kDefaultCollapseThreshold;
   Precision precision = Precision::kFloat32;
   // The instances' priors: "tail_index_min", "tail_index_max", "scale1_min",
   // ... "sd2_max" (NAME_min and NAME_max for each range of InstancePrior).

@@ -10,7 +10,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/job_config.h"
+#include "core/schema/job_kind.h"
 #include "core/schema/json_number.h"
+#include "core/schema/metrics_line.h"
 #include "core/schema/version.h"
 #include "report/result_json.h"
 
@@ -70,14 +73,14 @@ absl::StatusOr<json> Series(const ReadCalls& calls, const v1::JobInfo& job,
     }
     return absl::OkStatus();
   };
-  if (absl::Status s = read({"loss", "spread_ratio"}, o.curve_points);
+  if (absl::Status s = read({kLossMetric, kSpreadRatioMetric}, o.curve_points);
       !s.ok()) {
     return s;
   }
   std::vector<std::string> attention;
   for (int64_t l = 0; l < layers; ++l) {
-    attention.push_back(absl::StrCat("attention_entropy/", l));
-    attention.push_back(absl::StrCat("attention_max_weight/", l));
+    attention.push_back(LayerMetricName(kAttentionEntropyMetric, l));
+    attention.push_back(LayerMetricName(kAttentionMaxWeightMetric, l));
   }
   // (No names would read every metric.)
   if (attention.empty()) return series;
@@ -142,7 +145,7 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
   absl::StatusOr<v1::GetResultsResponse> results =
       GetAllResults(calls, std::move(rreq));
   if (!results.ok()) return results.status();
-  if (results->kind() == "tails") {
+  if (ParseJobKind(results->kind()) == JobKind::kTails) {
     json tails = json::array();
     for (const v1::TailsResultRow& t : results->tails()) {
       tails.push_back({{"seam", Num(t.seam())},
@@ -174,7 +177,7 @@ absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
                      {"jobs", json::array()}});
   }
   json job_docs = json::array();
-  double threshold = 0.05;
+  double threshold = kDefaultCollapseThreshold;
   for (const v1::JobInfo& job : *jobs) {
     int64_t layers = 0;
     if (!absl::SimpleAtoi(ParamOr(job, "layers", "0"), &layers) || layers < 0 ||

@@ -1,13 +1,20 @@
 #include "report/result_json.h"
 
+#include <iterator>
+
+#include "core/schema/job_state.h"
+
 namespace tailsweep {
 
 nlohmann::json CountsJson(const v1::GetSweepStatusResponse& c) {
-  return {{"queued", c.queued()},
-          {"leased", c.leased()},
-          {"done", c.done()},
-          {"failed", c.failed()},
-          {"cancelled", c.cancelled()}};
+  const int64_t counts[] = {c.queued(), c.leased(), c.done(), c.failed(),
+                            c.cancelled()};
+  static_assert(std::size(counts) == kJobStates.size());
+  nlohmann::json out = nlohmann::json::object();
+  for (size_t i = 0; i < kJobStates.size(); ++i) {
+    out[std::string(JobStateName(kJobStates[i]))] = counts[i];
+  }
+  return out;
 }
 
 nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number) {

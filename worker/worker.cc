@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/schema/device_placement.h"
+#include "core/schema/job_kind.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
 #include "core/schema/utf8.h"
@@ -158,7 +159,7 @@ PlanInput Worker::View() {
     h.id = job->id;
     h.job_id = job->lease.job_id();
     h.epoch = job->lease.epoch();
-    h.train = job->lease.kind() != "tails";
+    h.train = ParseJobKind(job->lease.kind()) != JobKind::kTails;
     h.slots = job->slots;
     h.running = job->running;
     h.outcome = job->finished.outcome;

@@ -76,16 +76,17 @@ struct WorkerOptions {
   Allocation allocation;
   int slots_per_device = 1;
   int threads_per_slot = 1;
-  int64_t lease_ms = 30000;
+  // The calls' defaults are the client's (coordinator_client.h).
+  int64_t lease_ms = CoordinatorClientOptions{}.lease_ms;
   // The job's child is told to stop (lease watchdog) this long before the
   // lease runs out on the worker's clock; the worker kills it at the end.
   // 0 < lease_margin_ms < lease_ms.
   int64_t lease_margin_ms = 5000;
   int64_t poll_ms = 200;
-  int64_t rpc_timeout_ms = 10000;
+  int64_t rpc_timeout_ms = CoordinatorClientOptions{}.rpc_timeout_ms;
   // Reconnect backoff while the coordinator is unreachable.
-  int64_t backoff_base_ms = 250;
-  int64_t backoff_cap_ms = 8000;
+  int64_t backoff_base_ms = CoordinatorClientOptions{}.backoff_base_ms;
+  int64_t backoff_cap_ms = CoordinatorClientOptions{}.backoff_cap_ms;
   // Metric batches in memory per job, and points per batch.
   int max_unacked_batches = 16;
   int max_batch_points = 5000;

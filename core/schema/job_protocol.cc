@@ -8,6 +8,7 @@
 #include "core/job_config.h"
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/file_util.h"
+#include "core/schema/job_kind.h"
 #include "core/schema/job_result.h"
 #include "core/tails_job.h"
 
@@ -20,7 +21,14 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
   ChildCommand out;
   out.argv = {job.lab_bin, "--threads", absl::StrCat(job.threads), "lab"};
   out.env = {absl::StrCat("OMP_NUM_THREADS=", job.threads)};
-  if (job.kind == "tails") {
+  const std::optional<JobKind> kind = ParseJobKind(job.kind);
+  if (!kind.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job kind '", job.kind, "'; allowed: ", JobKindNames()));
+  }
+  // The child's subcommand is the kind's name (`tailsweep lab tails`).
+  const std::string subcommand(JobKindName(*kind));
+  if (*kind == JobKind::kTails) {
     TailsJobConfig c;
     for (const auto& [key, value] : job.params) {
       if (absl::Status s = SetTailsJobKey(c, key, value); !s.ok()) return s;
@@ -35,18 +43,14 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
     };
     out.argv.insert(
         out.argv.end(),
-        {"tails", "--seams", value("seam"), "--budgets", value("n"),
+        {subcommand, "--seams", value("seam"), "--budgets", value("n"),
          "--index-grid", value("indices"), "--trials", value("trials"),
          "--seed", value("seed"), "--reference-index", value("reference_index"),
          "--out-dir", job.dir});
     return out;
   }
-  if (job.kind != "train") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job kind '", job.kind, "'; allowed: train, tails"));
-  }
   JobConfig config;
-  out.argv.push_back("train");
+  out.argv.push_back(subcommand);
   for (const auto& [key, value] : job.params) {
     if (absl::Status s = SetJobKey(config, key, value); !s.ok()) return s;
     out.argv.push_back("--set");
@@ -95,7 +99,7 @@ FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
         absl::StrCat("exit code 0 but no result: ", text.status().message());
     return out;
   }
-  if (kind == "tails") {
+  if (ParseJobKind(kind) == JobKind::kTails) {
     absl::StatusOr<std::vector<TailsRow>> rows = ParseTailsResult(*text);
     if (!rows.ok()) {
       out.error = std::string(rows.status().message());

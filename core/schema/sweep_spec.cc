@@ -30,9 +30,9 @@ absl::Status ErrorAt(absl::string_view source, const YAML::Node& node,
 }
 
 // Validates KEY=VALUE against the kind's schema on a scratch config.
-absl::Status CheckValue(SweepKind kind, const std::string& key,
+absl::Status CheckValue(JobKind kind, const std::string& key,
                         const std::string& value) {
-  if (kind == SweepKind::kTrain) {
+  if (kind == JobKind::kTrain) {
     JobConfig scratch;
     return SetJobKey(scratch, key, value);
   }
@@ -40,9 +40,9 @@ absl::Status CheckValue(SweepKind kind, const std::string& key,
   return SetTailsJobKey(scratch, key, value);
 }
 
-bool KnownKey(SweepKind kind, const std::string& key) {
+bool KnownKey(JobKind kind, const std::string& key) {
   const std::vector<JobKey>& keys =
-      kind == SweepKind::kTrain ? JobKeys() : TailsJobKeys();
+      kind == JobKind::kTrain ? JobKeys() : TailsJobKeys();
   return std::any_of(keys.begin(), keys.end(),
                      [&](const JobKey& k) { return k.name == key; });
 }
@@ -269,12 +269,13 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   if (root["kind"]) {
     absl::StatusOr<std::string> kind = Scalar(source, root["kind"], "'kind'");
     if (!kind.ok()) return kind.status();
-    if (*kind == "tails") {
-      spec.kind = SweepKind::kTails;
-    } else if (*kind != "train") {
-      return ErrorAt(source, root["kind"],
-                     absl::StrCat("kind '", *kind, "'; allowed: train, tails"));
+    const std::optional<JobKind> parsed = ParseJobKind(*kind);
+    if (!parsed.has_value()) {
+      return ErrorAt(
+          source, root["kind"],
+          absl::StrCat("kind '", *kind, "'; allowed: ", JobKindNames()));
     }
+    spec.kind = *parsed;
   }
   if (!root["grid"]) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'grid'"));
@@ -332,7 +333,7 @@ absl::StatusOr<KeyValues> Resolve(const SweepSpec& spec,
     }
     return absl::OkStatus();
   };
-  if (spec.kind == SweepKind::kTrain) {
+  if (spec.kind == JobKind::kTrain) {
     JobConfig config;
     if (absl::Status s = apply(config, SetJobKey); !s.ok()) return s;
     if (absl::Status s = ValidateJobConfig(config); !s.ok()) return s;

@@ -22,16 +22,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/schema/job_kind.h"
 
 namespace tailsweep {
-
-enum class SweepKind { kTrain, kTails };
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 struct SweepSpec {
   std::string name;
-  SweepKind kind = SweepKind::kTrain;
+  JobKind kind = JobKind::kTrain;
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
   std::vector<KeyValues> exclude;
   KeyValues fixed;

@@ -1,0 +1,33 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_JOB_KIND_H_
+#define TAILSWEEP_CORE_SCHEMA_JOB_KIND_H_
+
+// What a job is: `train` (one training run, core/job_config.h) or `tails`
+// (one tail-estimator experiment, core/tails_job.h). A sweep's jobs are all
+// of its kind. The names are the spec's `kind:` values, the database's
+// jobs.kind and sweeps.kind columns, the proto's `kind` strings and the
+// `tailsweep lab` subcommands: spelled here only. A new kind is added to
+// the enum and the table in job_kind.cc. Torch-free.
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace tailsweep {
+
+enum class JobKind { kTrain, kTails };
+
+inline constexpr std::array<JobKind, 2> kJobKinds = {JobKind::kTrain,
+                                                     JobKind::kTails};
+
+// "train" or "tails".
+absl::string_view JobKindName(JobKind kind);
+// The kind named `name`; nullopt for any other text.
+std::optional<JobKind> ParseJobKind(absl::string_view name);
+// "train, tails": what an error message says is allowed.
+std::string JobKindNames();
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_JOB_KIND_H_
