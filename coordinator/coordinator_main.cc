@@ -35,62 +35,67 @@ namespace {
 std::atomic<bool> stop_requested{false};
 void OnSignal(int) { stop_requested = true; }
 
-int Main(int argc, char** argv) {
-  CLI::App app{"tailsweep-coordinator: leases sweep jobs to workers over gRPC"};
+// What the command line says.
+struct Flags {
   std::string db_path, listen = "127.0.0.1:50551", data_dir;
   int64_t max_attempts = 3, max_checkpoint_bytes = int64_t{4} << 30;
   int64_t lease_grace_ms = StoreOptions{}.lease_grace_ms;
   int max_message_bytes = 4 << 20;
   CheckpointBudget budget;
   std::string token_file, tls_cert, tls_key, log_level, http_listen;
+};
+
+void DefineFlags(CLI::App& app, Flags& f) {
   app.set_version_flag("--version",
                        std::string("tailsweep-coordinator ") + Version());
-  app.add_option("--db", db_path, "SQLite database file (created if missing)")
+  app.add_option("--db", f.db_path, "SQLite database file (created if missing)")
       ->required();
-  app.add_option("--listen", listen, "Address to serve on (default: loopback)")
+  app.add_option("--listen", f.listen,
+                 "Address to serve on (default: loopback)")
       ->capture_default_str();
   app.add_option(
-         "--data-dir", data_dir,
+         "--data-dir", f.data_dir,
          "Directory for checkpoints (DIR/checkpoints/JOB/EPOCH/step-N.pt)")
       ->required();
-  app.add_option("--max-attempts", max_attempts, "Attempts before a job fails")
+  app.add_option("--max-attempts", f.max_attempts,
+                 "Attempts before a job fails")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--lease-grace-ms", lease_grace_ms,
+  app.add_option("--lease-grace-ms", f.lease_grace_ms,
                  "How long past its deadline a lease expires (covers a "
                  "worker's longest training step plus a checkpoint write, so "
                  "a frozen worker's job has stopped itself first)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--max-checkpoint-bytes", max_checkpoint_bytes,
+  app.add_option("--max-checkpoint-bytes", f.max_checkpoint_bytes,
                  "Largest checkpoint accepted")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--max-data-bytes", budget.max_data_bytes,
+  app.add_option("--max-data-bytes", f.budget.max_data_bytes,
                  "Most bytes of checkpoints kept under --data-dir; to make "
                  "room, those no job needs are pruned first, then uploads "
                  "are refused (0: no budget)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--min-free-bytes", budget.min_free_bytes,
+  app.add_option("--min-free-bytes", f.budget.min_free_bytes,
                  "Free space kept on --data-dir's filesystem (for the "
                  "database): checkpoints that would leave less are refused")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--max-message-bytes", max_message_bytes,
+  app.add_option("--max-message-bytes", f.max_message_bytes,
                  "Largest request accepted (RESOURCE_EXHAUSTED above)")
       ->check(CLI::Range(1 << 16, 1 << 30))
       ->capture_default_str();
-  app.add_option("--token-file", token_file,
+  app.add_option("--token-file", f.token_file,
                  "Require 'authorization: Bearer TOKEN' on every call (the "
                  "token is the file's first line); turns reflection off");
-  app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve TLS");
-  app.add_option("--tls-key", tls_key, "PEM private key of --tls-cert");
-  app.add_option("--http-listen", http_listen,
+  app.add_option("--tls-cert", f.tls_cert, "PEM certificate chain: serve TLS");
+  app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
+  app.add_option("--http-listen", f.http_listen,
                  "Also serve the live dashboard, the JSON API under /api/ and "
                  "Prometheus' /metrics on HOST:PORT (read-only; the same "
                  "token, and TLS when gRPC has it; off by default)");
-  app.add_option("--log-level", log_level,
+  app.add_option("--log-level", f.log_level,
                  std::string("Log level: ") + kLogLevels +
                      " (default: SPDLOG_LEVEL, else info)");
   // Every option also from the environment: --data-dir from
@@ -104,122 +109,41 @@ int Main(int argc, char** argv) {
     for (char& c : env) c = c == '-' ? '_' : static_cast<char>(std::toupper(c));
     option->envname(env);
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "tailsweep-coordinator: %s (see --help)\n", e.what());
-    return 2;
+}
+
+// Plain, or TLS with --tls-cert and --tls-key.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
+    const Flags& f) {
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
-  if (absl::Status s = InitLogging("coordinator", log_level); !s.ok()) {
-    std::fprintf(stderr, "tailsweep-coordinator: %s\n",
-                 std::string(s.message()).c_str());
-    return 2;
-  }
-  if (tls_cert.empty() != tls_key.empty()) {
-    spdlog::error("--tls-cert and --tls-key go together");
-    return 2;
-  }
-  std::string token;
-  if (!token_file.empty()) {
-    absl::StatusOr<std::string> t = ReadTokenFile(token_file);
-    if (!t.ok()) {
-      spdlog::error("{}", std::string(t.status().message()).c_str());
-      return 2;
+  if (f.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  for (auto [path, out] : {std::pair{&f.tls_cert, &pair.cert_chain},
+                           std::pair{&f.tls_key, &pair.private_key}}) {
+    std::ifstream in(*path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || text.str().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read ", *path));
     }
-    token = *t;
+    *out = text.str();
   }
-  std::shared_ptr<grpc::ServerCredentials> credentials =
-      grpc::InsecureServerCredentials();
-  if (!tls_cert.empty()) {
-    grpc::SslServerCredentialsOptions ssl;
-    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    for (auto [path, out] : {std::pair{&tls_cert, &pair.cert_chain},
-                             std::pair{&tls_key, &pair.private_key}}) {
-      std::ifstream in(*path);
-      std::stringstream text;
-      text << in.rdbuf();
-      if (!in || text.str().empty()) {
-        spdlog::error("cannot read {}", path->c_str());
-        return 2;
-      }
-      *out = text.str();
-    }
-    ssl.pem_key_cert_pairs.push_back(pair);
-    credentials = grpc::SslServerCredentials(ssl);
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
-  if (ec) {
-    spdlog::error("--data-dir {}: {}", data_dir.c_str(), ec.message().c_str());
-    return 2;
-  }
-  SystemClock clock;
-  StoreOptions options;
-  options.max_attempts = max_attempts;
-  options.lease_grace_ms = lease_grace_ms;
-  absl::StatusOr<std::unique_ptr<Store>> store =
-      Store::Open(db_path, &clock, options);
-  if (!store.ok()) {
-    spdlog::error("{}", std::string(store.status().message()).c_str());
-    return 1;
-  }
-  CheckpointStore checkpoints(store->get(), data_dir, budget);
-  Telemetry telemetry(db_path);
-  ServiceOptions service_options;
-  service_options.max_checkpoint_bytes = max_checkpoint_bytes;
-  service_options.token = token;
-  service_options.telemetry = &telemetry;
-  CoordinatorService service(store->get(), &checkpoints, service_options);
-  HealthService health(store->get(), token);
-  // Reflection cannot ask for the token: with one, it is off.
-  if (token.empty()) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(listen, credentials, &port);
-  builder.SetMaxReceiveMessageSize(max_message_bytes);
-  builder.RegisterService(&service);
-  builder.RegisterService(&health);
-  std::vector<
-      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-      interceptors;
-  interceptors.push_back(telemetry.InterceptorFactory());
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    spdlog::error("cannot listen on {}", listen.c_str());
-    return 1;
-  }
-  std::unique_ptr<HttpGateway> gateway;
-  if (!http_listen.empty()) {
-    HttpGatewayOptions http;
-    http.listen = http_listen;
-    http.token = token;
-    http.tls_cert_file = tls_cert;
-    http.tls_key_file = tls_key;
-    absl::StatusOr<std::unique_ptr<HttpGateway>> g = HttpGateway::Start(
-        http, server->InProcessChannel(grpc::ChannelArguments()),
-        [&] { return telemetry.Text(**store); });
-    if (!g.ok()) {
-      spdlog::error("{}", std::string(g.status().message()));
-      return 2;
-    }
-    gateway = std::move(*g);
-    spdlog::info("dashboard on http{}://{} (HTTP port {})",
-                 tls_cert.empty() ? "" : "s", http_listen, gateway->port());
-  }
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
-  spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}{}), db {}",
-               Version(), listen, port, tls_cert.empty() ? "" : ", TLS",
-               token.empty() ? "" : ", token", db_path);
+  ssl.pem_key_cert_pairs.push_back(pair);
+  return grpc::SslServerCredentials(ssl);
+}
+
+// Expires leases once a second until SIGTERM or SIGINT.
+void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
+                              Clock* clock) {
   LeaseExpiry expiry(
       [&](int64_t now, std::vector<Store::ExpiredLease>* out) {
-        absl::StatusOr<int64_t> n = (*store)->ExpireLeases(now, out);
+        absl::StatusOr<int64_t> n = store.ExpireLeases(now, out);
         telemetry.LeasesExpired(static_cast<int64_t>(out->size()));
         return n;
       },
-      [&](int64_t now) { (*store)->RestartLeaseClocks(now); }, &clock,
+      [&](int64_t now) { store.RestartLeaseClocks(now); }, clock,
       [](int64_t ms) {
         for (int64_t waited = 0; waited < ms && !stop_requested;
              waited += 100) {
@@ -229,8 +153,116 @@ int Main(int argc, char** argv) {
       },
       /*period_ms=*/1000);
   expiry.Run();
+}
+
+// The dashboard, JSON API and /metrics with --http-listen; null without.
+absl::StatusOr<std::unique_ptr<HttpGateway>> StartDashboard(
+    const Flags& f, const std::string& token, grpc::Server& server,
+    Telemetry& telemetry, Store& store) {
+  if (f.http_listen.empty()) return nullptr;
+  HttpGatewayOptions http;
+  http.listen = f.http_listen;
+  http.token = token;
+  http.tls_cert_file = f.tls_cert;
+  http.tls_key_file = f.tls_key;
+  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway = HttpGateway::Start(
+      http, server.InProcessChannel(grpc::ChannelArguments()),
+      [&telemetry, &store] { return telemetry.Text(store); });
+  if (!gateway.ok()) return gateway.status();
+  spdlog::info("dashboard on http{}://{} (HTTP port {})",
+               f.tls_cert.empty() ? "" : "s", f.http_listen,
+               (*gateway)->port());
+  return gateway;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"tailsweep-coordinator: leases sweep jobs to workers over gRPC"};
+  Flags f;
+  DefineFlags(app, f);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "tailsweep-coordinator: %s (see --help)\n", e.what());
+    return 2;
+  }
+  if (absl::Status s = InitLogging("coordinator", f.log_level); !s.ok()) {
+    std::fprintf(stderr, "tailsweep-coordinator: %s\n",
+                 std::string(s.message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      Credentials(f);
+  if (!credentials.ok()) {
+    spdlog::error("{}", std::string(credentials.status().message()));
+    return 2;
+  }
+  std::string token;
+  if (!f.token_file.empty()) {
+    absl::StatusOr<std::string> t = ReadTokenFile(f.token_file);
+    if (!t.ok()) {
+      spdlog::error("{}", std::string(t.status().message()).c_str());
+      return 2;
+    }
+    token = *t;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(f.data_dir, ec);
+  if (ec) {
+    spdlog::error("--data-dir {}: {}", f.data_dir.c_str(),
+                  ec.message().c_str());
+    return 2;
+  }
+  SystemClock clock;
+  StoreOptions options;
+  options.max_attempts = f.max_attempts;
+  options.lease_grace_ms = f.lease_grace_ms;
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      Store::Open(f.db_path, &clock, options);
+  if (!store.ok()) {
+    spdlog::error("{}", std::string(store.status().message()).c_str());
+    return 1;
+  }
+  CheckpointStore checkpoints(store->get(), f.data_dir, f.budget);
+  Telemetry telemetry(f.db_path);
+  ServiceOptions service_options;
+  service_options.max_checkpoint_bytes = f.max_checkpoint_bytes;
+  service_options.token = token;
+  service_options.telemetry = &telemetry;
+  CoordinatorService service(store->get(), &checkpoints, service_options);
+  HealthService health(store->get(), token);
+  // Reflection cannot ask for the token: with one, it is off.
+  if (token.empty()) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(f.listen, *credentials, &port);
+  builder.SetMaxReceiveMessageSize(f.max_message_bytes);
+  builder.RegisterService(&service);
+  builder.RegisterService(&health);
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(telemetry.InterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::error("cannot listen on {}", f.listen.c_str());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway =
+      StartDashboard(f, token, *server, telemetry, **store);
+  if (!gateway.ok()) {
+    spdlog::error("{}", std::string(gateway.status().message()));
+    return 2;
+  }
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}{}), db {}",
+               Version(), f.listen, port, f.tls_cert.empty() ? "" : ", TLS",
+               token.empty() ? "" : ", token", f.db_path);
+  ExpireLeasesUntilStopped(**store, telemetry, &clock);
   spdlog::info("shutting down");
-  gateway.reset();
+  gateway->reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   return 0;
 }

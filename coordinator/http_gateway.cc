@@ -127,6 +127,83 @@ absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
   return v;
 }
 
+// The read calls, each with a minute's deadline and the token.
+ReadCalls CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
+  return ReadCalls{stub,
+                   [token] {
+                     auto ctx = std::make_unique<grpc::ClientContext>();
+                     ctx->set_deadline(std::chrono::system_clock::now() +
+                                       std::chrono::seconds(60));
+                     AddToken(ctx.get(), token);
+                     return ctx;
+                   },
+                   [](const grpc::Status& st) {
+                     return absl::Status(
+                         static_cast<absl::StatusCode>(st.error_code()),
+                         st.error_message());
+                   }};
+}
+
+// GET /api/sweeps/NAME/report[?group_by=K&points=N]: the report's data.
+void ServeReport(const ReadCalls& calls, const httplib::Request& req,
+                 httplib::Response& res) {
+  ReportOptions o;
+  if (req.has_param("group_by")) {
+    o.group_by = req.get_param_value("group_by");
+  }
+  absl::StatusOr<int64_t> points = IntParam(req, "points", 300);
+  if (!points.ok()) return SendError(res, points.status());
+  if (*points < 2 || *points > 10000) {
+    return SendError(
+        res, absl::InvalidArgumentError("query parameter 'points' must be in "
+                                        "[2, 10000]"));
+  }
+  o.curve_points = static_cast<int>(*points);
+  o.attention_points = std::max(2, o.curve_points / 3);
+  o.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  absl::StatusOr<std::string> doc = ReportJson(calls, req.matches[1], o);
+  if (!doc.ok()) return SendError(res, doc.status());
+  res.set_content(*doc, "application/json");
+}
+
+// GET /api/jobs/JOB/metrics[?names=a,b&step_min=&step_max=&max_points=]:
+// every page of the job's points.
+void ServeMetrics(const ReadCalls& calls, const httplib::Request& req,
+                  httplib::Response& res) {
+  v1::GetMetricsRequest r;
+  r.set_job_id(req.matches[1]);
+  if (req.has_param("names")) {
+    for (absl::string_view n :
+         absl::StrSplit(req.get_param_value("names"), ',', absl::SkipEmpty())) {
+      r.add_names(std::string(n));
+    }
+  }
+  for (auto [name, set] :
+       {std::pair<const char*, void (v1::GetMetricsRequest::*)(int64_t)>{
+            "step_min", &v1::GetMetricsRequest::set_step_min},
+        {"step_max", &v1::GetMetricsRequest::set_step_max}}) {
+    absl::StatusOr<int64_t> v = IntParam(req, name, 0);
+    if (!v.ok()) return SendError(res, v.status());
+    (r.*set)(*v);
+  }
+  absl::StatusOr<int64_t> max_points = IntParam(req, "max_points", 0);
+  if (!max_points.ok()) return SendError(res, max_points.status());
+  if (*max_points < 0 || *max_points > 10000) {
+    return SendError(
+        res, absl::InvalidArgumentError("query parameter 'max_points' must be "
+                                        "0 (every point) or in [2, 10000]"));
+  }
+  r.set_max_points(static_cast<int32_t>(*max_points));
+  absl::StatusOr<std::vector<v1::MetricPoint>> points =
+      GetAllMetrics(calls, std::move(r));
+  if (!points.ok()) return SendError(res, points.status());
+  v1::GetMetricsResponse all;
+  for (v1::MetricPoint& p : *points) *all.add_points() = std::move(p);
+  SendJson(res, all);
+}
+
 }  // namespace
 
 HttpGateway::HttpGateway(const HttpGatewayOptions& options,
@@ -190,60 +267,52 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   return g;
 }
 
+bool HttpGateway::Authorized(const httplib::Request& req,
+                             httplib::Response& res) {
+  std::string authorization = req.get_header_value("Authorization");
+  if (authorization.empty()) authorization = CookieAuthorization(req);
+  if (auth_.Check(authorization).ok()) return true;
+  SendError(res, absl::UnauthenticatedError(
+                     "missing or wrong token: send 'Authorization: Bearer "
+                     "TOKEN', or open /?token=TOKEN once in a browser"));
+  return false;
+}
+
+void HttpGateway::ServeIndex(const httplib::Request& req,
+                             httplib::Response& res) {
+  if (req.has_param("token")) {
+    // A browser's login: the token becomes a cookie, the address loses it.
+    if (!auth_.Check("Bearer " + req.get_param_value("token")).ok()) {
+      SendError(res, absl::UnauthenticatedError("wrong token"));
+      return;
+    }
+    res.set_header(
+        "Set-Cookie",
+        absl::StrCat(kCookie, "=", Hex(req.get_param_value("token")),
+                     "; Path=/; HttpOnly; SameSite=Strict",
+                     options_.tls_cert_file.empty() ? "" : "; Secure"));
+    res.set_redirect("/", 303);
+    return;
+  }
+  if (Authorized(req, res)) {
+    SendPage(res, {"tailsweep: sweeps", "", "/api/sweeps", true});
+  }
+}
+
 void HttpGateway::Route() {
   httplib::Server& s = *server_;
   // Every route: the token first.
   auto guarded = [this](auto handler) {
     return
         [this, handler](const httplib::Request& req, httplib::Response& res) {
-          std::string authorization = req.get_header_value("Authorization");
-          if (authorization.empty()) authorization = CookieAuthorization(req);
-          if (absl::Status st = auth_.Check(authorization); !st.ok()) {
-            SendError(res, absl::UnauthenticatedError(
-                               "missing or wrong token: send 'Authorization: "
-                               "Bearer TOKEN', or open /?token=TOKEN once in a "
-                               "browser"));
-            return;
-          }
-          handler(req, res);
+          if (Authorized(req, res)) handler(req, res);
         };
   };
   stub_ = v1::Coordinator::NewStub(channel_);
-  const std::string token = options_.token;
-  ReadCalls calls{stub_.get(),
-                  [token] {
-                    auto ctx = std::make_unique<grpc::ClientContext>();
-                    ctx->set_deadline(std::chrono::system_clock::now() +
-                                      std::chrono::seconds(60));
-                    AddToken(ctx.get(), token);
-                    return ctx;
-                  },
-                  [](const grpc::Status& st) {
-                    return absl::Status(
-                        static_cast<absl::StatusCode>(st.error_code()),
-                        st.error_message());
-                  }};
-  const bool tls = !options_.tls_cert_file.empty();
+  const ReadCalls calls = CallsWithToken(stub_.get(), options_.token);
 
-  s.Get("/", [this, guarded, tls](const httplib::Request& req,
-                                  httplib::Response& res) {
-    if (req.has_param("token")) {
-      // A browser's login: the token becomes a cookie, the address loses it.
-      if (!auth_.Check("Bearer " + req.get_param_value("token")).ok()) {
-        SendError(res, absl::UnauthenticatedError("wrong token"));
-        return;
-      }
-      res.set_header(
-          "Set-Cookie",
-          absl::StrCat(kCookie, "=", Hex(req.get_param_value("token")),
-                       "; Path=/; HttpOnly; SameSite=Strict",
-                       tls ? "; Secure" : ""));
-      res.set_redirect("/", 303);
-      return;
-    }
-    guarded([](const httplib::Request&, httplib::Response& r) {
-      SendPage(r, {"tailsweep: sweeps", "", "/api/sweeps", true});
-    })(req, res);
+  s.Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeIndex(req, res);
   });
   s.Get(R"(/sweeps/([^/]+))",
         guarded([](const httplib::Request& req, httplib::Response& res) {
@@ -293,61 +362,12 @@ void HttpGateway::Route() {
         }));
   s.Get(R"(/api/sweeps/([^/]+)/report)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          ReportOptions o;
-          if (req.has_param("group_by")) {
-            o.group_by = req.get_param_value("group_by");
-          }
-          absl::StatusOr<int64_t> points = IntParam(req, "points", 300);
-          if (!points.ok()) return SendError(res, points.status());
-          if (*points < 2 || *points > 10000) {
-            return SendError(res, absl::InvalidArgumentError(
-                                      "query parameter 'points' must be in "
-                                      "[2, 10000]"));
-          }
-          o.curve_points = static_cast<int>(*points);
-          o.attention_points = std::max(2, o.curve_points / 3);
-          o.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-          absl::StatusOr<std::string> doc =
-              ReportJson(calls, req.matches[1], o);
-          if (!doc.ok()) return SendError(res, doc.status());
-          res.set_content(*doc, "application/json");
+          ServeReport(calls, req, res);
         }));
-  s.Get(
-      R"(/api/jobs/([^/]+)/metrics)",
-      guarded([calls](const httplib::Request& req, httplib::Response& res) {
-        v1::GetMetricsRequest r;
-        r.set_job_id(req.matches[1]);
-        if (req.has_param("names")) {
-          for (absl::string_view n : absl::StrSplit(
-                   req.get_param_value("names"), ',', absl::SkipEmpty())) {
-            r.add_names(std::string(n));
-          }
-        }
-        for (auto [name, set] :
-             {std::pair<const char*, void (v1::GetMetricsRequest::*)(int64_t)>{
-                  "step_min", &v1::GetMetricsRequest::set_step_min},
-              {"step_max", &v1::GetMetricsRequest::set_step_max}}) {
-          absl::StatusOr<int64_t> v = IntParam(req, name, 0);
-          if (!v.ok()) return SendError(res, v.status());
-          (r.*set)(*v);
-        }
-        absl::StatusOr<int64_t> max_points = IntParam(req, "max_points", 0);
-        if (!max_points.ok()) return SendError(res, max_points.status());
-        if (*max_points < 0 || *max_points > 10000) {
-          return SendError(res, absl::InvalidArgumentError(
-                                    "query parameter 'max_points' must be "
-                                    "0 (every point) or in [2, 10000]"));
-        }
-        r.set_max_points(static_cast<int32_t>(*max_points));
-        absl::StatusOr<std::vector<v1::MetricPoint>> points =
-            GetAllMetrics(calls, std::move(r));
-        if (!points.ok()) return SendError(res, points.status());
-        v1::GetMetricsResponse all;
-        for (v1::MetricPoint& p : *points) *all.add_points() = std::move(p);
-        SendJson(res, all);
-      }));
+  s.Get(R"(/api/jobs/([^/]+)/metrics)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          ServeMetrics(calls, req, res);
+        }));
   s.Get("/metrics",
         guarded([this](const httplib::Request&, httplib::Response& res) {
           res.set_content(metrics_text_(), "text/plain; version=0.0.4");

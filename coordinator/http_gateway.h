@@ -5,8 +5,8 @@
 // --http-listen; cpp-httplib): the live dashboard, a JSON API over the read
 // RPCs, and Prometheus' /metrics. It reads through the coordinator's own
 // gRPC service over an in-process channel, so the API answers exactly what
-// the RPCs answer (paging, validation, errors). Routes (README, "Dashboard
-// and HTTP API"):
+// the RPCs answer (paging, validation, errors). Routes (docs/operations.md,
+// "Dashboard, HTTP API and Prometheus"):
 //   GET /                          the sweeps, live
 //   GET /sweeps/NAME               a sweep's report page, live
 //   GET /api/sweeps                ListSweeps
@@ -39,6 +39,8 @@
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }  // namespace httplib
 
 namespace tailsweep {
@@ -68,6 +70,11 @@ class HttpGateway {
               std::shared_ptr<grpc::Channel> channel,
               std::function<std::string()> metrics_text);
   void Route();
+  // Whether the request carries the token (a header or the login cookie);
+  // if not, answers 401 itself.
+  bool Authorized(const httplib::Request& req, httplib::Response& res);
+  // GET /: the sweeps page, or a browser's login with ?token=.
+  void ServeIndex(const httplib::Request& req, httplib::Response& res);
 
   HttpGatewayOptions options_;
   TokenAuth auth_;

@@ -135,79 +135,82 @@ absl::StatusOr<ChannelOptions> WaitForRunDir(const std::string& dir) {
   }
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{"tailsweep-worker: runs sweep jobs leased from the coordinator"};
+// What the command line says, before it is resolved against the machine.
+struct Flags {
   std::string coordinator = "127.0.0.1:50551", devices = "auto", work_dir,
-              token_file, tls_ca, log_level;
+              token_file, tls_ca, log_level, run_dir;
   bool version = false;
+  int64_t lease_margin_ms = -1;
+  double shutdown_grace_s = 0, end_margin_s = 0;
   WorkerOptions options;
-  app.add_option("--coordinator", coordinator, "Coordinator address")
+};
+
+void DefineFlags(CLI::App& app, Flags& f) {
+  f.shutdown_grace_s = f.options.shutdown_grace_ms / 1000.0;
+  f.end_margin_s = f.options.end_margin_ms / 1000.0;
+  app.add_option("--coordinator", f.coordinator, "Coordinator address")
       ->envname("TAILSWEEP_COORDINATOR")
       ->capture_default_str();
-  app.add_option("--devices", devices, "auto, cpu, or cuda:0,cuda:1,...")
+  app.add_option("--devices", f.devices, "auto, cpu, or cuda:0,cuda:1,...")
       ->envname("TAILSWEEP_DEVICES")
       ->capture_default_str();
-  app.add_option("--slots-per-device", options.slots_per_device,
+  app.add_option("--slots-per-device", f.options.slots_per_device,
                  "Jobs per device")
       ->envname("TAILSWEEP_SLOTS_PER_DEVICE")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--work-dir", work_dir,
+  app.add_option("--work-dir", f.work_dir,
                  "Job directories (default: ./tailsweep-work)")
       ->envname("TAILSWEEP_WORK_DIR");
-  app.add_option("--lease-ms", options.lease_ms, "Lease length to ask for")
+  app.add_option("--lease-ms", f.options.lease_ms, "Lease length to ask for")
       ->envname("TAILSWEEP_LEASE_MS")
       ->check(CLI::Range(int64_t{1000}, int64_t{3600000}))
       ->capture_default_str();
-  int64_t lease_margin_ms = -1;
-  app.add_option("--lease-margin-ms", lease_margin_ms,
+  app.add_option("--lease-margin-ms", f.lease_margin_ms,
                  "How long before the lease runs out on this worker's clock "
                  "a job that could not renew it stops itself (default: a "
                  "sixth of --lease-ms, at most 5000)")
       ->envname("TAILSWEEP_LEASE_MARGIN_MS")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--poll-ms", options.poll_ms,
+  app.add_option("--poll-ms", f.options.poll_ms,
                  "Pause between rounds (lease, relay, report)")
       ->envname("TAILSWEEP_POLL_MS")
       ->check(CLI::Range(int64_t{10}, int64_t{60000}))
       ->capture_default_str();
-  app.add_option("--rpc-timeout-ms", options.rpc_timeout_ms,
+  app.add_option("--rpc-timeout-ms", f.options.rpc_timeout_ms,
                  "Deadline of each call to the coordinator")
       ->envname("TAILSWEEP_RPC_TIMEOUT_MS")
       ->check(CLI::Range(int64_t{100}, int64_t{600000}))
       ->capture_default_str();
-  app.add_option("--threads-per-slot", options.threads_per_slot,
+  app.add_option("--threads-per-slot", f.options.threads_per_slot,
                  "Torch threads per job (default: cores / slots)")
       ->envname("TAILSWEEP_THREADS_PER_SLOT");
   // --tailsweep-bin and TAILSWEEP_BIN: the names before tailsweep-lab
   // existed (tailsweep hands `lab` over to it, so either still works).
-  app.add_option("--lab-bin,--tailsweep-bin", options.lab_bin,
+  app.add_option("--lab-bin,--tailsweep-bin", f.options.lab_bin,
                  "The executable that runs jobs: tailsweep-lab (default: "
                  "next to this one; TAILSWEEP_BIN also read)")
       ->envname("TAILSWEEP_LAB_BIN");
-  std::string run_dir;
-  app.add_option("--run-dir", run_dir,
+  app.add_option("--run-dir", f.run_dir,
                  "A `tailsweep slurm up` run directory: the coordinator's "
                  "address, token and CA come from it (waits for the address "
                  "to appear); overrides --coordinator, --token-file, --tls-ca")
       ->envname("TAILSWEEP_RUN_DIR");
-  app.add_option("--token-file", token_file,
+  app.add_option("--token-file", f.token_file,
                  "Bearer token for a coordinator started with --token-file")
       ->envname("TAILSWEEP_TOKEN_FILE")
       ->check(CLI::ExistingFile);
-  app.add_option("--tls-ca", tls_ca, "PEM CA file: connect with TLS")
+  app.add_option("--tls-ca", f.tls_ca, "PEM CA file: connect with TLS")
       ->envname("TAILSWEEP_TLS_CA")
       ->check(CLI::ExistingFile);
-  double shutdown_grace_s = options.shutdown_grace_ms / 1000.0;
-  app.add_option("--shutdown-grace", shutdown_grace_s,
+  app.add_option("--shutdown-grace", f.shutdown_grace_s,
                  "Seconds that running jobs get, after SIGTERM or SIGUSR1, to "
                  "checkpoint and be given back (keep it below Slurm's "
                  "KillWait, or the --signal lead time)")
       ->envname("TAILSWEEP_SHUTDOWN_GRACE")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
-  double end_margin_s = options.end_margin_ms / 1000.0;
-  app.add_option("--end-margin", end_margin_s,
+  app.add_option("--end-margin", f.end_margin_s,
                  "With an allocation end (SLURM_JOB_END_TIME or "
                  "TAILSWEEP_ALLOCATION_END, Unix seconds): lease no job once "
                  "the end is nearer than this many seconds, or than the "
@@ -215,32 +218,23 @@ int Main(int argc, char** argv) {
       ->envname("TAILSWEEP_END_MARGIN")
       ->check(CLI::Range(0.0, 7.0 * 86400))
       ->capture_default_str();
-  app.add_flag("--exit-when-idle", options.exit_when_idle,
+  app.add_flag("--exit-when-idle", f.options.exit_when_idle,
                "Exit once no job runs here and the coordinator has none "
                "queued or leased (a job waiting out a retry's backoff, or "
                "running on another worker that may fail, keeps it waiting)")
       ->envname("TAILSWEEP_EXIT_WHEN_IDLE");
-  app.add_option("--log-level", log_level,
+  app.add_option("--log-level", f.log_level,
                  absl::StrCat("One of ", kLogLevels,
                               " (default: SPDLOG_LEVEL, else info)"))
       ->envname("TAILSWEEP_LOG_LEVEL");
-  app.add_flag("--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "tailsweep-worker: %s (see --help)\n", e.what());
-    return 2;
-  }
-  if (version) {
-    std::printf("tailsweep-worker %s\n", Version());
-    return 0;
-  }
-  if (absl::Status s = InitLogging("worker", log_level); !s.ok()) {
-    std::fprintf(stderr, "tailsweep-worker: %s\n",
-                 std::string(s.message()).c_str());
-    return 2;
-  }
+  app.add_flag("--version", f.version, "Print the version and exit");
+}
+
+// Fills in what the flags leave to the machine (the lab binary, the
+// devices, the allocation, threads and margins); InvalidArgument, naming
+// the flag, for what cannot be.
+absl::Status ResolveOptions(Flags& f) {
+  WorkerOptions& options = f.options;
   if (options.lab_bin.empty() && std::getenv("TAILSWEEP_BIN") != nullptr) {
     options.lab_bin = std::getenv("TAILSWEEP_BIN");
   }
@@ -250,27 +244,24 @@ int Main(int argc, char** argv) {
          "tailsweep-lab")
             .string();
   }
-  options.work_dir = work_dir.empty() ? "tailsweep-work" : work_dir;
+  options.work_dir = f.work_dir.empty() ? "tailsweep-work" : f.work_dir;
   absl::StatusOr<std::vector<std::string>> found =
-      ParseDevices(devices, options.lab_bin, options.work_dir);
+      ParseDevices(f.devices, options.lab_bin, options.work_dir);
   if (!found.ok()) {
-    spdlog::error("--devices: {}", std::string(found.status().message()));
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--devices: ", found.status().message()));
   }
   options.devices = *found;
   absl::StatusOr<Allocation> allocation = ReadAllocationFromProcess();
-  if (!allocation.ok()) {
-    spdlog::error("{}", std::string(allocation.status().message()));
-    return 2;
-  }
+  if (!allocation.ok()) return allocation.status();
   options.allocation = *allocation;
   for (const std::string& device : options.devices) {
     if (device == "cpu") continue;
     absl::StatusOr<std::string> visible =
         VisibleDeviceFor(options.allocation, device);
     if (!visible.ok()) {
-      spdlog::error("--devices: {}", std::string(visible.status().message()));
-      return 2;
+      return absl::InvalidArgumentError(
+          absl::StrCat("--devices: ", visible.status().message()));
     }
   }
   const int slots =
@@ -284,57 +275,46 @@ int Main(int argc, char** argv) {
         options.threads_per_slot, slots, options.allocation.cpus,
         options.allocation.cpus_from);
   }
-  options.shutdown_grace_ms = static_cast<int64_t>(shutdown_grace_s * 1000);
-  options.end_margin_ms = static_cast<int64_t>(end_margin_s * 1000);
-  options.lease_margin_ms = lease_margin_ms >= 0
-                                ? lease_margin_ms
+  options.shutdown_grace_ms = static_cast<int64_t>(f.shutdown_grace_s * 1000);
+  options.end_margin_ms = static_cast<int64_t>(f.end_margin_s * 1000);
+  options.lease_margin_ms = f.lease_margin_ms >= 0
+                                ? f.lease_margin_ms
                                 : std::min<int64_t>(5000, options.lease_ms / 6);
   if (options.lease_margin_ms >= options.lease_ms / 2) {
-    spdlog::error("--lease-margin-ms {} must be below half of --lease-ms {}",
-                  options.lease_margin_ms, options.lease_ms);
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lease-margin-ms ", options.lease_margin_ms,
+                     " must be below half of --lease-ms ", options.lease_ms));
   }
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGUSR1, OnSignal);
-  if (!run_dir.empty()) {
-    absl::StatusOr<ChannelOptions> from = WaitForRunDir(run_dir);
-    if (!from.ok()) {
-      spdlog::error("--run-dir: {}", std::string(from.status().message()));
-      return 1;
-    }
-    coordinator = from->address;
-    token_file = from->token_file;
-    tls_ca = from->tls_ca;
-  }
-  options.worker_id = UniqueWorkerId();
+  return absl::OkStatus();
+}
+
+// Dials the coordinator and reads the token: the link the worker calls
+// through. A run directory's coordinator may come back elsewhere after a
+// requeue: the worker then follows its address file
+// (worker/coordinator_link.h).
+absl::StatusOr<std::unique_ptr<CoordinatorLink>> Connect(Flags& f,
+                                                         Clock* clock) {
   const DialCoordinator dial =
-      GrpcDial(std::min<int64_t>(4000, options.lease_ms / 4));
-  const ChannelOptions at{coordinator, token_file, tls_ca};
+      GrpcDial(std::min<int64_t>(4000, f.options.lease_ms / 4));
+  const ChannelOptions at{f.coordinator, f.token_file, f.tls_ca};
   absl::StatusOr<std::shared_ptr<const CoordinatorStubs>> stubs = dial(at);
+  if (!stubs.ok()) return stubs.status();
   absl::StatusOr<std::string> token =
-      token_file.empty() ? std::string() : ReadTokenFile(token_file);
-  if (!stubs.ok() || !token.ok()) {
-    spdlog::error(
-        "{}",
-        std::string((!stubs.ok() ? stubs.status() : token.status()).message()));
-    return 2;
-  }
-  options.token = *token;
-  SystemClock clock;
-  // A run directory's coordinator may come back elsewhere after a requeue:
-  // the worker follows its address file (worker/coordinator_link.h).
-  std::unique_ptr<CoordinatorLink> link;
-  if (run_dir.empty()) {
-    link = std::make_unique<FixedLink>(*std::move(stubs));
-  } else {
-    link = std::make_unique<RunDirLink>(run_dir, coordinator, *std::move(stubs),
-                                        dial, &clock, kRunDirRereadMs);
-  }
+      f.token_file.empty() ? std::string() : ReadTokenFile(f.token_file);
+  if (!token.ok()) return token.status();
+  f.options.token = *token;
+  if (f.run_dir.empty()) return std::make_unique<FixedLink>(*std::move(stubs));
+  return std::make_unique<RunDirLink>(f.run_dir, f.coordinator,
+                                      *std::move(stubs), dial, clock,
+                                      kRunDirRereadMs);
+}
+
+void LogStart(const Flags& f) {
+  const WorkerOptions& options = f.options;
   spdlog::info(
       "tailsweep-worker {} ({}): coordinator {}, devices {} x {} slot(s), "
       "{} thread(s) per slot of {} CPU(s) ({}){}",
-      options.worker_id, Version(), coordinator,
+      options.worker_id, Version(), f.coordinator,
       absl::StrJoin(options.devices, ","), options.slots_per_device,
       options.threads_per_slot, options.allocation.cpus,
       options.allocation.cpus_from,
@@ -346,10 +326,57 @@ int Main(int argc, char** argv) {
         "the allocation ends in {} s",
         (options.allocation.end_wall_ms - SystemClock().WallMs()) / 1000);
   }
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"tailsweep-worker: runs sweep jobs leased from the coordinator"};
+  Flags f;
+  DefineFlags(app, f);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "tailsweep-worker: %s (see --help)\n", e.what());
+    return 2;
+  }
+  if (f.version) {
+    std::printf("tailsweep-worker %s\n", Version());
+    return 0;
+  }
+  if (absl::Status s = InitLogging("worker", f.log_level); !s.ok()) {
+    std::fprintf(stderr, "tailsweep-worker: %s\n",
+                 std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::Status s = ResolveOptions(f); !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return 2;
+  }
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGUSR1, OnSignal);
+  if (!f.run_dir.empty()) {
+    absl::StatusOr<ChannelOptions> from = WaitForRunDir(f.run_dir);
+    if (!from.ok()) {
+      spdlog::error("--run-dir: {}", std::string(from.status().message()));
+      return 1;
+    }
+    f.coordinator = from->address;
+    f.token_file = from->token_file;
+    f.tls_ca = from->tls_ca;
+  }
+  f.options.worker_id = UniqueWorkerId();
+  SystemClock clock;
+  absl::StatusOr<std::unique_ptr<CoordinatorLink>> link = Connect(f, &clock);
+  if (!link.ok()) {
+    spdlog::error("{}", std::string(link.status().message()));
+    return 2;
+  }
+  LogStart(f);
   ChildProcessLauncher launcher;
   LocalJobFiles files;
   ThreadTaskRunner tasks;
-  Worker worker(link.get(), &clock, &launcher, &files, &tasks, options);
+  Worker worker(link->get(), &clock, &launcher, &files, &tasks, f.options);
   worker.Run(stop_signal);
   spdlog::info("exiting ({} done, {} failed)", worker.jobs_completed(),
                worker.jobs_failed());
