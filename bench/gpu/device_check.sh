@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/gpu/device_check.sh [--rehearse] [PACK_DIR]: tailsweep on a GPU node
-# that has none of our Debian packages, in one call (README, "GPU nodes"):
+# that has none of our Debian packages, in one call (docs/operations.md, "GPU nodes"):
 #
 #   1. probes: GPU, torch version and ABI, nvcc, g++, cmake, OS
 #   2. configures and builds the torch-only tree (-DTAILSWEEP_TORCH_ONLY=ON)
@@ -176,7 +176,22 @@ sweep() {
     sleep 0.2
   done
   [ $ok = 1 ] || return 1
-  "${services_env[@]}" "$bin/tailsweep" watch gpu-check --interval 5 || true
+  # Watched until done; a worker that exits first (no device found, a
+  # library missing, the lab binary not built) leaves nothing to watch:
+  # the sweep fails at once instead of waiting out the device time.
+  "${services_env[@]}" "$bin/tailsweep" watch gpu-check --interval 5 &
+  local watch=$!
+  while kill -0 "$watch" 2> /dev/null; do
+    if ! kill -0 "${pids[1]}" 2> /dev/null; then
+      echo "the worker exited before the sweep was done:"
+      tail -5 "$logs/worker.log"
+      kill "$watch" 2> /dev/null
+      wait "$watch" 2> /dev/null
+      return 1
+    fi
+    sleep 1
+  done
+  wait "$watch" || true
   "${services_env[@]}" "$bin/tailsweep" results gpu-check |
     tee "$logs/results_table.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || return 1
