@@ -9,7 +9,7 @@ the main command builds; tests, bench, fuzz), then the N slowest steps.
 A step's seconds are wall seconds under ninja's parallelism: on 2 cores
 with ninja's default -j4 they are about twice its CPU seconds, so compare
 two builds only when both ran the same way (or time the whole build with
-`/usr/bin/time` for CPU seconds; README, "Building").
+`/usr/bin/time` for CPU seconds; docs/development.md, "Compile time").
 """
 import argparse
 import collections

@@ -52,5 +52,5 @@ done
 "$bin/tailsweep" watch "$name" --interval 1
 "$bin/tailsweep" report "$name" --out "$dir/report" 2>/dev/null
 "$bin/tailsweep" results "$name"
-echo "database: $dir/tailsweep.db (schema in README.md); logs: $dir/*.log"
+echo "database: $dir/tailsweep.db (schema in docs/cli.md); logs: $dir/*.log"
 echo "report: $dir/report/report.html (figures per cell; opens offline)"

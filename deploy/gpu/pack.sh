@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy/gpu/pack.sh [BUILD_DIR] [PACK_DIR]: the folder a GPU node without
 # our Debian packages needs beside the source tree (bench/gpu/device_check.sh
-# uses it; README, "GPU nodes"):
+# uses it; docs/operations.md, "GPU nodes"):
 #
 #   PACK_DIR/deps.tar.gz      the torch-only build's dependencies, copied from
 #                             this machine's Debian packages (abseil, CLI11,

@@ -305,7 +305,7 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
   EXPECT_EQ(counts.queued, 3);
   TS_ASSERT_OK_AND_ASSIGN(std::string check, store_->IntegrityCheck());
   EXPECT_EQ(check, "ok");
-  // The schema is queryable with plain SQL, as the README documents.
+  // The schema is queryable with plain SQL, as docs/cli.md documents.
   const testing::CommandResult q =
       testing::RunCommand("sqlite3 " + dir_ +
                           "/tailsweep.db \"SELECT state, COUNT(*) FROM jobs "

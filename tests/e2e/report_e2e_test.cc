@@ -311,8 +311,8 @@ TEST_F(ReportE2E, TheLivePageShowsANewPointWithoutAReload) {
   EXPECT_EQ(seen.value("charts", 0), 2);  // loss and spread ratio so far
   // The open page drew the point by itself. How soon is reported, not
   // asserted: the page refetches every max(1 s, 4x its last fetch), which
-  // on a loaded machine is load, not a fault (README: "within about a
-  // second" when unloaded).
+  // on a loaded machine is load, not a fault (docs/operations.md: "within
+  // about a second" when unloaded).
   ASSERT_TRUE(seen["live_latency_ms"].is_number()) << seen.dump();
   std::fprintf(stderr, "live page showed the new point after %.0f ms\n",
                seen["live_latency_ms"].get<double>());
