@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "core/tail_testbed.h"
+#include "core/schema/tails_row.h"
 
 namespace tailsweep::cli {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "coordinator/store.h"
-#include "core/tail_testbed.h"
+#include "core/schema/tails_row.h"
 
 namespace tailsweep {
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/schema/tails_row.h"
 
 namespace tailsweep {
 
@@ -46,18 +47,6 @@ struct TailsConfig {
   // Called from the calling thread with (trials done, trials total); may be
   // empty.
   std::function<void(int64_t, int64_t)> progress;
-};
-
-// One (seam, budget, index) cell. Noise units: (mean_a - mean_a*) / sd_a*
-// with the reference index's mean and standard deviation over trials at the
-// same seam and budget.
-struct TailsRow {
-  double seam = 0;
-  int64_t n = 0;
-  double index = 0;
-  double ed_mean = 0, ed_sd = 0;
-  double w2_mean = 0, w2_sd = 0;
-  double ed_noise = 0, w2_noise = 0;
 };
 
 // Rows ordered by seam, then budget, then index (each as given). Runs the

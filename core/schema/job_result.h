@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/schema/metrics_line.h"
-#include "core/tail_testbed.h"
+#include "core/schema/tails_row.h"
 
 namespace tailsweep {
 

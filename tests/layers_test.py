@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The layering rule CMake cannot state (docs/architecture.md): no file of a
+torch-free target includes, directly or through other headers, anything of
+LibTorch - a <torch/...>, <ATen/...> or <c10/...> header, or a header of
+tailsweep_core (core/CMakeLists.txt), whose code needs LibTorch.
+
+The targets and their sources are read from the CMakeLists.txt files, so a
+new file or target is checked without editing this test. Exits 1 and prints
+each include chain that breaks the rule.
+
+  tests/layers_test.py [REPO_ROOT]
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(__file__), ".."))
+TORCH_TARGET = "tailsweep_core"
+# Targets that link LibTorch (through tailsweep_core) and may include it.
+TORCH_TARGETS = {TORCH_TARGET, "tailsweep-lab"}
+TORCH_SYSTEM = re.compile(r'#include\s*<(torch|ATen|c10)/')
+QUOTED = re.compile(r'#include\s*"([^"]+)"')
+TARGET = re.compile(r'add_(?:library|executable)\(\s*([\w-]+)\s+([^)]*)\)',
+                    re.S)
+
+
+def targets():
+    """{target: [source paths relative to ROOT]} from every CMakeLists.txt."""
+    out = {}
+    for folder in ("core", "proto", "coordinator", "worker", "cli", "report"):
+        path = os.path.join(ROOT, folder, "CMakeLists.txt")
+        text = re.sub(r"#.*", "", open(path).read())
+        for name, body in TARGET.findall(text):
+            files = [w for w in body.split()
+                     if w.endswith((".cc", ".h")) and "$" not in w]
+            out.setdefault(name, []).extend(
+                os.path.normpath(os.path.join(folder, f)) for f in files)
+    return out
+
+
+def main():
+    all_targets = targets()
+    torch_headers = {os.path.splitext(f)[0] + ".h"
+                     for f in all_targets.get(TORCH_TARGET, [])}
+    if not torch_headers:
+        print(f"no sources of {TORCH_TARGET} found in core/CMakeLists.txt")
+        return 1
+    seen = {}  # file -> the chain to torch from it, or None
+
+    def chain(path, stack):
+        if path in seen:
+            return seen[path]
+        seen[path] = None  # cycles end here
+        full = os.path.join(ROOT, path)
+        if not os.path.isfile(full):
+            return None  # generated (proto/*.pb.h) or a third party's
+        for line in open(full, errors="replace"):
+            if TORCH_SYSTEM.match(line.strip()):
+                seen[path] = [path, line.strip()]
+                return seen[path]
+            m = QUOTED.match(line.strip())
+            if not m:
+                continue
+            inc = os.path.normpath(m.group(1))
+            if inc in torch_headers:
+                seen[path] = [path, inc]
+                return seen[path]
+            if inc not in stack:
+                below = chain(inc, stack | {inc})
+                if below:
+                    seen[path] = [path] + below
+                    return seen[path]
+        return None
+
+    broken = 0
+    checked = 0
+    for target, sources in sorted(all_targets.items()):
+        if target in TORCH_TARGETS:
+            continue
+        for src in sources:
+            checked += 1
+            found = chain(src, {src})
+            if found:
+                broken += 1
+                print(f"{target}: {' -> '.join(found)}")
+    print(f"{checked} files of {len(all_targets) - len(TORCH_TARGETS)} "
+          f"torch-free targets checked; {broken} reach LibTorch")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
