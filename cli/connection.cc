@@ -29,16 +29,16 @@ std::string& RunDir() {
 
 // --run-dir, once: the run directory's address, token and CA replace the
 // other three.
-void ApplyRunDir() {
-  if (RunDir().empty()) return;
+absl::Status ApplyRunDir() {
+  if (RunDir().empty()) return absl::OkStatus();
   absl::StatusOr<ChannelOptions> from = RunDirChannel(RunDir());
   if (!from.ok()) {
-    std::fprintf(stderr, "tailsweep: --run-dir: %s\n",
-                 std::string(from.status().message()).c_str());
-    std::exit(2);
+    return absl::FailedPreconditionError(
+        absl::StrCat("--run-dir: ", from.status().message()));
   }
   Options() = *from;
   RunDir().clear();
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -67,29 +67,23 @@ void UseChannel(const ChannelOptions& channel) {
   Options() = channel;
 }
 
-const std::string& Connection::address() const {
-  ApplyRunDir();
-  return Options().address;
-}
+const std::string& Connection::address() const { return Options().address; }
 
-v1::Coordinator::Stub& Connection::Stub() {
+absl::StatusOr<v1::Coordinator::Stub*> Connection::Stub() {
   if (!stub_) {
-    ApplyRunDir();
+    if (absl::Status s = ApplyRunDir(); !s.ok()) return s;
     absl::StatusOr<Client> c = Connect(Options());
     if (!c.ok()) {  // an unreadable --token-file or --tls-ca
-      std::fprintf(stderr, "tailsweep: %s\n",
-                   std::string(c.status().message()).c_str());
-      std::exit(2);
+      return absl::FailedPreconditionError(c.status().message());
     }
     client_ = *c;
     stub_ = v1::Coordinator::NewStub(client_->channel);
   }
-  return *stub_;
+  return stub_.get();
 }
 
 std::unique_ptr<grpc::ClientContext> Connection::Context(
     std::chrono::seconds deadline) {
-  Stub();
   return client_->Context(deadline);
 }
 

@@ -31,13 +31,25 @@ void UseChannel(const ChannelOptions& channel);
 // One command's connection, made on first use.
 class Connection {
  public:
-  // Exits with status 2 and one line when --token-file or --tls-ca cannot
-  // be read.
-  v1::Coordinator::Stub& Stub();
-  // A context with the token and a deadline.
+  // The stub, connected on first use (--run-dir's address, token and CA,
+  // or the three options); FailedPrecondition (exit 2), naming the option,
+  // when --run-dir, --token-file or --tls-ca cannot be read.
+  absl::StatusOr<v1::Coordinator::Stub*> Stub();
+  // A context with the token and a deadline; after Stub() succeeded.
   std::unique_ptr<grpc::ClientContext> Context(
       std::chrono::seconds deadline = std::chrono::seconds(30));
   const std::string& address() const;
+
+  // One call, its answer checked (Check): connect, call with a context,
+  // answer the status.
+  template <typename Request, typename Response>
+  absl::Status Call(grpc::Status (v1::Coordinator::Stub::*method)(
+                        grpc::ClientContext*, const Request&, Response*),
+                    const Request& request, Response* response) {
+    absl::StatusOr<v1::Coordinator::Stub*> stub = Stub();
+    if (!stub.ok()) return stub.status();
+    return Check(((*stub)->*method)(Context().get(), request, response));
+  }
 
   // A gRPC answer as a status; UNAVAILABLE says how to reach the
   // coordinator.

@@ -53,16 +53,15 @@ RunFn DefineCurves(CLI::App& app) {
       v1::GetJobLogRequest find;
       find.set_job(f->target);
       v1::GetJobLogResponse job;
-      const grpc::Status found =
-          f->c.Stub().GetJobLog(f->c.Context().get(), find, &job);
-      if (found.error_code() == grpc::StatusCode::NOT_FOUND ||
-          found.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+      const absl::Status found =
+          f->c.Call(&v1::Coordinator::Stub::GetJobLog, find, &job);
+      if (absl::IsNotFound(found) || absl::IsInvalidArgument(found)) {
         return absl::NotFoundError(absl::StrCat(
             "'", f->target,
             "' is neither a sweep nor a job id (see tailsweep status, "
             "tailsweep jobs SWEEP)"));
       }
-      if (absl::Status s = f->c.Check(found); !s.ok()) return s;
+      if (!found.ok()) return found;
       targets.push_back({job.job_id(), ""});
     } else {
       return jobs.status();
@@ -111,7 +110,7 @@ RunFn DefineLogs(CLI::App& app) {
     req.set_job(f->job);
     v1::GetJobLogResponse log;
     if (absl::Status s =
-            f->c.Check(f->c.Stub().GetJobLog(f->c.Context().get(), req, &log));
+            f->c.Call(&v1::Coordinator::Stub::GetJobLog, req, &log);
         !s.ok()) {
       return s;
     }

@@ -4,20 +4,26 @@
 
 namespace tailsweep::cli {
 
-ReadCalls CallsOf(Connection& c) {
-  return {&c.Stub(), [&c] { return c.Context(); },
-          [&c](const grpc::Status& s) { return c.Check(s); }};
+absl::StatusOr<ReadCalls> CallsOf(Connection& c) {
+  absl::StatusOr<v1::Coordinator::Stub*> stub = c.Stub();
+  if (!stub.ok()) return stub.status();
+  return ReadCalls{*stub, [&c] { return c.Context(); },
+                   [&c](const grpc::Status& s) { return c.Check(s); }};
 }
 
 absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
                                                      const std::string& sweep,
                                                      const std::string& state) {
-  return tailsweep::ListAllJobs(CallsOf(c), sweep, state);
+  absl::StatusOr<ReadCalls> calls = CallsOf(c);
+  if (!calls.ok()) return calls.status();
+  return tailsweep::ListAllJobs(*calls, sweep, state);
 }
 
 absl::StatusOr<v1::GetResultsResponse> GetAllResults(
     Connection& c, v1::GetResultsRequest req) {
-  return tailsweep::GetAllResults(CallsOf(c), std::move(req));
+  absl::StatusOr<ReadCalls> calls = CallsOf(c);
+  if (!calls.ok()) return calls.status();
+  return tailsweep::GetAllResults(*calls, std::move(req));
 }
 
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
@@ -27,7 +33,9 @@ absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
   req.set_job_id(job_id);
   req.set_step_min(step_min);
   for (const std::string& n : names) req.add_names(n);
-  return tailsweep::GetAllMetrics(CallsOf(c), std::move(req));
+  absl::StatusOr<ReadCalls> calls = CallsOf(c);
+  if (!calls.ok()) return calls.status();
+  return tailsweep::GetAllMetrics(*calls, std::move(req));
 }
 
 }  // namespace tailsweep::cli

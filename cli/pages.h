@@ -14,7 +14,7 @@
 namespace tailsweep::cli {
 
 // The calls of `c`, for the functions of proto/paged_reads.h.
-ReadCalls CallsOf(Connection& c);
+absl::StatusOr<ReadCalls> CallsOf(Connection& c);
 
 // Every job of the sweep (only those in `state` unless empty), grid order.
 // The statuses of ListJobs.

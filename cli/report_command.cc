@@ -153,8 +153,9 @@ RunFn DefineReport(CLI::App& app) {
       if (!progress) progress = std::make_unique<Progress>("report", total);
       progress->Update(done, "jobs");
     };
-    absl::StatusOr<std::string> doc =
-        ReportJson(CallsOf(f->c), f->sweep, options);
+    absl::StatusOr<ReadCalls> calls = CallsOf(f->c);
+    if (!calls.ok()) return calls.status();
+    absl::StatusOr<std::string> doc = ReportJson(*calls, f->sweep, options);
     if (!doc.ok()) return doc.status();
     PageInput page;
     page.title = absl::StrCat("tailsweep: ", f->sweep);

@@ -47,7 +47,7 @@ absl::StatusOr<v1::GetSweepStatusResponse> GetStatus(Connection& c,
   req.set_sweep(sweep);
   v1::GetSweepStatusResponse resp;
   if (absl::Status s =
-          c.Check(c.Stub().GetSweepStatus(c.Context().get(), req, &resp));
+          c.Call(&v1::Coordinator::Stub::GetSweepStatus, req, &resp);
       !s.ok()) {
     return s;
   }
@@ -80,8 +80,8 @@ void WarnCoordinatorProblem(const std::string& problem) {
 
 absl::Status PrintSweeps(Connection& c, Format format) {
   v1::ListSweepsResponse resp;
-  if (absl::Status s =
-          c.Check(c.Stub().ListSweeps(c.Context().get(), {}, &resp));
+  if (absl::Status s = c.Call(&v1::Coordinator::Stub::ListSweeps,
+                              v1::ListSweepsRequest(), &resp);
       !s.ok()) {
     return s;
   }
@@ -235,9 +235,7 @@ RunFn DefineSweepAction(
     Request req;
     req.set_sweep(*sweep);
     Response resp;
-    if (absl::Status s =
-            c->Check((c->Stub().*call)(c->Context().get(), req, &resp));
-        !s.ok()) {
+    if (absl::Status s = c->Call(call, req, &resp); !s.ok()) {
       return s;
     }
     say(*sweep, resp);
@@ -278,8 +276,8 @@ RunFn DefineWorkers(CLI::App& app) {
   return [f]() -> absl::Status {
     v1::ListWorkersRequest req;
     v1::ListWorkersResponse resp;
-    if (absl::Status s = f->c.Check(
-            f->c.Stub().ListWorkers(f->c.Context().get(), req, &resp));
+    if (absl::Status s =
+            f->c.Call(&v1::Coordinator::Stub::ListWorkers, req, &resp);
         !s.ok()) {
       return s;
     }
