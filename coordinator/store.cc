@@ -114,6 +114,11 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 )sql";
 
+// " (N MB free)", or nothing when the free space is unknown.
+std::string SpaceNote(const absl::StatusOr<int64_t>& free) {
+  return free.ok() ? absl::StrCat(" (", Megabytes(*free), " free)") : "";
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
@@ -160,10 +165,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (!options.free_bytes) options.free_bytes = FreeBytes;
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   auto where = [dir, free_bytes = options.free_bytes] {
-    const absl::StatusOr<int64_t> free = free_bytes(dir);
-    return free.ok()
-               ? absl::StrCat(" at ", dir, " (", Megabytes(*free), " free)")
-               : absl::StrCat(" at ", dir);
+    return absl::StrCat(" at ", dir, SpaceNote(free_bytes(dir)));
   };
   return std::unique_ptr<Store>(new Store(
       std::make_unique<sql::BatchWriter>(std::move(*db), clock, where),
@@ -173,9 +175,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
 absl::Status Store::Healthy() const {
   const sql::BatchWriter::Health health = writer_->health();
   if (health.failure.ok()) return absl::OkStatus();
-  const absl::StatusOr<int64_t> free = options_.free_bytes(dir_);
-  const std::string space =
-      free.ok() ? absl::StrCat(" (", Megabytes(*free), " free)") : "";
+  const std::string space = SpaceNote(DirFreeBytes());
   if (health.corrupt) {
     return absl::DataLossError(
         absl::StrCat("the coordinator cannot write: the database in ", dir_,

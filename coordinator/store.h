@@ -360,6 +360,12 @@ class Store {
   // Times writes healed, and writes refused while they did not work.
   int64_t StorageHeals() const { return writer_->heals(); }
   int64_t StorageRefused() const { return writer_->refused(); }
+  // The database file's directory, and the free space there
+  // (StoreOptions::free_bytes).
+  const std::string& dir() const { return dir_; }
+  absl::StatusOr<int64_t> DirFreeBytes() const {
+    return options_.free_bytes(dir_);
+  }
   // Changes whenever a call that may change jobs' states, results or a
   // sweep's jobs has returned (leases, completions, failures, releases,
   // expiries, submits, cancels, resumes; not metrics, heartbeats or

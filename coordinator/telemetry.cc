@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "coordinator/store.h"
-#include "core/schema/disk_space.h"
 #include "core/schema/job_state.h"
 #include "core/schema/version.h"
 
@@ -223,10 +222,9 @@ std::string Telemetry::Text(Store& store) {
   }
   f_->healthy->Set(sweeps.ok() && store.Healthy().ok() ? 1 : 0);
   f_->refusals->Set(static_cast<double>(store.StorageRefused()));
-  const std::string dir =
-      std::filesystem::absolute(db_path_).parent_path().string();
-  if (absl::StatusOr<int64_t> free = FreeBytes(dir); free.ok()) {
-    f_->free_bytes->Add({{"path", dir}}).Set(static_cast<double>(*free));
+  if (absl::StatusOr<int64_t> free = store.DirFreeBytes(); free.ok()) {
+    f_->free_bytes->Add({{"path", store.dir()}})
+        .Set(static_cast<double>(*free));
   }
   for (const char* suffix : {"", "-wal"}) {
     std::error_code ec;
