@@ -10,6 +10,7 @@
 #include "coordinator/validate.h"
 #include "core/schema/logging.h"
 #include "proto/status_details.h"
+#include "proto/wire_records.h"
 
 namespace tailsweep {
 std::string Authorization(const grpc::ServerContext* ctx) {
@@ -19,20 +20,19 @@ std::string Authorization(const grpc::ServerContext* ctx) {
                         : std::string(it->second.data(), it->second.size());
 }
 
-grpc::Status ToGrpc(const absl::Status& status) {
+grpc::Status Answer(const absl::Status& status) {
   // The store says CANCELLED for a job the user cancelled only: marked, so
   // the holder can tell it from a call cut off in transport.
   if (status.code() == absl::StatusCode::kCancelled) {
-    return JobCancelledStatus(std::string(status.message()));
+    return ToGrpc(JobCancelledStatus(status.message()));
   }
   // A write the store refused for now (its disk is full): marked, so the
   // worker can say so rather than "unreachable".
   if (status.code() == absl::StatusCode::kUnavailable &&
       sql::StorageFaultOf(status) == sql::StorageFault::kTransient) {
-    return StorageRefusedStatus(std::string(status.message()));
+    return ToGrpc(StorageRefusedStatus(status.message()));
   }
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  return ToGrpc(status);
 }
 
 grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
@@ -43,11 +43,11 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
   const std::string source =
       req->source_name().empty() ? "spec" : req->source_name();
   absl::StatusOr<SweepSpec> spec = ParseSweepSpec(req->spec_yaml(), source);
-  if (!spec.ok()) return ToGrpc(spec.status());
+  if (!spec.ok()) return Answer(spec.status());
   absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
-  if (!jobs.ok()) return ToGrpc(jobs.status());
+  if (!jobs.ok()) return Answer(jobs.status());
   absl::StatusOr<SubmitResult> result = store_->SubmitSweep(*spec, *jobs);
-  if (!result.ok()) return ToGrpc(result.status());
+  if (!result.ok()) return Answer(result.status());
   resp->set_sweep(spec->name);
   resp->set_jobs_added(result->added);
   resp->set_jobs_existing(result->existing);
@@ -62,10 +62,10 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id(),
       {req->free_slots().begin(), req->free_slots().end()});
-  if (!leases.ok()) return ToGrpc(leases.status());
+  if (!leases.ok()) return Answer(leases.status());
   if (leases->empty()) {
     absl::StatusOr<bool> more = store_->HasUnfinishedJobs();
-    if (!more.ok()) return ToGrpc(more.status());
+    if (!more.ok()) return Answer(more.status());
     resp->set_unfinished_jobs(*more);
   }
   if (telemetry_)
@@ -101,7 +101,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
     spdlog::warn("{}: renewal by {} refused: {}",
                  JobTag(req->job_id(), req->epoch()), req->worker_id(),
                  deadline.status().ToString());
-    return ToGrpc(deadline.status());
+    return Answer(deadline.status());
   }
   resp->set_deadline_ms(*deadline);
   if (telemetry_) telemetry_->LeaseRenewed();
@@ -115,12 +115,10 @@ grpc::Status CoordinatorService::ReportMetrics(
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   std::vector<MetricPoint> points;
   points.reserve(req->points_size());
-  for (const v1::MetricPoint& p : req->points()) {
-    points.push_back({p.name(), p.step(), p.value()});
-  }
+  for (const v1::MetricPoint& p : req->points()) points.push_back(FromProto(p));
   absl::Status s =
       store_->AddMetrics(req->worker_id(), req->job_id(), req->epoch(), points);
-  if (!s.ok()) return ToGrpc(s);
+  if (!s.ok()) return Answer(s);
   if (telemetry_) telemetry_->PointsIngested(req->points_size());
   resp->set_seq(req->seq());
   return grpc::Status::OK;
@@ -142,7 +140,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                  JobTag(req->job_id(), req->epoch()), req->worker_id(),
                  s.ToString());
   }
-  return ToGrpc(s);
+  return Answer(s);
 }
 
 grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
@@ -153,7 +151,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
   spdlog::warn("{}: attempt failed on {}: {}",
                JobTag(req->job_id(), req->epoch()), req->worker_id(),
                req->error().substr(0, 300));
-  return ToGrpc(store_->Fail(req->worker_id(), req->job_id(), req->epoch(),
+  return Answer(store_->Fail(req->worker_id(), req->job_id(), req->epoch(),
                              req->error(), req->stderr_tail()));
 }
 
@@ -162,7 +160,7 @@ grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
                                             v1::ReleaseJobResponse*) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  return ToGrpc(store_->Release(req->worker_id(), req->job_id(), req->epoch(),
+  return Answer(store_->Release(req->worker_id(), req->job_id(), req->epoch(),
                                 req->reason()));
 }
 
@@ -172,7 +170,7 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<Store::CancelResult> n = store_->CancelSweep(req->sweep());
-  if (!n.ok()) return ToGrpc(n.status());
+  if (!n.ok()) return Answer(n.status());
   spdlog::info(
       "sweep {} cancelled: {} jobs, {} of them still run for other "
       "sweeps",
@@ -188,7 +186,7 @@ grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<int64_t> n = store_->ResumeSweep(req->sweep());
-  if (!n.ok()) return ToGrpc(n.status());
+  if (!n.ok()) return Answer(n.status());
   resp->set_jobs_requeued(*n);
   return grpc::Status::OK;
 }
@@ -199,14 +197,14 @@ grpc::Status CoordinatorService::UploadCheckpoint(
   TS_AUTHORIZE(ctx);
   v1::CheckpointChunk first;
   if (!reader->Read(&first) || !first.has_header()) {
-    return ToGrpc(absl::InvalidArgumentError(
+    return Answer(absl::InvalidArgumentError(
         "the stream's first message must be a header"));
   }
   const v1::CheckpointHeader& h = first.header();
   TS_GRPC_RETURN_IF_ERROR(Validate(h, max_checkpoint_bytes_));
   absl::StatusOr<int64_t> stored = checkpoints_->Upload(
       h, [&](v1::CheckpointChunk* chunk) { return reader->Read(chunk); });
-  if (!stored.ok()) return ToGrpc(stored.status());
+  if (!stored.ok()) return Answer(stored.status());
   resp->set_stored_step(*stored);
   return grpc::Status::OK;
 }
@@ -216,7 +214,7 @@ grpc::Status CoordinatorService::DownloadCheckpoint(
     grpc::ServerWriter<v1::CheckpointChunk>* writer) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  return ToGrpc(checkpoints_->Download(
+  return Answer(checkpoints_->Download(
       req->worker_id(), req->job_id(), req->epoch(),
       [&](const v1::CheckpointChunk& chunk) { return writer->Write(chunk); }));
 }

@@ -17,17 +17,19 @@
 #include "coordinator/telemetry.h"
 #include "proto/health.grpc.pb.h"
 #include "proto/tailsweep.grpc.pb.h"
+#include "proto/wire_status.h"
 
 namespace tailsweep {
 
-// absl and gRPC status codes map one to one; CANCELLED (a cancelled job)
-// carries proto/status_details.h's detail.
-grpc::Status ToGrpc(const absl::Status& status);
+// The answer for a status from the store: a cancelled job and a write
+// refused for now are marked (proto/status_details.h), then it goes on the
+// wire as proto/wire_status.h says.
+grpc::Status Answer(const absl::Status& status);
 
 // The first lines of every handler: the token, then the fields.
 #define TS_GRPC_RETURN_IF_ERROR(expr)                          \
   do {                                                         \
-    if (absl::Status s_ = (expr); !s_.ok()) return ToGrpc(s_); \
+    if (absl::Status s_ = (expr); !s_.ok()) return Answer(s_); \
   } while (0)
 #define TS_AUTHORIZE(ctx) \
   TS_GRPC_RETURN_IF_ERROR(auth_.Check(Authorization(ctx)))

@@ -8,6 +8,7 @@
 #include "coordinator/downsample.h"
 #include "coordinator/service.h"
 #include "coordinator/validate.h"
+#include "proto/wire_records.h"
 
 namespace tailsweep {
 namespace {
@@ -97,7 +98,7 @@ grpc::Status CoordinatorService::GetSweepStatus(
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<SweepCounts> c = store_->Counts(req->sweep());
-  if (!c.ok()) return ToGrpc(c.status());
+  if (!c.ok()) return Answer(c.status());
   SetCounts(*c, resp);
   if (absl::Status h = store_->Healthy(); !h.ok()) {
     resp->set_coordinator_problem(std::string(h.message()));
@@ -117,13 +118,13 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
     if (req->state() == JobStateName(s)) q.state = s;
   }
   absl::StatusOr<int64_t> after = ParseOffsetToken(req->page_token());
-  if (!after.ok()) return ToGrpc(after.status());
+  if (!after.ok()) return Answer(after.status());
   q.after_position = *after;
   const int64_t page =
       req->page_size() > 0 ? req->page_size() : kDefaultListPage;
   q.limit = page + 1;  // one more tells whether a next page exists
   absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(q);
-  if (!jobs.ok()) return ToGrpc(jobs.status());
+  if (!jobs.ok()) return Answer(jobs.status());
   int64_t bytes = 0;
   for (size_t i = 0; i < jobs->size(); ++i) {
     const JobRow& j = (*jobs)[i];
@@ -155,7 +156,7 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
                                              v1::ListWorkersResponse* resp) {
   TS_AUTHORIZE(ctx);
   absl::StatusOr<std::vector<Store::WorkerRow>> workers = store_->Workers();
-  if (!workers.ok()) return ToGrpc(workers.status());
+  if (!workers.ok()) return Answer(workers.status());
   for (const Store::WorkerRow& w : *workers) {
     v1::WorkerInfo* out = resp->add_workers();
     out->set_worker_id(w.worker_id);
@@ -171,7 +172,7 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<ResultsToken> token = ParseResultsToken(req->page_token());
-  if (!token.ok()) return ToGrpc(token.status());
+  if (!token.ok()) return Answer(token.status());
   const std::string group_by =
       req->group_by().empty() ? "kernel" : req->group_by();
   const bool over_seeds = req->over_seeds();
@@ -181,7 +182,7 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
           {req->sweep(), over_seeds, group_by}, store_->Generation(), &id, [&] {
             return ResultsOf(*store_, req->sweep(), over_seeds, group_by);
           });
-  if (!snapshot.ok()) return ToGrpc(snapshot.status());
+  if (!snapshot.ok()) return Answer(snapshot.status());
   const ResultsSnapshot& snap = **snapshot;
   resp->set_jobs(snap.jobs);
   resp->set_done(snap.done);
@@ -255,7 +256,7 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
                                             v1::ListSweepsResponse* resp) {
   TS_AUTHORIZE(ctx);
   absl::StatusOr<std::vector<Store::SweepRow>> sweeps = store_->Sweeps();
-  if (!sweeps.ok()) return ToGrpc(sweeps.status());
+  if (!sweeps.ok()) return Answer(sweeps.status());
   for (const Store::SweepRow& s : *sweeps) {
     v1::SweepInfo* out = resp->add_sweeps();
     out->set_name(s.name);
@@ -287,18 +288,13 @@ grpc::Status CoordinatorService::GetMetrics(grpc::ServerContext* ctx,
         ParsePageToken(req->page_token(), &q.after_name, &q.after_step));
   }
   if (req->max_points() > 0) {
-    return ToGrpc(DownsampledMetrics(std::move(q), req->max_points(), resp));
+    return Answer(DownsampledMetrics(std::move(q), req->max_points(), resp));
   }
   absl::StatusOr<std::vector<MetricPoint>> points = store_->Metrics(q);
-  if (!points.ok()) return ToGrpc(points.status());
+  if (!points.ok()) return Answer(points.status());
   const bool more = static_cast<int64_t>(points->size()) > page;
   if (more) points->resize(static_cast<size_t>(page));
-  for (const MetricPoint& p : *points) {
-    v1::MetricPoint* out = resp->add_points();
-    out->set_name(p.name);
-    out->set_step(p.step);
-    out->set_value(p.value);
-  }
+  for (const MetricPoint& p : *points) ToProto(p, resp->add_points());
   if (more) resp->set_next_page_token(PageToken(points->back()));
   return grpc::Status::OK;
 }
@@ -317,9 +313,7 @@ absl::Status CoordinatorService::DownsampledMetrics(
     for (const MetricPoint& p :
          DownsampleMinMax(std::move(series), max_points)) {
       v1::MetricPoint* out = resp->add_points();
-      out->set_name(p.name);
-      out->set_step(p.step);
-      out->set_value(p.value);
+      ToProto(p, out);
       bytes += static_cast<int64_t>(out->ByteSizeLong()) + 2;
     }
     series.clear();
@@ -353,7 +347,7 @@ grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<Store::SweepDetail> s = store_->Sweep(req->sweep());
-  if (!s.ok()) return ToGrpc(s.status());
+  if (!s.ok()) return Answer(s.status());
   v1::SweepInfo* info = resp->mutable_sweep();
   info->set_name(s->row.name);
   info->set_kind(std::string(JobKindName(s->row.kind)));
@@ -371,7 +365,7 @@ grpc::Status CoordinatorService::GetJobLog(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<Store::JobLogs> log = store_->JobLog(req->job());
-  if (!log.ok()) return ToGrpc(log.status());
+  if (!log.ok()) return Answer(log.status());
   resp->set_job_id(log->job_id);
   resp->set_state(std::string(JobStateName(log->state)));
   resp->set_last_error(log->last_error);

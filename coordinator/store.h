@@ -36,6 +36,7 @@
 #include "core/schema/disk_space.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_state.h"
+#include "core/schema/metric_point.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
@@ -73,11 +74,6 @@ struct SubmitResult {
   int64_t existing = 0;  // jobs the sweep already had
 };
 
-struct MetricPoint {
-  std::string name;
-  int64_t step = 0;
-  double value = 0;
-};
 
 struct SweepCounts {
   int64_t queued = 0, leased = 0, done = 0, failed = 0, cancelled = 0;

@@ -22,13 +22,13 @@ MetricsRelay::MetricsRelay(JobFiles* files, std::string path, std::string tag,
       max_batch_points_(max_batch_points),
       max_unacked_batches_(max_unacked_batches) {}
 
-void MetricsRelay::Seal(std::vector<NamedPoint>* points) {
+void MetricsRelay::Seal(std::vector<MetricPoint>* points) {
   if (points->empty()) return;
   unacked_.push_back({next_seq_++, std::move(*points)});
   points->clear();
 }
 
-void MetricsRelay::AddBatch(std::vector<NamedPoint> points) { Seal(&points); }
+void MetricsRelay::AddBatch(std::vector<MetricPoint> points) { Seal(&points); }
 
 void MetricsRelay::Fill() {
   FileChunk chunk = files_->ReadFrom(path_, offset_, kMaxReadBytes);
@@ -46,7 +46,7 @@ void MetricsRelay::Fill() {
     chunk = files_->ReadFrom(path_, 0, kMaxReadBytes);
   }
   const absl::string_view text = chunk.bytes;
-  std::vector<NamedPoint> batch;
+  std::vector<MetricPoint> batch;
   size_t pos = 0;
   while (static_cast<int>(unacked_.size()) < max_unacked_batches_) {
     const size_t end = text.find('\n', pos);
@@ -64,13 +64,13 @@ void MetricsRelay::Fill() {
       pos = end + 1;
       continue;
     }
-    std::vector<NamedPoint> points = StepPoints(*metrics);
+    std::vector<MetricPoint> points = StepPoints(*metrics);
     if (!batch.empty() &&
         static_cast<int>(batch.size() + points.size()) > max_batch_points_) {
       Seal(&batch);
       if (static_cast<int>(unacked_.size()) >= max_unacked_batches_) break;
     }
-    for (NamedPoint& p : points) batch.push_back(std::move(p));
+    for (MetricPoint& p : points) batch.push_back(std::move(p));
     pos = end + 1;
   }
   offset_ += static_cast<int64_t>(pos);
@@ -87,7 +87,7 @@ bool MetricsRelay::SplitFront() {
                     static_cast<std::ptrdiff_t>(front.points.size() / 2);
   MetricsBatch second{
       front.seq,
-      std::vector<NamedPoint>(std::make_move_iterator(half),
+      std::vector<MetricPoint>(std::make_move_iterator(half),
                               std::make_move_iterator(front.points.end()))};
   front.points.erase(half, front.points.end());
   unacked_.insert(unacked_.begin() + 1, std::move(second));

@@ -31,7 +31,7 @@ namespace tailsweep {
 
 struct MetricsBatch {
   int64_t seq = 0;  // 1, 2, ... per attempt
-  std::vector<NamedPoint> points;
+  std::vector<MetricPoint> points;
 };
 
 class MetricsRelay {
@@ -44,7 +44,7 @@ class MetricsRelay {
   // Reads what the bound allows of the new complete lines into batches.
   void Fill();
   // Adds `points` as one more batch (a result's points), past the bound.
-  void AddBatch(std::vector<NamedPoint> points);
+  void AddBatch(std::vector<MetricPoint> points);
 
   bool has_unacked() const { return !unacked_.empty(); }
   // REQUIRES: has_unacked().
@@ -62,7 +62,7 @@ class MetricsRelay {
   size_t unacked_batches() const { return unacked_.size(); }
 
  private:
-  void Seal(std::vector<NamedPoint>* points);
+  void Seal(std::vector<MetricPoint>* points);
 
   JobFiles* files_;
   const std::string path_, tag_;

@@ -157,9 +157,9 @@ PlanInput Worker::View() {
     if (job->done) continue;
     HeldJob h;
     h.id = job->id;
-    h.job_id = job->lease.job_id();
-    h.epoch = job->lease.epoch();
-    h.train = ParseJobKind(job->lease.kind()) != JobKind::kTails;
+    h.job_id = job->lease.job_id;
+    h.epoch = job->lease.epoch;
+    h.train = job->lease.kind != JobKind::kTails;
     h.slots = job->slots;
     h.running = job->running;
     h.outcome = job->finished.outcome;
@@ -178,8 +178,8 @@ PlanInput Worker::View() {
   }
   for (size_t i = 0; i < pending_.size(); ++i) {
     if (pending_[i].started) continue;
-    in.pending.push_back({static_cast<int64_t>(i), pending_[i].lease.job_id(),
-                          pending_[i].lease.epoch(), pending_[i].slots});
+    in.pending.push_back({static_cast<int64_t>(i), pending_[i].lease.job_id,
+                          pending_[i].lease.epoch, pending_[i].slots});
   }
   return in;
 }
@@ -290,26 +290,23 @@ void Worker::Lease(const std::vector<std::string>& slots) {
   for (const auto& unit : units) {
     free_slots.push_back(static_cast<int>(unit.size()));
   }
-  v1::LeaseJobsResponse resp;
+  LeaseAnswer resp;
   int64_t asked = 0;
   std::vector<int> placed_on;
-  const grpc::Status status = client_.LeaseJobs(
+  const absl::Status status = client_.LeaseJobs(
       static_cast<int>(slots.size()), free_slots, &resp, &asked, &placed_on);
   if (!status.ok()) {
     if (!Unreachable(status)) {
-      spdlog::error("lease: {}", status.error_message());
+      spdlog::error("lease: {}", std::string(status.message()));
     }
     return;
   }
-  idle_ = resp.leases_size() == 0 && !resp.unfinished_jobs();
-  for (const v1::JobLease& lease : resp.leases()) {
+  idle_ = resp.leases.empty() && !resp.unfinished_jobs;
+  for (const JobLease& lease : resp.leases) {
     // The coordinator placed the leases on the free slots the request
     // carried (a repeated request's may be fewer than now: slots only free
     // up meanwhile); the same placement picks the slots here.
-    std::vector<std::pair<std::string, std::string>> params;
-    for (const auto& kv : lease.params())
-      params.emplace_back(kv.key(), kv.value());
-    const absl::StatusOr<int> gpus = JobGpus(params);
+    const absl::StatusOr<int> gpus = JobGpus(lease.params);
     const std::optional<std::vector<int>> placed =
         PlaceJob(placed_on, gpus.ok() ? *gpus : 1);
     std::optional<std::vector<std::string>> taken;
@@ -318,12 +315,12 @@ void Worker::Lease(const std::vector<std::string>& slots) {
       // Cannot happen (the coordinator places as PlaceJob does); said
       // loudly, the lease expires on the coordinator.
       spdlog::error("{}: leased beyond the {} free slot(s); not started",
-                    JobTag(lease.job_id(), lease.epoch()), slots.size());
+                    JobTag(lease.job_id, lease.epoch), slots.size());
       continue;
     }
     spdlog::info("{} leased: sweep {}, {} attempt {}, slot {}",
-                 JobTag(lease.job_id(), lease.epoch()), lease.sweep(),
-                 lease.kind(), lease.attempt(), absl::StrJoin(*taken, "+"));
+                 JobTag(lease.job_id, lease.epoch), lease.sweep,
+                 std::string(JobKindName(lease.kind)), lease.attempt, absl::StrJoin(*taken, "+"));
     pending_.push_back({lease, asked, std::move(*taken)});
   }
 }
@@ -332,9 +329,9 @@ void Worker::Start(const Pending& pending) {
   auto job = std::make_unique<Job>();
   job->id = ++next_id_;
   job->lease = pending.lease;
-  job->tag = JobTag(job->lease.job_id(), job->lease.epoch());
+  job->tag = JobTag(job->lease.job_id, job->lease.epoch);
   job->slots = pending.slots;
-  job->dir = JobPath(options_.work_dir, job->lease.job_id());
+  job->dir = JobPath(options_.work_dir, job->lease.job_id);
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
       options_.max_batch_points, options_.max_unacked_batches);
@@ -358,14 +355,13 @@ void Worker::Start(const Pending& pending) {
   StartTransfer(j, std::move(download));
 }
 
-void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
+void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
                     int64_t stored) {
   if (download.ok()) {
     j.uploaded_step = stored;
-  } else if (download.error_code() != grpc::StatusCode::NOT_FOUND &&
-             j.running) {
+  } else if (!absl::IsNotFound(download) && j.running) {
     spdlog::warn("{}: no checkpoint downloaded ({}); it starts from step {}",
-                 j.tag, download.error_message(), local_step);
+                 j.tag, std::string(download.message()), local_step);
   }
   const int64_t from = std::max(local_step, download.ok() ? stored : 0);
   // The child keeps metrics.jsonl up to the step it resumes from; so does
@@ -383,10 +379,8 @@ void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
   }
   ChildJob child;
   child.lab_bin = options_.lab_bin;
-  child.kind = j.lease.kind();
-  for (const auto& kv : j.lease.params()) {
-    child.params.emplace_back(kv.key(), kv.value());
-  }
+  child.kind = std::string(JobKindName(j.lease.kind));
+  child.params = j.lease.params;
   // The first slot's device; a job of several GPUs sees all of them (the
   // first is its cuda:0), one of several CPU slots gets all their threads.
   child.device = SlotDevice(j.slots.front());
@@ -423,7 +417,7 @@ void Worker::Launch(Job& j, int64_t local_step, const grpc::Status& download,
 
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
-  job.finished = files_->ReadFinished(job.lease.kind(), job.dir, exit_code);
+  job.finished = files_->ReadFinished(std::string(JobKindName(job.lease.kind)), job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.
   if (job.finished.lease_ran_out) job.lapsed = true;
   if (job.finished.outcome == JobOutcome::kFailed) {

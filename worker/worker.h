@@ -52,7 +52,7 @@
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/clock.h"
 #include "core/schema/job_protocol.h"
-#include "proto/tailsweep.grpc.pb.h"
+#include "core/schema/job_lease.h"
 #include "worker/allocation.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_files.h"
@@ -132,7 +132,7 @@ class Worker {
     bool download = false;
     int64_t step = 0;  // upload: the checkpoint's; download: the local one
     TransferCancel cancel;
-    grpc::Status status;
+    absl::Status status;
     int64_t stored_step = 0;
     std::unique_ptr<BackgroundTask> task;
     // Cuts the call off and waits for the task.
@@ -143,7 +143,7 @@ class Worker {
   };
   struct Job {
     int64_t id = 0;
-    v1::JobLease lease;
+    JobLease lease;
     std::string tag;                 // JobTag, for logs
     std::vector<std::string> slots;  // one per device it asked for
     std::string dir;
@@ -174,7 +174,7 @@ class Worker {
     std::unique_ptr<Transfer> transfer;  // last: destroyed first
   };
   struct Pending {
-    v1::JobLease lease;
+    JobLease lease;
     // When the LeaseJobs call was first sent (steady): the lease began by
     // then, whatever answer was lost before this one.
     int64_t asked_ms = 0;
@@ -193,7 +193,7 @@ class Worker {
   void Lease(const std::vector<std::string>& slots);
   void Start(const Pending& pending);
   // Starts the child once its checkpoint download is over.
-  void Launch(Job& job, int64_t local_step, const grpc::Status& download,
+  void Launch(Job& job, int64_t local_step, const absl::Status& download,
               int64_t stored);
   // Runs `transfer` for `job` as a task (inline runners finish it at once).
   void StartTransfer(Job& job, std::unique_ptr<Transfer> transfer);
@@ -209,7 +209,7 @@ class Worker {
   void QueueResult(Job& job);
   void Upload(Job& job);
   void Report(Job& job, Action::Kind kind);
-  void Fence(Job& job, const char* what, const grpc::Status& status);
+  void Fence(Job& job, const char* what, const absl::Status& status);
   Job* Find(int64_t id);
 
   Clock* clock_;

@@ -21,9 +21,9 @@ constexpr int64_t kStderrTailBytes = 8 * 1024;
 
 }  // namespace
 
-void Worker::Fence(Job& job, const char* what, const grpc::Status& status) {
+void Worker::Fence(Job& job, const char* what, const absl::Status& status) {
   spdlog::warn("{}: {}: lease gone ({}); the job is killed and not reported",
-               job.tag, what, status.error_message());
+               job.tag, what, std::string(status.message()));
   job.fenced = true;
 }
 
@@ -39,8 +39,8 @@ void Worker::TellChildTheLease(Job& job) {
 
 void Worker::Heartbeat(Job& job) {
   const int64_t sent = clock_->SteadyMs();
-  const grpc::Status status = client_.Heartbeat(job.lease);
-  if (status.error_code() == grpc::StatusCode::CANCELLED && !job.running &&
+  const absl::Status status = client_.Heartbeat(job.lease);
+  if (absl::IsCancelled(status) && !job.running &&
       job.finished.outcome == JobOutcome::kDone) {
     // Cancelled after it finished: the coordinator still takes the result
     // of the live lease (done wins), so deliver it; nothing needs renewing.
@@ -55,7 +55,7 @@ void Worker::Heartbeat(Job& job) {
     if (job.running) TellChildTheLease(job);
   }
   if (!status.ok() && !Unreachable(status)) {
-    spdlog::warn("{}: lease not renewed: {}", job.tag, status.error_message());
+    spdlog::warn("{}: lease not renewed: {}", job.tag, std::string(status.message()));
   }
   job.next_heartbeat_ms =
       clock_->SteadyMs() +
@@ -63,24 +63,24 @@ void Worker::Heartbeat(Job& job) {
 }
 
 void Worker::SendMetrics(Job& job) {
-  const grpc::Status status =
+  const absl::Status status =
       client_.ReportMetrics(job.lease, job.relay->front());
   if (status.ok()) {
     job.relay->PopFront();
   } else if (LeaseGone(status)) {
     Fence(job, "metrics", status);
-  } else if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+  } else if (absl::IsResourceExhausted(status) &&
              job.relay->SplitFront()) {
     // Larger than the coordinator takes (--max-message-bytes): in halves.
     spdlog::info("{}: metric batch {} too large ({}); sent in halves", job.tag,
-                 job.relay->front().seq, status.error_message());
+                 job.relay->front().seq, std::string(status.message()));
   } else if (!Unreachable(status)) {
     // Refused for good (unauthenticated, invalid, a point too large):
     // resending cannot help and dropping would lose points silently. The
     // job stops and is reported failed with the reason.
     const std::string why =
         absl::StrCat("the coordinator refused metric batch ",
-                     job.relay->front().seq, ": ", status.error_message());
+                     job.relay->front().seq, ": ", std::string(status.message()));
     spdlog::error("{}: {}; the job is stopped", job.tag, why);
     KillNow(job);
     job.metrics_refused = true;
@@ -99,7 +99,7 @@ void Worker::StartTransfer(Job& job, std::unique_ptr<Transfer> transfer) {
   Transfer* t = transfer.get();
   job.transfer = std::move(transfer);
   // The task sees copies and its Transfer only, never the job.
-  const v1::JobLease lease = job.lease;
+  const JobLease lease = job.lease;
   if (t->download) {
     const std::string dir = JobPath(job.dir, kCheckpointDirName);
     t->task = tasks_->Start([this, t, lease, dir] {
@@ -124,7 +124,7 @@ void Worker::TransferEnded(Job& job) {
     // Cancelled (stopped before it started): no checkpoint came.
     Launch(job, t->step,
            t->cancel.cancelled()
-               ? grpc::Status(grpc::StatusCode::NOT_FOUND, "cancelled")
+               ? absl::NotFoundError("cancelled")
                : t->status,
            t->stored_step);
     return;
@@ -141,14 +141,14 @@ void Worker::Upload(Job& job) {
 void Worker::Uploaded(Job& job, const Transfer& t) {
   const int64_t step = t.step;
   const int64_t stored = t.stored_step;
-  const grpc::Status& status = t.status;
+  const absl::Status& status = t.status;
   if (status.ok()) {
     job.uploaded_step = std::max(step, stored);
   } else if (LeaseGone(status)) {
     Fence(job, "checkpoint upload", status);
   } else if (!Unreachable(status)) {
     spdlog::error("{}: checkpoint {} not stored: {}", job.tag, step,
-                  status.error_message());
+                  std::string(status.message()));
     job.uploaded_step = step;  // do not retry this one; the next may go
   }
 }
@@ -158,7 +158,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
   // text fields must be UTF-8, or the whole call would not parse.
   const std::string tail =
       ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
-  grpc::Status status;
+  absl::Status status;
   const char* what = "report";
   if (kind == Action::Kind::kComplete) {
     what = "complete";
@@ -186,7 +186,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
   if (Unreachable(status)) return;  // again next round
   if (LeaseGone(status)) return Fence(job, what, status);
   if (!status.ok()) {
-    spdlog::error("{}: {}: {}", job.tag, what, status.error_message());
+    spdlog::error("{}: {}: {}", job.tag, what, std::string(status.message()));
   } else {
     spdlog::info("{}: {} acknowledged", job.tag, what);
   }

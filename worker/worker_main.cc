@@ -14,7 +14,6 @@
 // (--coordinator: TAILSWEEP_COORDINATOR, --token-file: TAILSWEEP_TOKEN_FILE,
 // ...); the command line wins.
 
-#include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -43,7 +42,7 @@
 #include "proto/run_dir.h"
 #include "worker/allocation.h"
 #include "worker/child_process.h"
-#include "worker/coordinator_link.h"
+#include "proto/coordinator_link.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
 #include "worker/worker.h"
@@ -291,7 +290,7 @@ absl::Status ResolveOptions(Flags& f) {
 // Dials the coordinator and reads the token: the link the worker calls
 // through. A run directory's coordinator may come back elsewhere after a
 // requeue: the worker then follows its address file
-// (worker/coordinator_link.h).
+// (proto/coordinator_link.h).
 absl::StatusOr<std::unique_ptr<CoordinatorLink>> Connect(Flags& f,
                                                          Clock* clock) {
   const DialCoordinator dial =

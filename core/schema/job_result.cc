@@ -204,8 +204,8 @@ absl::StatusOr<std::vector<TailsRow>> ParseTailsResult(absl::string_view text) {
   return rows;
 }
 
-std::vector<NamedPoint> ResultPoints(const TrainResult& r) {
-  std::vector<NamedPoint> out;
+std::vector<MetricPoint> ResultPoints(const TrainResult& r) {
+  std::vector<MetricPoint> out;
   if (r.evaluation) out = EvalPoints(*r.evaluation, r.steps_done);
   if (r.collapse_step >= 0) {
     out.push_back({kCollapseOnsetMetric, r.collapse_step,

@@ -69,7 +69,7 @@ absl::StatusOr<std::vector<TailsRow>> ParseTailsResult(absl::string_view json);
 // The result's points for the store (metrics_line.h): eval/<field> at
 // steps_done (when evaluated), collapse_onset and diverged_onset at their
 // steps (value: the step).
-std::vector<NamedPoint> ResultPoints(const TrainResult& result);
+std::vector<MetricPoint> ResultPoints(const TrainResult& result);
 
 }  // namespace tailsweep
 

@@ -28,7 +28,7 @@ absl::Status Bad(absl::string_view why) {
 
 }  // namespace
 
-bool NamedPoint::operator==(const NamedPoint& o) const {
+bool MetricPoint::operator==(const MetricPoint& o) const {
   const bool same_value =
       value == o.value || (std::isnan(value) && std::isnan(o.value));
   return name == o.name && step == o.step && same_value;
@@ -95,9 +95,9 @@ absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line) {
   return m;
 }
 
-std::vector<NamedPoint> EvalPoints(const EvalSummary& e, int64_t step) {
+std::vector<MetricPoint> EvalPoints(const EvalSummary& e, int64_t step) {
   const std::string p = kEvalMetricPrefix;
-  std::vector<NamedPoint> out = {{p + "ratio_mean", step, e.ratio_mean},
+  std::vector<MetricPoint> out = {{p + "ratio_mean", step, e.ratio_mean},
                                  {p + "ratio_median", step, e.ratio_median},
                                  {p + "ratio_ci_low", step, e.ratio_ci_low},
                                  {p + "ratio_ci_high", step, e.ratio_ci_high},
@@ -154,8 +154,8 @@ std::string LayerMetricName(absl::string_view base, size_t layer) {
   return absl::StrCat(base, "/", layer);
 }
 
-std::vector<NamedPoint> StepPoints(const StepMetrics& m) {
-  std::vector<NamedPoint> out = {{kLossMetric, m.step, m.loss},
+std::vector<MetricPoint> StepPoints(const StepMetrics& m) {
+  std::vector<MetricPoint> out = {{kLossMetric, m.step, m.loss},
                                  {kLrMetric, m.step, m.lr},
                                  {kGradNormMetric, m.step, m.grad_norm},
                                  {kSpreadRatioMetric, m.step, m.spread_ratio},
@@ -169,7 +169,7 @@ std::vector<NamedPoint> StepPoints(const StepMetrics& m) {
                    m.attention_max_weight[l]});
   }
   if (m.eval) {
-    for (NamedPoint& p : EvalPoints(*m.eval, m.step))
+    for (MetricPoint& p : EvalPoints(*m.eval, m.step))
       out.push_back(std::move(p));
   }
   return out;

@@ -24,28 +24,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/schema/metric_point.h"
 #include "core/training_signals.h"
 
 namespace tailsweep {
-
-inline constexpr char kLossMetric[] = "loss";
-inline constexpr char kLrMetric[] = "lr";
-inline constexpr char kGradNormMetric[] = "grad_norm";
-inline constexpr char kSpreadRatioMetric[] = "spread_ratio";
-inline constexpr char kStepSecondsMetric[] = "step_seconds";
-inline constexpr char kAttentionEntropyMetric[] = "attention_entropy";
-inline constexpr char kAttentionMaxWeightMetric[] = "attention_max_weight";
-inline constexpr char kEvalMetricPrefix[] = "eval/";
-inline constexpr char kCollapseOnsetMetric[] = "collapse_onset";
-inline constexpr char kDivergedOnsetMetric[] = "diverged_onset";
-
-// One stored metric point.
-struct NamedPoint {
-  std::string name;
-  int64_t step = 0;
-  double value = 0;
-  bool operator==(const NamedPoint& o) const;  // NaN equals NaN here
-};
 
 // The line for one step, without a newline.
 std::string MetricsLine(const StepMetrics& metrics);
@@ -56,11 +38,11 @@ std::string MetricsLine(const StepMetrics& metrics);
 absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line);
 
 // The points of one step, in the order the header lists them.
-std::vector<NamedPoint> StepPoints(const StepMetrics& metrics);
+std::vector<MetricPoint> StepPoints(const StepMetrics& metrics);
 
 // eval/ratio_mean, eval/ratio_median, eval/ratio_ci_low, eval/ratio_ci_high,
 // eval/spread_ratio, eval/delta and eval/hill_stat (when defined) at `step`.
-std::vector<NamedPoint> EvalPoints(const EvalSummary& eval, int64_t step);
+std::vector<MetricPoint> EvalPoints(const EvalSummary& eval, int64_t step);
 
 // An evaluation's fields as one flat JSON object: ratio_mean, ratio_median,
 // ratio_ci_low, ratio_ci_high, spread_ratio, delta, eval_instances and

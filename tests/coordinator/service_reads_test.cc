@@ -30,13 +30,13 @@ class ServiceReadsTest : public ServiceTest {
     return resp.leases(0);
   }
   grpc::Status Report(const v1::JobLease& lease,
-                      const std::vector<NamedPoint>& points) {
+                      const std::vector<MetricPoint>& points) {
     v1::ReportMetricsRequest req;
     req.set_worker_id("w1");
     req.set_job_id(lease.job_id());
     req.set_epoch(lease.epoch());
     req.set_seq(1);
-    for (const NamedPoint& p : points) {
+    for (const MetricPoint& p : points) {
       v1::MetricPoint* out = req.add_points();
       out->set_name(p.name);
       out->set_step(p.step);
@@ -103,7 +103,7 @@ TEST_F(ServiceReadsTest, MetricSeriesComeBackPagedWithNaNKept) {
 
 TEST_F(ServiceReadsTest, MaxPointsCutsEachSeriesAndPagesBetweenNames) {
   const v1::JobLease lease = SubmitAndLease();
-  std::vector<NamedPoint> points;
+  std::vector<MetricPoint> points;
   for (int step = 1; step <= 3000; ++step) {
     points.push_back({"loss", step, step == 1500 ? 100.0 : 1.0});
     points.push_back({"lr", step, 1e-3});

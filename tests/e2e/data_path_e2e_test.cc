@@ -29,21 +29,21 @@ class DataPathE2E : public ::testing::Test, public testing::Cluster {
   DataPathE2E() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_data_") {}
 
   // The points the job wrote: its metrics.jsonl lines and its result.
-  std::vector<NamedPoint> Written(const std::string& job_dir) {
-    std::vector<NamedPoint> out;
+  std::vector<MetricPoint> Written(const std::string& job_dir) {
+    std::vector<MetricPoint> out;
     std::istringstream lines(testing::ReadFile(job_dir + "/metrics.jsonl"));
     std::string line;
     while (std::getline(lines, line)) {
       absl::StatusOr<StepMetrics> m = ParseMetricsLine(line);
       EXPECT_TRUE(m.ok()) << m.status() << ": " << line;
       if (!m.ok()) continue;
-      for (const NamedPoint& p : StepPoints(*m)) out.push_back(p);
+      for (const MetricPoint& p : StepPoints(*m)) out.push_back(p);
     }
     absl::StatusOr<TrainResult> r =
         ParseTrainResult(testing::ReadFile(job_dir + "/result.json"));
     EXPECT_TRUE(r.ok()) << r.status();
     if (r.ok()) {
-      for (const NamedPoint& p : ResultPoints(*r)) out.push_back(p);
+      for (const MetricPoint& p : ResultPoints(*r)) out.push_back(p);
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
       return std::tie(a.name, a.step) < std::tie(b.name, b.step);
@@ -52,11 +52,11 @@ class DataPathE2E : public ::testing::Test, public testing::Cluster {
   }
 
   // The points the coordinator stored, read back through `tailsweep curves`.
-  std::vector<NamedPoint> Stored(const std::string& job_id) {
+  std::vector<MetricPoint> Stored(const std::string& job_id) {
     const testing::CommandResult r =
         Cli(absl::StrCat("curves ", job_id, " --format json"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::vector<NamedPoint> out;
+    std::vector<MetricPoint> out;
     const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
     EXPECT_TRUE(doc.is_array()) << r.out;
     if (!doc.is_array()) return out;
@@ -101,12 +101,12 @@ fixed:
   std::vector<int64_t> healthy_eval_steps;
   for (const auto& job : list) {
     const std::string id = job["job_id"];
-    const std::vector<NamedPoint> written = Written(WorkDir("w1") + "/" + id);
+    const std::vector<MetricPoint> written = Written(WorkDir("w1") + "/" + id);
     ASSERT_FALSE(written.empty());
     EXPECT_EQ(Stored(id), written) << "job " << id;
     std::vector<int64_t> eval_steps;
     bool nan_loss = false;
-    for (const NamedPoint& p : written) {
+    for (const MetricPoint& p : written) {
       if (p.name == "loss" && std::isnan(p.value)) nan_loss = true;
       if (p.name == "attention_entropy/1") ++with_attention;
       if (p.name == "eval/ratio_median") eval_steps.push_back(p.step);

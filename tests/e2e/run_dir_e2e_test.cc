@@ -1,7 +1,7 @@
 // A run directory's coordinator moving: a requeued coordinator job may come
 // back on another node, write a new address into the run directory, and
 // resume from its database. The worker, started with --run-dir, must find
-// it there (worker/coordinator_link.h) and finish the sweep. Real
+// it there (proto/coordinator_link.h) and finish the sweep. Real
 // processes, TLS and a token as `tailsweep slurm up` sets them up; another
 // port on loopback stands in for another node.
 

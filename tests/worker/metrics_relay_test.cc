@@ -121,7 +121,7 @@ TEST_F(MetricsRelayTest, NonFiniteValuesAndResultPointsTravelAsTheyAre) {
   relay.AddBatch({{"eval/ratio_mean", 1, 0.75}});
   Strings points;
   while (relay.has_unacked()) {
-    for (const NamedPoint& p : relay.front().points) {
+    for (const MetricPoint& p : relay.front().points) {
       points.push_back(absl::StrCat(relay.front().seq, " ", p.name, "@", p.step,
                                     "=", p.value));
     }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "proto/status_details.h"
+#include "proto/wire_status.h"
 #include "tests/worker/worker_fixture.h"
 
 namespace tailsweep {
@@ -27,7 +28,7 @@ TEST_P(CancelledCall, StopsTheJobOnlyWhenTheCoordinatorSaysSo) {
   int answered = 0;
   answer_metrics_ = [&](const v1::ReportMetricsRequest&) {
     if (answered++ > 0) return Status::OK;
-    return marked ? JobCancelledStatus("job a was cancelled")
+    return marked ? ToGrpc(JobCancelledStatus("job a was cancelled"))
                   : Status(grpc::StatusCode::CANCELLED, "Cancelled");
   };
   RunWorker();
@@ -58,7 +59,7 @@ TEST_F(WorkerFixture, JobCancelledAfterItFinishedStillDeliversItsResult) {
                : Status::OK;
   };
   answer_heartbeat_ = [](const v1::HeartbeatRequest&) {
-    return JobCancelledStatus("job a was cancelled");
+    return ToGrpc(JobCancelledStatus("job a was cancelled"));
   };
   RunWorker();
   EXPECT_EQ(

@@ -60,8 +60,8 @@ TEST(MetricsLine, TornOrForeignLinesAreRefused) {
 }
 
 TEST(MetricsLine, PointsNameEveryLayer) {
-  const std::vector<NamedPoint> points = StepPoints(Sample());
-  const std::vector<NamedPoint> expected = {
+  const std::vector<MetricPoint> points = StepPoints(Sample());
+  const std::vector<MetricPoint> expected = {
       {"loss", 20, 0.125},
       {"lr", 20, 3e-3},
       {"grad_norm", 20, 1.5},
@@ -92,9 +92,9 @@ TEST(MetricsLine, APeriodicEvaluationRidesOnItsLine) {
   EXPECT_EQ(back.eval->eval_instances, 16);
   EXPECT_FALSE(back.eval->hill_stat.has_value());
   EXPECT_EQ(StepPoints(back), StepPoints(m));
-  const std::vector<NamedPoint> points = StepPoints(m);
-  const std::vector<NamedPoint> tail(points.end() - 6, points.end());
-  const std::vector<NamedPoint> expected = {
+  const std::vector<MetricPoint> points = StepPoints(m);
+  const std::vector<MetricPoint> tail(points.end() - 6, points.end());
+  const std::vector<MetricPoint> expected = {
       {"eval/ratio_mean", 20, 2.5},   {"eval/ratio_median", 20, 2},
       {"eval/ratio_ci_low", 20, 1.5}, {"eval/ratio_ci_high", 20, kNaN},
       {"eval/spread_ratio", 20, 0.5}, {"eval/delta", 20, 0.01}};
@@ -137,7 +137,7 @@ TEST(JobResult, TrainRoundTripsAndGivesItsPoints) {
   EXPECT_TRUE(std::isnan(back.final_loss));
   EXPECT_EQ(back.config, r.config);
   EXPECT_EQ(ResultPoints(back), ResultPoints(r));
-  const std::vector<NamedPoint> expected = {
+  const std::vector<MetricPoint> expected = {
       {"eval/ratio_mean", 100, 2},      {"eval/ratio_median", 100, 1.5},
       {"eval/ratio_ci_low", 100, 0.9},  {"eval/ratio_ci_high", 100, 2.5},
       {"eval/spread_ratio", 100, 0.01}, {"eval/delta", 100, 0.2},

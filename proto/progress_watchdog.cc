@@ -1,4 +1,4 @@
-#include "worker/progress_watchdog.h"
+#include "proto/progress_watchdog.h"
 
 namespace tailsweep {
 

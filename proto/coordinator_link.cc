@@ -1,4 +1,4 @@
-#include "worker/coordinator_link.h"
+#include "proto/coordinator_link.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,5 +1,5 @@
-#ifndef TAILSWEEP_WORKER_COORDINATOR_LINK_H_
-#define TAILSWEEP_WORKER_COORDINATOR_LINK_H_
+#ifndef TAILSWEEP_PROTO_COORDINATOR_LINK_H_
+#define TAILSWEEP_PROTO_COORDINATOR_LINK_H_
 
 // Where the worker's calls go. A worker started with --coordinator ADDRESS
 // always calls the same stubs (FixedLink); one started with --run-dir DIR
@@ -37,7 +37,7 @@ class CoordinatorLink {
   // The stubs for one call. The handle keeps them alive while the call
   // runs, even when the link moves on meanwhile. Thread-safe.
   virtual std::shared_ptr<const CoordinatorStubs> Stubs() = 0;
-  // A call found the coordinator unreachable (coordinator_client.h's
+  // A call found the coordinator unreachable (worker_api.h's
   // Unreachable). The link may look for it elsewhere; later Stubs() then
   // reach it there. Thread-safe.
   virtual void Unreachable() {}
@@ -104,4 +104,4 @@ class RunDirLink final : public CoordinatorLink {
 
 }  // namespace tailsweep
 
-#endif  // TAILSWEEP_WORKER_COORDINATOR_LINK_H_
+#endif  // TAILSWEEP_PROTO_COORDINATOR_LINK_H_

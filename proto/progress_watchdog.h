@@ -1,5 +1,5 @@
-#ifndef TAILSWEEP_WORKER_PROGRESS_WATCHDOG_H_
-#define TAILSWEEP_WORKER_PROGRESS_WATCHDOG_H_
+#ifndef TAILSWEEP_PROTO_PROGRESS_WATCHDOG_H_
+#define TAILSWEEP_PROTO_PROGRESS_WATCHDOG_H_
 
 // A progress deadline for one streaming call (a checkpoint transfer): the
 // call may take as long as it needs while it moves, and is cancelled once
@@ -46,4 +46,4 @@ class ProgressWatchdog {
 
 }  // namespace tailsweep
 
-#endif  // TAILSWEEP_WORKER_PROGRESS_WATCHDOG_H_
+#endif  // TAILSWEEP_PROTO_PROGRESS_WATCHDOG_H_

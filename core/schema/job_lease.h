@@ -1,0 +1,36 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_JOB_LEASE_H_
+#define TAILSWEEP_CORE_SCHEMA_JOB_LEASE_H_
+
+// A job as a worker holds it: what the coordinator's lease says (the wire's
+// v1::JobLease, converted in proto/worker_api.cc). Every call a worker makes
+// for the job carries its id and epoch (the fence: system.md, "Leases").
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/schema/job_kind.h"
+
+namespace tailsweep {
+
+struct JobLease {
+  std::string job_id;
+  std::string sweep;
+  JobKind kind = JobKind::kTrain;
+  int64_t epoch = 0;
+  int64_t attempt = 0;      // 1 for the first attempt
+  int64_t deadline_ms = 0;  // renew before this (Unix ms)
+  std::vector<std::pair<std::string, std::string>> params;  // the job's config
+};
+
+// The coordinator's answer to one lease request.
+struct LeaseAnswer {
+  std::vector<JobLease> leases;  // empty: nothing ready
+  // With no leases: some job is still queued or leased, so more may come.
+  bool unfinished_jobs = false;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_JOB_LEASE_H_

@@ -1,0 +1,299 @@
+#include "proto/worker_api.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "proto/checkpoint_transfer.h"
+#include "proto/client_channel.h"
+#include "proto/progress_watchdog.h"
+#include "proto/status_details.h"
+#include "proto/tailsweep.grpc.pb.h"
+#include "proto/wire_records.h"
+#include "proto/wire_status.h"
+
+namespace tailsweep {
+
+bool Unreachable(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kAborted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool LeaseGone(const absl::Status& s) {
+  return absl::IsFailedPrecondition(s) || absl::IsPermissionDenied(s) ||
+         absl::IsCancelled(s) || absl::IsNotFound(s);
+}
+
+void TransferCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+bool TransferCancel::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+bool TransferCancel::Attach(grpc::ClientContext* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return false;
+  ctx_ = ctx;
+  return true;
+}
+
+void TransferCancel::Detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ctx_ = nullptr;
+}
+
+WorkerApi::WorkerApi(CoordinatorLink* link, WorkerApiOptions options)
+    : link_(link), options_(std::move(options)) {}
+
+template <typename Fn>
+absl::Status WorkerApi::Call(Fn fn) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(options_.rpc_timeout_ms));
+  AddToken(&ctx, options_.token);
+  // Held for the call: the link may move on meanwhile.
+  const std::shared_ptr<const CoordinatorStubs> stubs = link_->Stubs();
+  return Answered(FromGrpc(fn(&ctx, stubs->calls)));
+}
+
+template <typename Fn>
+absl::Status WorkerApi::Transfer(TransferCancel* cancel, Fn fn) {
+  const absl::Status cancelled =
+      absl::CancelledError("cancelled by the worker");
+  // As long as it needs while chunks move; cut off (and retried as
+  // unreachable) once it stalls for a call's timeout.
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(kTransferDeadlineMs));
+  AddToken(&ctx, options_.token);
+  if (cancel != nullptr && !cancel->Attach(&ctx)) return cancelled;
+  absl::Status status;
+  bool stalled = false;
+  {
+    const std::shared_ptr<const CoordinatorStubs> stubs = link_->Stubs();
+    ProgressWatchdog watchdog(&ctx, options_.rpc_timeout_ms);
+    status = fn(&ctx, watchdog, stubs->transfers);
+    stalled = watchdog.fired();
+  }
+  if (cancel != nullptr) {
+    cancel->Detach();
+    // Our own doing: says nothing about the coordinator.
+    if (cancel->cancelled()) return cancelled;
+  }
+  if (stalled) {
+    status = absl::DeadlineExceededError(
+        absl::StrCat("no progress for ", options_.rpc_timeout_ms, " ms"));
+  }
+  return Answered(status);
+}
+
+absl::Status WorkerApi::Answered(absl::Status status) {
+  if (absl::IsCancelled(status) && !IsJobCancelled(status)) {
+    // Cut off in transport, not the coordinator's verdict on the job.
+    status = absl::UnavailableError(
+        absl::StrCat("call cut off (", status.message(), ")"));
+  }
+  // Perhaps it is elsewhere now (a run directory's coordinator moved).
+  if (Unreachable(status)) link_->Unreachable();
+  return status;
+}
+
+absl::Status WorkerApi::LeaseJobs(const LeaseRequest& request,
+                                  LeaseAnswer* out) {
+  v1::LeaseJobsRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_max_jobs(request.max_jobs);
+  req.set_lease_ms(options_.lease_ms);
+  for (int f : request.free_slots) req.add_free_slots(f);
+  req.set_request_id(request.request_id);
+  v1::LeaseJobsResponse resp;
+  absl::Status status =
+      Call([&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+        return stub->LeaseJobs(ctx, req, &resp);
+      });
+  if (!status.ok()) return status;
+  out->leases.clear();
+  for (const v1::JobLease& lease : resp.leases()) {
+    absl::StatusOr<JobLease> converted = FromProto(lease);
+    if (!converted.ok()) return converted.status();
+    out->leases.push_back(*std::move(converted));
+  }
+  out->unfinished_jobs = resp.unfinished_jobs();
+  return absl::OkStatus();
+}
+
+absl::Status WorkerApi::Heartbeat(const JobLease& lease) {
+  v1::HeartbeatRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id);
+  req.set_epoch(lease.epoch);
+  req.set_lease_ms(options_.lease_ms);
+  v1::HeartbeatResponse resp;
+  return Call(
+      [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+        return stub->Heartbeat(ctx, req, &resp);
+      });
+}
+
+absl::Status WorkerApi::ReportMetrics(const JobLease& lease, int64_t seq,
+                                      const std::vector<MetricPoint>& points) {
+  v1::ReportMetricsRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id);
+  req.set_epoch(lease.epoch);
+  req.set_seq(seq);
+  for (const MetricPoint& p : points) ToProto(p, req.add_points());
+  v1::ReportMetricsResponse resp;
+  return Call(
+      [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+        return stub->ReportMetrics(ctx, req, &resp);
+      });
+}
+
+absl::Status WorkerApi::UploadCheckpoint(const JobLease& lease,
+                                         const CheckpointFile& file,
+                                         int64_t* stored_step,
+                                         TransferCancel* cancel) {
+  v1::CheckpointHeader header;
+  header.set_worker_id(options_.worker_id);
+  header.set_job_id(lease.job_id);
+  header.set_epoch(lease.epoch);
+  header.set_step(file.step);
+  header.set_name(std::filesystem::path(file.path).filename().string());
+  v1::UploadCheckpointResponse resp;
+  // A broken stream (Unavailable) is the call's own answer; any other
+  // SendFile error is the file's, and the call is cancelled.
+  absl::Status file_error = absl::OkStatus();
+  absl::Status status = Transfer(
+      cancel, [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
+                  v1::Coordinator::StubInterface* stub) {
+        std::unique_ptr<grpc::ClientWriterInterface<v1::CheckpointChunk>>
+            writer = stub->UploadCheckpoint(ctx, &resp);
+        const absl::Status sent = transfer::SendFile(
+            file.path, header, [&](const v1::CheckpointChunk& chunk) {
+              const bool ok = writer->Write(chunk);
+              progress.Progress();
+              return ok;
+            });
+        if (!sent.ok() && !absl::IsUnavailable(sent)) {
+          file_error = sent;
+          ctx->TryCancel();
+        }
+        writer->WritesDone();
+        return FromGrpc(writer->Finish());
+      });
+  if (!file_error.ok()) return absl::DataLossError(file_error.message());
+  if (status.ok()) *stored_step = resp.stored_step();
+  return status;
+}
+
+absl::Status WorkerApi::DownloadCheckpoint(const JobLease& lease,
+                                           const std::string& checkpoint_dir,
+                                           int64_t local_step,
+                                           int64_t* stored_step,
+                                           TransferCancel* cancel) {
+  v1::DownloadCheckpointRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id);
+  req.set_epoch(lease.epoch);
+  absl::Status received = absl::OkStatus();
+  absl::Status status = Transfer(
+      cancel, [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
+                  v1::Coordinator::StubInterface* stub) {
+        std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>>
+            reader = stub->DownloadCheckpoint(ctx, req);
+        v1::CheckpointChunk first;
+        if (reader->Read(&first) && first.has_header()) {
+          const v1::CheckpointHeader& header = first.header();
+          absl::StatusOr<int64_t> named = CheckpointStepOf(header.name());
+          if (!named.ok()) {
+            received = named.status();
+          } else if (header.step() > local_step) {
+            received = transfer::ReceiveFile(
+                header,
+                [&](v1::CheckpointChunk* c) {
+                  const bool more = reader->Read(c);
+                  progress.Progress();
+                  return more;
+                },
+                (std::filesystem::path(checkpoint_dir) / header.name())
+                    .string());
+          }
+          if (received.ok()) *stored_step = header.step();
+          if (header.step() <= local_step || !received.ok()) ctx->TryCancel();
+        }
+        const grpc::Status finished = reader->Finish();
+        // Cancelled by us once we had what we needed.
+        if (received.ok() && *stored_step > 0 &&
+            finished.error_code() == grpc::StatusCode::CANCELLED) {
+          return absl::OkStatus();
+        }
+        return FromGrpc(finished);
+      });
+  if (!received.ok()) return absl::DataLossError(received.message());
+  return status;
+}
+
+absl::Status WorkerApi::CompleteJob(const JobLease& lease,
+                                    const std::string& result_json,
+                                    const std::string& stderr_tail) {
+  v1::CompleteJobRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id);
+  req.set_epoch(lease.epoch);
+  req.set_result_json(result_json);
+  req.set_stderr_tail(stderr_tail);
+  v1::CompleteJobResponse resp;
+  return Call(
+      [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+        return stub->CompleteJob(ctx, req, &resp);
+      });
+}
+
+absl::Status WorkerApi::FailJob(const JobLease& lease, const std::string& error,
+                                const std::string& stderr_tail) {
+  v1::FailJobRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id);
+  req.set_epoch(lease.epoch);
+  req.set_error(error);
+  req.set_stderr_tail(stderr_tail);
+  v1::FailJobResponse resp;
+  return Call(
+      [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+        return stub->FailJob(ctx, req, &resp);
+      });
+}
+
+absl::Status WorkerApi::ReleaseJob(const JobLease& lease,
+                                   const std::string& reason) {
+  v1::ReleaseJobRequest req;
+  req.set_worker_id(options_.worker_id);
+  req.set_job_id(lease.job_id);
+  req.set_epoch(lease.epoch);
+  req.set_reason(reason);
+  v1::ReleaseJobResponse resp;
+  return Call(
+      [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+        return stub->ReleaseJob(ctx, req, &resp);
+      });
+}
+
+}  // namespace tailsweep
