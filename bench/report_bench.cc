@@ -166,12 +166,8 @@ int Main(int argc, char** argv) {
       static_cast<long long>(submitted.jobs_added()),
       static_cast<long long>(points), names.size(), steps, SecondsSince(t0));
 
-  ReadCalls calls{stub.get(), [] { return BenchContext(kDeadline); },
-                  [](const grpc::Status& s) {
-                    return absl::Status(
-                        static_cast<absl::StatusCode>(s.error_code()),
-                        s.error_message());
-                  }};
+  const CoordinatorApi calls(stub.get(),
+                             [] { return BenchContext(kDeadline); });
   for (int run = 0; run < 3; ++run) {
     t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::string> doc = ReportJson(calls, "big", {});

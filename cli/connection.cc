@@ -1,6 +1,7 @@
 #include "cli/connection.h"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -69,33 +70,26 @@ void UseChannel(const ChannelOptions& channel) {
 
 const std::string& Connection::address() const { return Options().address; }
 
-absl::StatusOr<v1::Coordinator::Stub*> Connection::Stub() {
-  if (!stub_) {
+absl::StatusOr<const CoordinatorApi*> Connection::Api() {
+  if (!channel_) {
     if (absl::Status s = ApplyRunDir(); !s.ok()) return s;
-    absl::StatusOr<Client> c = Connect(Options());
-    if (!c.ok()) {  // an unreadable --token-file or --tls-ca
-      return absl::FailedPreconditionError(c.status().message());
+    absl::StatusOr<std::unique_ptr<CoordinatorChannel>> opened =
+        CoordinatorChannel::Open(
+            Options(), std::chrono::seconds(30),
+            [address = address()](absl::Status s) {
+              if (!absl::IsUnavailable(s)) return s;
+              return absl::UnavailableError(absl::StrCat(
+                  "coordinator at ", address, " is unreachable (",
+                  s.message(),
+                  "); start it with tailsweep-coordinator or pass "
+                  "--coordinator"));
+            });
+    if (!opened.ok()) {  // an unreadable --token-file or --tls-ca
+      return absl::FailedPreconditionError(opened.status().message());
     }
-    client_ = *c;
-    stub_ = v1::Coordinator::NewStub(client_->channel);
+    channel_ = *std::move(opened);
   }
-  return stub_.get();
-}
-
-std::unique_ptr<grpc::ClientContext> Connection::Context(
-    std::chrono::seconds deadline) {
-  return client_->Context(deadline);
-}
-
-absl::Status Connection::Check(const grpc::Status& s) const {
-  if (s.ok()) return absl::OkStatus();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    return absl::UnavailableError(absl::StrCat(
-        "coordinator at ", address(), " is unreachable (", s.error_message(),
-        "); start it with tailsweep-coordinator or pass --coordinator"));
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      s.error_message());
+  return &channel_->api();
 }
 
 }  // namespace tailsweep::cli

@@ -8,17 +8,13 @@
 // TAILSWEEP_TLS_CA and TAILSWEEP_RUN_DIR, else loopback:50551 without TLS or
 // token. A run directory (proto/run_dir.h) gives all three.
 
-#include <grpcpp/grpcpp.h>
-
-#include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "cli/cli_app.h"
 #include "proto/client_channel.h"
-#include "proto/tailsweep.grpc.pb.h"
+#include "proto/coordinator_api.h"
 
 namespace tailsweep::cli {
 
@@ -31,33 +27,26 @@ void UseChannel(const ChannelOptions& channel);
 // One command's connection, made on first use.
 class Connection {
  public:
-  // The stub, connected on first use (--run-dir's address, token and CA,
-  // or the three options); FailedPrecondition (exit 2), naming the option,
-  // when --run-dir, --token-file or --tls-ca cannot be read.
-  absl::StatusOr<v1::Coordinator::Stub*> Stub();
-  // A context with the token and a deadline; after Stub() succeeded.
-  std::unique_ptr<grpc::ClientContext> Context(
-      std::chrono::seconds deadline = std::chrono::seconds(30));
+  // The coordinator's calls, connected on first use (--run-dir's address,
+  // token and CA, or the three options); FailedPrecondition (exit 2),
+  // naming the option, when --run-dir, --token-file or --tls-ca cannot be
+  // read. Each call has a 30 s deadline; UNAVAILABLE says how to reach the
+  // coordinator.
+  absl::StatusOr<const CoordinatorApi*> Api();
   const std::string& address() const;
 
-  // One call, its answer checked (Check): connect, call with a context,
-  // answer the status.
+  // One call: connect, then api->*method.
   template <typename Request, typename Response>
-  absl::Status Call(grpc::Status (v1::Coordinator::Stub::*method)(
-                        grpc::ClientContext*, const Request&, Response*),
+  absl::Status Call(absl::Status (CoordinatorApi::*method)(const Request&,
+                                                           Response*) const,
                     const Request& request, Response* response) {
-    absl::StatusOr<v1::Coordinator::Stub*> stub = Stub();
-    if (!stub.ok()) return stub.status();
-    return Check(((*stub)->*method)(Context().get(), request, response));
+    absl::StatusOr<const CoordinatorApi*> api = Api();
+    if (!api.ok()) return api.status();
+    return ((*api)->*method)(request, response);
   }
 
-  // A gRPC answer as a status; UNAVAILABLE says how to reach the
-  // coordinator.
-  absl::Status Check(const grpc::Status& status) const;
-
  private:
-  std::optional<Client> client_;
-  std::unique_ptr<v1::Coordinator::Stub> stub_;
+  std::unique_ptr<CoordinatorChannel> channel_;
 };
 
 }  // namespace tailsweep::cli

@@ -54,7 +54,7 @@ RunFn DefineCurves(CLI::App& app) {
       find.set_job(f->target);
       v1::GetJobLogResponse job;
       const absl::Status found =
-          f->c.Call(&v1::Coordinator::Stub::GetJobLog, find, &job);
+          f->c.Call(&CoordinatorApi::GetJobLog, find, &job);
       if (absl::IsNotFound(found) || absl::IsInvalidArgument(found)) {
         return absl::NotFoundError(absl::StrCat(
             "'", f->target,
@@ -110,7 +110,7 @@ RunFn DefineLogs(CLI::App& app) {
     req.set_job(f->job);
     v1::GetJobLogResponse log;
     if (absl::Status s =
-            f->c.Call(&v1::Coordinator::Stub::GetJobLog, req, &log);
+            f->c.Call(&CoordinatorApi::GetJobLog, req, &log);
         !s.ok()) {
       return s;
     }

@@ -13,9 +13,6 @@
 
 namespace tailsweep::cli {
 
-// The calls of `c`, for the functions of proto/paged_reads.h.
-absl::StatusOr<ReadCalls> CallsOf(Connection& c);
-
 // Every job of the sweep (only those in `state` unless empty), grid order.
 // The statuses of ListJobs.
 absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,

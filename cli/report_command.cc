@@ -153,9 +153,9 @@ RunFn DefineReport(CLI::App& app) {
       if (!progress) progress = std::make_unique<Progress>("report", total);
       progress->Update(done, "jobs");
     };
-    absl::StatusOr<ReadCalls> calls = CallsOf(f->c);
-    if (!calls.ok()) return calls.status();
-    absl::StatusOr<std::string> doc = ReportJson(*calls, f->sweep, options);
+    absl::StatusOr<const CoordinatorApi*> api = f->c.Api();
+    if (!api.ok()) return api.status();
+    absl::StatusOr<std::string> doc = ReportJson(**api, f->sweep, options);
     if (!doc.ok()) return doc.status();
     PageInput page;
     page.title = absl::StrCat("tailsweep: ", f->sweep);

@@ -25,7 +25,7 @@
 #include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
 #include "proto/run_dir.h"
-#include "proto/tailsweep.grpc.pb.h"
+#include "proto/coordinator_api.h"
 #include "worker/child_process.h"
 
 namespace tailsweep::cli {
@@ -50,13 +50,11 @@ std::string DefaultScriptsDir() {
 
 // Whether the coordinator at `channel` answers a call.
 bool Answers(const ChannelOptions& channel) {
-  absl::StatusOr<Client> client = Connect(channel);
-  if (!client.ok()) return false;
-  auto stub = v1::Coordinator::NewStub(client->channel);
+  absl::StatusOr<std::unique_ptr<CoordinatorChannel>> coordinator =
+      CoordinatorChannel::Open(channel, std::chrono::seconds(2));
+  if (!coordinator.ok()) return false;
   v1::ListSweepsResponse resp;
-  return stub
-      ->ListSweeps(client->Context(std::chrono::seconds(2)).get(), {}, &resp)
-      .ok();
+  return (*coordinator)->api().ListSweeps({}, &resp).ok();
 }
 
 RunFn DefineUp(CLI::App& app) {

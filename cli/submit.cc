@@ -21,7 +21,7 @@ absl::Status SubmitSpecFile(Connection& c, const std::string& path,
   req.set_spec_yaml(text.str());
   req.set_source_name(path);
   v1::SubmitSweepResponse resp;
-  if (absl::Status s = c.Call(&v1::Coordinator::Stub::SubmitSweep, req, &resp);
+  if (absl::Status s = c.Call(&CoordinatorApi::SubmitSweep, req, &resp);
       !s.ok()) {
     return s;
   }

@@ -3,7 +3,6 @@
 // produced). Each talks to the coordinator over gRPC with a deadline
 // (cli/connection.h).
 
-#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -33,7 +32,7 @@
 #include "core/number_text.h"
 #include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
-#include "proto/tailsweep.grpc.pb.h"
+#include "proto/coordinator_api.h"
 #include "report/result_json.h"
 
 namespace tailsweep::cli {
@@ -47,7 +46,7 @@ absl::StatusOr<v1::GetSweepStatusResponse> GetStatus(Connection& c,
   req.set_sweep(sweep);
   v1::GetSweepStatusResponse resp;
   if (absl::Status s =
-          c.Call(&v1::Coordinator::Stub::GetSweepStatus, req, &resp);
+          c.Call(&CoordinatorApi::GetSweepStatus, req, &resp);
       !s.ok()) {
     return s;
   }
@@ -80,7 +79,7 @@ void WarnCoordinatorProblem(const std::string& problem) {
 
 absl::Status PrintSweeps(Connection& c, Format format) {
   v1::ListSweepsResponse resp;
-  if (absl::Status s = c.Call(&v1::Coordinator::Stub::ListSweeps,
+  if (absl::Status s = c.Call(&CoordinatorApi::ListSweeps,
                               v1::ListSweepsRequest(), &resp);
       !s.ok()) {
     return s;
@@ -225,8 +224,7 @@ RunFn DefineWatch(CLI::App& app) {
 template <typename Request, typename Response>
 RunFn DefineSweepAction(
     CLI::App& app,
-    grpc::Status (v1::Coordinator::Stub::*call)(grpc::ClientContext*,
-                                                const Request&, Response*),
+    absl::Status (CoordinatorApi::*call)(const Request&, Response*) const,
     std::function<void(const std::string&, const Response&)> say) {
   auto c = std::make_shared<Connection>();
   auto sweep = std::make_shared<std::string>();
@@ -245,7 +243,7 @@ RunFn DefineSweepAction(
 
 RunFn DefineCancel(CLI::App& app) {
   return DefineSweepAction<v1::CancelSweepRequest, v1::CancelSweepResponse>(
-      app, &v1::Coordinator::Stub::CancelSweep,
+      app, &CoordinatorApi::CancelSweep,
       [](const std::string& sweep, const v1::CancelSweepResponse& r) {
         std::cout << EscapeControl(sweep) << ": " << r.jobs_cancelled()
                   << " jobs cancelled";
@@ -259,7 +257,7 @@ RunFn DefineCancel(CLI::App& app) {
 
 RunFn DefineResume(CLI::App& app) {
   return DefineSweepAction<v1::ResumeSweepRequest, v1::ResumeSweepResponse>(
-      app, &v1::Coordinator::Stub::ResumeSweep,
+      app, &CoordinatorApi::ResumeSweep,
       [](const std::string& sweep, const v1::ResumeSweepResponse& r) {
         std::cout << EscapeControl(sweep) << ": " << r.jobs_requeued()
                   << " failed or cancelled jobs requeued\n";
@@ -277,7 +275,7 @@ RunFn DefineWorkers(CLI::App& app) {
     v1::ListWorkersRequest req;
     v1::ListWorkersResponse resp;
     if (absl::Status s =
-            f->c.Call(&v1::Coordinator::Stub::ListWorkers, req, &resp);
+            f->c.Call(&CoordinatorApi::ListWorkers, req, &resp);
         !s.ok()) {
       return s;
     }

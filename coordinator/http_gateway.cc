@@ -128,24 +128,18 @@ absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
 }
 
 // The read calls, each with a minute's deadline and the token.
-ReadCalls CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
-  return ReadCalls{stub,
-                   [token] {
-                     auto ctx = std::make_unique<grpc::ClientContext>();
-                     ctx->set_deadline(std::chrono::system_clock::now() +
-                                       std::chrono::seconds(60));
-                     AddToken(ctx.get(), token);
-                     return ctx;
-                   },
-                   [](const grpc::Status& st) {
-                     return absl::Status(
-                         static_cast<absl::StatusCode>(st.error_code()),
-                         st.error_message());
-                   }};
+CoordinatorApi CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
+  return CoordinatorApi(stub, [token] {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::seconds(60));
+    AddToken(ctx.get(), token);
+    return ctx;
+  });
 }
 
 // GET /api/sweeps/NAME/report[?group_by=K&points=N]: the report's data.
-void ServeReport(const ReadCalls& calls, const httplib::Request& req,
+void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res) {
   ReportOptions o;
   if (req.has_param("group_by")) {
@@ -170,7 +164,7 @@ void ServeReport(const ReadCalls& calls, const httplib::Request& req,
 
 // GET /api/jobs/JOB/metrics[?names=a,b&step_min=&step_max=&max_points=]:
 // every page of the job's points.
-void ServeMetrics(const ReadCalls& calls, const httplib::Request& req,
+void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res) {
   v1::GetMetricsRequest r;
   r.set_job_id(req.matches[1]);
@@ -309,7 +303,7 @@ void HttpGateway::Route() {
         };
   };
   stub_ = v1::Coordinator::NewStub(channel_);
-  const ReadCalls calls = CallsWithToken(stub_.get(), options_.token);
+  const CoordinatorApi calls = CallsWithToken(stub_.get(), options_.token);
 
   s.Get("/", [this](const httplib::Request& req, httplib::Response& res) {
     ServeIndex(req, res);
@@ -325,9 +319,9 @@ void HttpGateway::Route() {
   s.Get("/api/sweeps",
         guarded([calls](const httplib::Request&, httplib::Response& res) {
           v1::ListSweepsResponse resp;
-          const grpc::Status st = calls.stub->ListSweeps(
-              calls.context().get(), v1::ListSweepsRequest(), &resp);
-          if (!st.ok()) return SendError(res, calls.check(st));
+          const absl::Status st =
+              calls.ListSweeps(v1::ListSweepsRequest(), &resp);
+          if (!st.ok()) return SendError(res, st);
           SendJson(res, resp);
         }));
   s.Get(R"(/api/sweeps/([^/]+))",
@@ -335,9 +329,8 @@ void HttpGateway::Route() {
           v1::GetSweepRequest r;
           r.set_sweep(req.matches[1]);
           v1::GetSweepResponse resp;
-          const grpc::Status st =
-              calls.stub->GetSweep(calls.context().get(), r, &resp);
-          if (!st.ok()) return SendError(res, calls.check(st));
+          const absl::Status st = calls.GetSweep(r, &resp);
+          if (!st.ok()) return SendError(res, st);
           SendJson(res, resp);
         }));
   s.Get(R"(/api/sweeps/([^/]+)/jobs)",

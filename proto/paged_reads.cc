@@ -4,17 +4,16 @@
 
 namespace tailsweep {
 
-absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const ReadCalls& c) {
+absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const CoordinatorApi& c) {
   v1::ListSweepsResponse resp;
-  if (absl::Status s = c.check(c.stub->ListSweeps(
-          c.context().get(), v1::ListSweepsRequest(), &resp));
+  if (absl::Status s = c.ListSweeps(v1::ListSweepsRequest(), &resp);
       !s.ok()) {
     return s;
   }
   return std::vector<v1::SweepInfo>(resp.sweeps().begin(), resp.sweeps().end());
 }
 
-absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const ReadCalls& c,
+absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const CoordinatorApi& c,
                                                      const std::string& sweep,
                                                      const std::string& state) {
   v1::ListJobsRequest req;
@@ -24,7 +23,7 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const ReadCalls& c,
   while (true) {
     v1::ListJobsResponse page;
     if (absl::Status s =
-            c.check(c.stub->ListJobs(c.context().get(), req, &page));
+            c.ListJobs(req, &page);
         !s.ok()) {
       return s;
     }
@@ -35,13 +34,13 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const ReadCalls& c,
 }
 
 absl::StatusOr<v1::GetResultsResponse> GetAllResults(
-    const ReadCalls& c, v1::GetResultsRequest req) {
+    const CoordinatorApi& c, v1::GetResultsRequest req) {
   v1::GetResultsResponse all;
   bool first = true;
   while (true) {
     v1::GetResultsResponse page;
     if (absl::Status s =
-            c.check(c.stub->GetResults(c.context().get(), req, &page));
+            c.GetResults(req, &page);
         !s.ok()) {
       return s;
     }
@@ -73,12 +72,12 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(
 }
 
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
-    const ReadCalls& c, v1::GetMetricsRequest req) {
+    const CoordinatorApi& c, v1::GetMetricsRequest req) {
   std::vector<v1::MetricPoint> out;
   while (true) {
     v1::GetMetricsResponse resp;
     if (absl::Status s =
-            c.check(c.stub->GetMetrics(c.context().get(), req, &resp));
+            c.GetMetrics(req, &resp);
         !s.ok()) {
       return s;
     }

@@ -6,45 +6,34 @@
 // large the sweep. Shared by the CLI and the coordinator's HTTP gateway (which
 // calls its own service in process).
 
-#include <grpcpp/grpcpp.h>
-
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "proto/tailsweep.grpc.pb.h"
+#include "proto/coordinator_api.h"
 
 namespace tailsweep {
 
-// How to make the calls: the stub, a fresh context per call (deadline,
-// token), and how a gRPC answer becomes a status.
-struct ReadCalls {
-  v1::Coordinator::StubInterface* stub = nullptr;
-  std::function<std::unique_ptr<grpc::ClientContext>()> context;
-  std::function<absl::Status(const grpc::Status&)> check;
-};
 
 // Every sweep, with its kind and counts.
-absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const ReadCalls& c);
+absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const CoordinatorApi& c);
 
 // Every job of the sweep (only those in `state` unless empty), grid order.
-absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const ReadCalls& c,
+absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const CoordinatorApi& c,
                                                      const std::string& sweep,
                                                      const std::string& state);
 
 // Every page of `req`'s results as one answer: rows, tails rows and pivot
 // rows appended in order, the pivot's cell indices made to index the whole
 // `rows`.
-absl::StatusOr<v1::GetResultsResponse> GetAllResults(const ReadCalls& c,
+absl::StatusOr<v1::GetResultsResponse> GetAllResults(const CoordinatorApi& c,
                                                      v1::GetResultsRequest req);
 
 // Every point `req` selects, by name then step (downsampled per name when
 // req.max_points() > 0), from all its pages.
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
-    const ReadCalls& c, v1::GetMetricsRequest req);
+    const CoordinatorApi& c, v1::GetMetricsRequest req);
 
 }  // namespace tailsweep
 

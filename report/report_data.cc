@@ -53,7 +53,7 @@ std::string ParamOr(const v1::JobInfo& job, const std::string& key,
 
 // One job's curves: loss and spread ratio at `curve_points`, attention per
 // layer at `attention_points`, as {name: [[steps], [values]]}.
-absl::StatusOr<json> Series(const ReadCalls& calls, const v1::JobInfo& job,
+absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
                             int64_t layers, const ReportOptions& o) {
   json series = json::object();
   auto read = [&](std::vector<std::string> names,
@@ -117,14 +117,14 @@ json JobDoc(const v1::JobInfo& job, int64_t layers) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
+absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
                                        const std::string& sweep,
                                        const ReportOptions& options) {
   v1::GetSweepRequest sreq;
   sreq.set_sweep(sweep);
   v1::GetSweepResponse info;
   if (absl::Status s =
-          calls.check(calls.stub->GetSweep(calls.context().get(), sreq, &info));
+          calls.GetSweep(sreq, &info);
       !s.ok()) {
     return s;
   }

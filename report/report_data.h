@@ -55,7 +55,7 @@ struct ReportOptions {
 
 // The statuses of the reads (NotFound, naming the sweeps that exist, for an
 // unknown sweep).
-absl::StatusOr<std::string> ReportJson(const ReadCalls& calls,
+absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
                                        const std::string& sweep,
                                        const ReportOptions& options);
 

@@ -8,14 +8,29 @@ The targets and their sources are read from the CMakeLists.txt files, so a
 new file or target is checked without editing this test. Exits 1 and prints
 each include chain that breaks the rule.
 
-  tests/layers_test.py [REPO_ROOT]
+With --grpc, the second rule (issue 27): gRPC stops at proto/. No file under
+core/, worker/, cli/ or report/, nor the coordinator's store, names a gRPC
+type (grpc::...) or includes gRPC or the generated service header
+(*.grpc.pb.h) itself: they call proto/worker_api.h or proto/coordinator_api.h
+and see absl::Status. The coordinator's service code (GRPC_SERVICE_FILES),
+proto/, tests and benchmarks may.
+
+  tests/layers_test.py [--grpc] [REPO_ROOT]
 """
 import os
 import re
 import sys
 
-ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+ARGS = [a for a in sys.argv[1:] if a != "--grpc"]
+ROOT = os.path.abspath(ARGS[0] if ARGS else
                        os.path.join(os.path.dirname(__file__), ".."))
+GRPC = re.compile(r'\bgrpc::|#include\s*[<"]grpc|\.grpc\.pb\.h"')
+GRPC_FOLDERS = ("core", "worker", "cli", "report", "coordinator")
+# The coordinator's service: the gRPC handlers, their interceptors, the
+# gateway that calls them in process, and the executable that serves them.
+GRPC_SERVICE_FILES = re.compile(
+    r"coordinator/(service|service_reads|telemetry|http_gateway|"
+    r"coordinator_main)\.(h|cc)$")
 TORCH_TARGET = "tailsweep_core"
 # Targets that link LibTorch (through tailsweep_core) and may include it.
 TORCH_TARGETS = {TORCH_TARGET, "tailsweep-lab"}
@@ -89,5 +104,28 @@ def main():
     return 1 if broken else 0
 
 
+def grpc_main():
+    broken = 0
+    checked = 0
+    for folder in GRPC_FOLDERS:
+        for base, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cc")):
+                    continue
+                path = os.path.relpath(os.path.join(base, name), ROOT)
+                if GRPC_SERVICE_FILES.match(path):
+                    continue
+                checked += 1
+                for n, line in enumerate(open(os.path.join(ROOT, path),
+                                              errors="replace"), 1):
+                    code = line.split("//")[0]
+                    if GRPC.search(code):
+                        broken += 1
+                        print(f"{path}:{n}: {line.strip()}")
+    print(f"{checked} files outside proto/ and the coordinator's service "
+          f"checked; {broken} lines name gRPC")
+    return 1 if broken else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(grpc_main() if "--grpc" in sys.argv[1:] else main())

@@ -16,12 +16,8 @@ namespace {
 
 class ReportDataTest : public ServiceTest {
  protected:
-  ReadCalls Calls() {
-    return {stub_.get(), [this] { return Context(); },
-            [](const grpc::Status& s) {
-              return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                                  s.error_message());
-            }};
+  CoordinatorApi Calls() {
+    return CoordinatorApi(stub_.get(), [this] { return Context(); });
   }
 };
 
