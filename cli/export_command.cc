@@ -1,7 +1,8 @@
 // `tailsweep export`: a sweep's jobs, results or metric points as one flat
 // table (cli/exports.h), to stdout or a file written whole or not at all;
 // `tailsweep snapshot`: a consistent copy of one sweep's part of a
-// coordinator's database file (coordinator/snapshot.h).
+// coordinator's database file, made by tailsweep-snapshot
+// (cli/snapshot_main.cc).
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -14,10 +15,11 @@
 #include "cli/command.h"
 #include "cli/connection.h"
 #include "cli/exports.h"
+#include "cli/lab_handover.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/pages.h"
-#include "coordinator/snapshot.h"
+#include "cli/snapshot_options.h"
 
 namespace tailsweep::cli {
 namespace {
@@ -122,24 +124,13 @@ RunFn DefineExport(CLI::App& app) {
 }
 
 RunFn DefineSnapshot(CLI::App& app) {
-  struct Flags {
-    std::string sweep, db, out;
-  };
-  auto f = std::make_shared<Flags>();
-  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
-  app.add_option("--db", f->db,
-                 "The coordinator's database file (its --db); read, never "
-                 "written, while the coordinator runs on")
-      ->required();
-  app.add_option("--out", f->out, "The copy to write (must not exist)")
-      ->required();
+  auto f = std::make_shared<SnapshotFlags>();
+  AddSnapshotOptions(app, f.get());
+  // Run by tailsweep-snapshot (lab_handover.h): this executable does not
+  // link the coordinator's store.
   return [f]() -> absl::Status {
-    if (absl::Status s = SnapshotSweep(f->db, f->sweep, f->out); !s.ok()) {
-      return s;
-    }
-    std::cout << "wrote " << f->out << " (sweep " << f->sweep
-              << "; query it with sqlite3 or pandas)\n";
-    return absl::OkStatus();
+    return ExecTool(ToolExecutable(kSnapshotExecutableName), f->Arguments(),
+                    "`snapshot`", kSnapshotExecutableName);
   };
 }
 
@@ -151,10 +142,7 @@ std::vector<Command> ExportCommands() {
        "A sweep's jobs, results or metric points as a flat table (csv, "
        "jsonl): a column per parameter and per result field, for pandas",
        DefineExport},
-      {"snapshot",
-       "A consistent copy of one sweep out of the coordinator's database "
-       "file (SQLite VACUUM INTO), to analyse away from the live one",
-       DefineSnapshot},
+      {"snapshot", kSnapshotHelp, DefineSnapshot},
   };
 }
 

@@ -11,16 +11,15 @@
 
 namespace tailsweep::cli {
 
-std::string LabExecutable() {
+std::string ToolExecutable(const char* name) {
   std::error_code ec;
   const std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const std::filesystem::path beside =
-        self.parent_path() / kLabExecutableName;
+    const std::filesystem::path beside = self.parent_path() / name;
     if (access(beside.c_str(), X_OK) == 0) return beside.string();
   }
-  return kLabExecutableName;
+  return name;
 }
 
 std::optional<std::vector<std::string>> LabArguments(
@@ -48,8 +47,9 @@ std::optional<std::vector<std::string>> LabArguments(
   return std::nullopt;
 }
 
-absl::Status ExecLab(const std::string& executable,
-                     const std::vector<std::string>& args) {
+absl::Status ExecTool(const std::string& executable,
+                      const std::vector<std::string>& args,
+                      const std::string& command, const char* target) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(executable.c_str()));
   for (const std::string& a : args)
@@ -62,11 +62,10 @@ absl::Status ExecLab(const std::string& executable,
   }
   const int error = errno;
   return absl::FailedPreconditionError(absl::StrCat(
-      "cannot run ", executable, ": ", std::strerror(error), "; `lab` needs ",
-      kLabExecutableName,
-      " (the executable with LibTorch) next to tailsweep or in PATH: "
-      "`cmake --build build --target ",
-      kLabExecutableName, "` builds it"));
+      "cannot run ", executable, ": ", std::strerror(error), "; ", command,
+      " needs ", target,
+      " next to tailsweep or in PATH: `cmake --build build --target ", target,
+      "` builds it"));
 }
 
 }  // namespace tailsweep::cli

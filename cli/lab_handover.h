@@ -1,10 +1,14 @@
 #ifndef TAILSWEEP_CLI_LAB_HANDOVER_H_
 #define TAILSWEEP_CLI_LAB_HANDOVER_H_
 
-// `tailsweep lab ...` runs in tailsweep-lab, the executable that links
-// LibTorch, as `git NAME` runs git-NAME: tailsweep itself, which login nodes
-// and service hosts run, needs no LibTorch. tailsweep-lab takes the same
-// command line (cli/lab_main.cc), so a worker may run its jobs with either.
+// Commands that `tailsweep` hands to an executable of their own, as `git
+// NAME` runs git-NAME, so that tailsweep itself (which login nodes and
+// service hosts run) links neither LibTorch nor the coordinator's store:
+// - `tailsweep lab ...` runs in tailsweep-lab, the executable that links
+//   LibTorch. It takes the same command line (cli/lab_main.cc), so a worker
+//   may run its jobs with either;
+// - `tailsweep snapshot ...` runs in tailsweep-snapshot (cli/snapshot_main.cc),
+//   which reads the coordinator's database file.
 
 #include <functional>
 #include <optional>
@@ -16,10 +20,14 @@
 namespace tailsweep::cli {
 
 inline constexpr char kLabExecutableName[] = "tailsweep-lab";
+inline constexpr char kSnapshotExecutableName[] = "tailsweep-snapshot";
 
-// The tailsweep-lab to run: the one next to this executable when it is
+// The executable `name` to run: the one next to this executable when it is
 // there, else the bare name (exec looks it up in PATH).
-std::string LabExecutable();
+std::string ToolExecutable(const char* name);
+inline std::string LabExecutable() {
+  return ToolExecutable(kLabExecutableName);
+}
 
 // When the first command word of `args` (argv without argv[0]) is `lab`:
 // tailsweep-lab's arguments, `[--threads N] lab WORDS...`: the words after
@@ -32,9 +40,16 @@ std::optional<std::vector<std::string>> LabArguments(
     const std::function<bool(const std::string&)>& takes_value);
 
 // Replaces this process by `executable` with `args` (execv, or execvp for a
-// bare name). Returns only when that failed, with why and what to do.
-absl::Status ExecLab(const std::string& executable,
-                     const std::vector<std::string>& args);
+// bare name). Returns only when that failed, with why and what to do:
+// `command` needs `target` (the CMake target that builds it).
+absl::Status ExecTool(const std::string& executable,
+                      const std::vector<std::string>& args,
+                      const std::string& command, const char* target);
+inline absl::Status ExecLab(const std::string& executable,
+                            const std::vector<std::string>& args) {
+  return ExecTool(executable, args, "`lab`",
+                  kLabExecutableName);  // the executable with LibTorch
+}
 
 }  // namespace tailsweep::cli
 

@@ -108,6 +108,55 @@ class ProgressSink : public MetricsSink {
   Progress progress_;
 };
 
+// The job's config: --config's file, then each --set, then the cross-key
+// rules.
+absl::StatusOr<JobConfig> ConfigFrom(const std::string& config_file,
+                                     const std::vector<std::string>& sets) {
+  JobConfig config;
+  if (!config_file.empty()) {
+    if (absl::Status s = ApplyYaml(config_file, config); !s.ok()) return s;
+  }
+  for (const std::string& set : sets) {
+    std::vector<std::string> kv = absl::StrSplit(set, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--set '", set, "': expected KEY=VALUE"));
+    }
+    if (absl::Status s = SetJobKey(config, kv[0], kv[1]); !s.ok()) return s;
+  }
+  if (absl::Status s = ValidateJobConfig(config); !s.ok()) return s;
+  return config;
+}
+
+// result.json of a run (job_result.h).
+TrainResult ResultOf(const JobResult& result, const JobConfig& config,
+                     const torch::Device& device, bool lease_ran_out) {
+  const TrainOutcome& t = result.training;
+  TrainResult r;
+  r.steps_done = t.steps_done;
+  r.resumed_from_step = result.start_step;
+  r.final_loss = t.final_loss;
+  r.diverged = t.diverged;
+  r.diverged_step = t.diverged_step;
+  r.collapsed = t.collapsed;
+  r.collapse_step = t.collapse_step;
+  r.stopped = t.stopped;
+  r.lease_ran_out = t.stopped && lease_ran_out;
+  r.early_stop = t.early_stop;
+  r.version = Version();
+  r.device = device.str();
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      device.is_cuda() && visible != nullptr) {
+    r.device += absl::StrCat(" (CUDA_VISIBLE_DEVICES=", visible, ")");
+  }
+  r.config = JobConfigToKeyValues(config, KeyListing::kEvery);
+  if (result.evaluation) {
+    r.evaluation = SummaryOf(*result.evaluation);
+    r.samples = result.evaluation->samples;
+  }
+  return r;
+}
+
 RunFn DefineTrain(CLI::App& app) {
   struct Flags {
     std::vector<std::string> sets;
@@ -129,20 +178,9 @@ RunFn DefineTrain(CLI::App& app) {
   app.add_option("--device", f->device, "cpu, cuda or cuda:N")
       ->capture_default_str();
   return [f]() -> absl::Status {
-    JobConfig config;
-    if (!f->config_file.empty()) {
-      if (absl::Status s = ApplyYaml(f->config_file, config); !s.ok()) return s;
-    }
-    for (const std::string& set : f->sets) {
-      std::vector<std::string> kv =
-          absl::StrSplit(set, absl::MaxSplits('=', 1));
-      if (kv.size() != 2) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--set '", set, "': expected KEY=VALUE"));
-      }
-      if (absl::Status s = SetJobKey(config, kv[0], kv[1]); !s.ok()) return s;
-    }
-    if (absl::Status s = ValidateJobConfig(config); !s.ok()) return s;
+    absl::StatusOr<JobConfig> parsed = ConfigFrom(f->config_file, f->sets);
+    if (!parsed.ok()) return parsed.status();
+    const JobConfig& config = *parsed;
     absl::StatusOr<torch::Device> device = ParseDevice(f->device);
     if (!device.ok()) return device.status();
     const std::filesystem::path dir(f->out_dir);
@@ -186,27 +224,7 @@ RunFn DefineTrain(CLI::App& app) {
     if (!open_status.ok()) return open_status;
     if (!result.ok()) return result.status();
     const TrainOutcome& t = result->training;
-    TrainResult r;
-    r.steps_done = t.steps_done;
-    r.resumed_from_step = result->start_step;
-    r.final_loss = t.final_loss;
-    r.diverged = t.diverged;
-    r.diverged_step = t.diverged_step;
-    r.collapsed = t.collapsed;
-    r.collapse_step = t.collapse_step;
-    r.stopped = t.stopped;
-    r.lease_ran_out = t.stopped && lease_ran_out;
-    r.version = Version();
-    r.device = device->str();
-    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        device->is_cuda() && visible != nullptr) {
-      r.device += absl::StrCat(" (CUDA_VISIBLE_DEVICES=", visible, ")");
-    }
-    r.config = JobConfigToKeyValues(config, KeyListing::kEvery);
-    if (result->evaluation) {
-      r.evaluation = SummaryOf(*result->evaluation);
-      r.samples = result->evaluation->samples;
-    }
+    const TrainResult r = ResultOf(*result, config, *device, lease_ran_out);
     if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),
                                          TrainResultJson(r) + "\n");
         !s.ok()) {

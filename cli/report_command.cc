@@ -21,9 +21,9 @@
 #include "cli/output.h"
 #include "cli/pages.h"
 #include "core/schema/file_util.h"
+#include "process/child_process.h"
 #include "report/page.h"
 #include "report/report_data.h"
-#include "worker/child_process.h"
 
 namespace tailsweep::cli {
 namespace {

@@ -106,7 +106,8 @@ RunFn DefineJobs(CLI::App& app) {
 
 // One results cell: "median [low, high]", "b" (bold in markdown) when the
 // interval reaches 1, "*" when the run collapsed (k/n of n seeds), "!" when
-// it diverged; over several seeds also n and the seeds' range.
+// it diverged, "~" when it stopped early; over several seeds also n and the
+// seeds' range.
 std::string ResultCell(const v1::CellResult& r, bool markdown) {
   if (std::isnan(r.ratio_median())) {
     if (r.diverged() > 0) return "diverged";
@@ -122,6 +123,7 @@ std::string ResultCell(const v1::CellResult& r, bool markdown) {
   };
   if (r.collapsed() > 0) text += " *" + of(r.collapsed());
   if (r.diverged() > 0) text += " !" + of(r.diverged());
+  if (r.stopped_early() > 0) text += " ~" + of(r.stopped_early());
   if (r.jobs() > 1) {
     absl::StrAppend(&text, absl::StrFormat(" n=%d (%.3f-%.3f)", r.done(),
                                            r.seed_min(), r.seed_max()));
@@ -152,10 +154,10 @@ Table FlatTrainTable(const std::vector<const v1::CellResult*>& rows) {
     }
   }
   const size_t keys = t.header.size();
-  for (const char* c :
-       {"jobs", "done", "failed", "ratio_median", "ratio_mean", "ratio_ci_low",
-        "ratio_ci_high", "seed_min", "seed_max", "bold", "collapsed",
-        "collapse_step", "diverged", "hill_stat"}) {
+  for (const char* c : {"jobs", "done", "failed", "ratio_median", "ratio_mean",
+                        "ratio_ci_low", "ratio_ci_high", "seed_min", "seed_max",
+                        "bold", "collapsed", "collapse_step", "diverged",
+                        "hill_stat", "stopped_early", "steps_saved"}) {
     t.header.push_back(c);
   }
   for (const v1::CellResult* p : rows) {
@@ -172,7 +174,8 @@ Table FlatTrainTable(const std::vector<const v1::CellResult*>& rows) {
           Cell(r.seed_min()), Cell(r.seed_max()),
           std::string(r.bold() ? "true" : "false"), absl::StrCat(r.collapsed()),
           Cell(r.collapse_step()), absl::StrCat(r.diverged()),
-          Cell(r.hill_stat())}) {
+          Cell(r.hill_stat()), absl::StrCat(r.stopped_early()),
+          absl::StrCat(r.steps_saved())}) {
       row.push_back(v);
     }
     t.rows.push_back(std::move(row));
@@ -268,8 +271,17 @@ RunFn DefineResults(CLI::App& app) {
     if (f->format == "table") {
       std::cout << "median distance ratio [95% bootstrap interval over "
                    "instances]; b: the interval reaches 1; *: collapsed; !: "
-                   "diverged; over seeds: medians of the seeds, n=seeds "
-                   "(range of their medians)\n";
+                   "diverged; ~: stopped early; over seeds: medians of the "
+                   "seeds, n=seeds (range of their medians)\n";
+      int64_t stopped = 0, saved = 0;
+      for (const v1::CellResult& r : results.rows()) {
+        stopped += r.stopped_early();
+        saved += r.steps_saved();
+      }
+      if (stopped > 0) {
+        std::cout << stopped << " run(s) stopped early; " << saved
+                  << " training steps saved\n";
+      }
     }
     return absl::OkStatus();
   };

@@ -18,8 +18,8 @@
 #include "absl/strings/strip.h"
 #include "core/schema/file_util.h"
 #include "core/schema/sweep_spec.h"
+#include "process/child_process.h"
 #include "proto/run_dir.h"
-#include "worker/child_process.h"
 
 namespace tailsweep::cli {
 namespace fs = std::filesystem;
@@ -141,6 +141,76 @@ ProgramRunner SystemProgramRunner() {
   };
 }
 
+namespace {
+
+// The run directory's token, CA and copy of the spec.
+absl::Status WriteRunFiles(const SlurmUpOptions& o, const ProgramRunner& run,
+                           const std::string& dir) {
+  absl::StatusOr<std::string> token = RandomHex(32);
+  if (!token.ok()) return token.status();
+  if (absl::Status s = WriteSecret(RunPath(dir, kRunToken), *token + "\n");
+      !s.ok()) {
+    return s;
+  }
+  const std::string ca_key = RunPath(dir, kRunCaKey);
+  absl::StatusOr<std::string> ca =
+      RunOrSay(run, {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                     "-keyout", ca_key, "-out", RunPath(dir, kRunCaCert),
+                     "-days", "365", "-subj", "/CN=tailsweep run CA", "-addext",
+                     "basicConstraints=critical,CA:TRUE", "-addext",
+                     "keyUsage=critical,keyCertSign,cRLSign"});
+  if (!ca.ok()) return ca.status();
+  if (absl::Status s =
+          Chmod(ca_key, fs::perms::owner_read | fs::perms::owner_write);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> spec_text = ReadFile(o.spec_path);
+  if (!spec_text.ok()) return spec_text.status();
+  if (absl::Status s = WriteFileAtomic(RunPath(dir, kRunSpec), *spec_text);
+      !s.ok()) {
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+// The sbatch command lines of the two jobs.
+std::vector<std::string> CoordinatorJob(const SlurmUpOptions& o,
+                                        const std::string& dir) {
+  std::vector<std::string> coordinator = {
+      "sbatch",     "--parsable",
+      "--job-name", "tailsweep-coordinator",
+      "--output",   RunPath(dir, kRunCoordinatorLog),
+      "--time",     o.coordinator_time};
+  AddCommon(o, &coordinator);
+  coordinator.insert(
+      coordinator.end(),
+      {(fs::path(o.scripts_dir) / kCoordinatorScript).string(), dir});
+  return coordinator;
+}
+
+std::vector<std::string> WorkersJob(const SlurmUpOptions& o,
+                                    const std::string& dir) {
+  std::vector<std::string> workers = {
+      "sbatch",     "--parsable",
+      "--job-name", "tailsweep-workers",
+      "--array",    absl::StrCat("0-", o.workers - 1),
+      "--output",   RunPath(dir, "workers-%A_%a.log"),
+      "--time",     o.time};
+  if (o.gpus_per_node > 0) {
+    workers.push_back(absl::StrCat("--gres=gpu:", o.gpus_per_node));
+  }
+  if (o.cpus_per_worker > 0) {
+    workers.push_back(absl::StrCat("--cpus-per-task=", o.cpus_per_worker));
+  }
+  AddCommon(o, &workers);
+  workers.insert(workers.end(),
+                 {(fs::path(o.scripts_dir) / kWorkersScript).string(), dir});
+  return workers;
+}
+
+}  // namespace
+
 absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
                                     const ProgramRunner& run) {
   // The spec first: its errors need no cluster.
@@ -181,62 +251,14 @@ absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
     return s;
   }
   const std::string dir = fs::absolute(o.run_dir).lexically_normal().string();
-  absl::StatusOr<std::string> token = RandomHex(32);
-  if (!token.ok()) return token.status();
-  if (absl::Status s = WriteSecret(RunPath(dir, kRunToken), *token + "\n");
-      !s.ok()) {
-    return s;
-  }
-  const std::string ca_key = RunPath(dir, kRunCaKey);
-  absl::StatusOr<std::string> ca =
-      RunOrSay(run, {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                     "-keyout", ca_key, "-out", RunPath(dir, kRunCaCert),
-                     "-days", "365", "-subj", "/CN=tailsweep run CA", "-addext",
-                     "basicConstraints=critical,CA:TRUE", "-addext",
-                     "keyUsage=critical,keyCertSign,cRLSign"});
-  if (!ca.ok()) return ca.status();
-  if (absl::Status s =
-          Chmod(ca_key, fs::perms::owner_read | fs::perms::owner_write);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<std::string> spec_text = ReadFile(o.spec_path);
-  if (!spec_text.ok()) return spec_text.status();
-  if (absl::Status s = WriteFileAtomic(RunPath(dir, kRunSpec), *spec_text);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = WriteRunFiles(o, run, dir); !s.ok()) return s;
 
   SlurmJobIds ids;
-  std::vector<std::string> coordinator = {
-      "sbatch",     "--parsable",
-      "--job-name", "tailsweep-coordinator",
-      "--output",   RunPath(dir, kRunCoordinatorLog),
-      "--time",     o.coordinator_time};
-  AddCommon(o, &coordinator);
-  coordinator.insert(
-      coordinator.end(),
-      {(fs::path(o.scripts_dir) / kCoordinatorScript).string(), dir});
-  absl::StatusOr<std::string> id = SubmitJob(run, coordinator);
+  absl::StatusOr<std::string> id = SubmitJob(run, CoordinatorJob(o, dir));
   if (!id.ok()) return id.status();
   ids.coordinator = *id;
 
-  std::vector<std::string> workers = {
-      "sbatch",     "--parsable",
-      "--job-name", "tailsweep-workers",
-      "--array",    absl::StrCat("0-", o.workers - 1),
-      "--output",   RunPath(dir, "workers-%A_%a.log"),
-      "--time",     o.time};
-  if (o.gpus_per_node > 0) {
-    workers.push_back(absl::StrCat("--gres=gpu:", o.gpus_per_node));
-  }
-  if (o.cpus_per_worker > 0) {
-    workers.push_back(absl::StrCat("--cpus-per-task=", o.cpus_per_worker));
-  }
-  AddCommon(o, &workers);
-  workers.insert(workers.end(),
-                 {(fs::path(o.scripts_dir) / kWorkersScript).string(), dir});
-  id = SubmitJob(run, workers);
+  id = SubmitJob(run, WorkersJob(o, dir));
   if (!id.ok()) {
     (void)run({"scancel", ids.coordinator});
     return absl::Status(

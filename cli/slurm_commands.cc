@@ -23,10 +23,10 @@
 #include "cli/submit.h"
 #include "core/schema/file_util.h"
 #include "core/schema/sweep_spec.h"
+#include "process/child_process.h"
 #include "proto/client_channel.h"
-#include "proto/run_dir.h"
 #include "proto/coordinator_api.h"
-#include "worker/child_process.h"
+#include "proto/run_dir.h"
 
 namespace tailsweep::cli {
 namespace fs = std::filesystem;
@@ -238,6 +238,59 @@ absl::StatusOr<int> FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// The port to serve on: `requested`, else the run's last one when it was on
+// this host (a requeued job on the same host keeps its port: workers
+// reconnect to the address they have), else a free one.
+absl::StatusOr<int> CoordinatorPort(const std::string& dir,
+                                    const std::string& host, int requested) {
+  int port = requested;
+  if (port == 0) {
+    absl::StatusOr<ChannelOptions> last = RunDirChannel(dir);
+    if (last.ok() && absl::StartsWith(last->address, host + ":")) {
+      (void)absl::SimpleAtoi(last->address.substr(last->address.rfind(':') + 1),
+                             &port);
+    }
+  }
+  if (port == 0) return FreePort();
+  return port;
+}
+
+// This node's certificate, signed by the run's CA; kept while the
+// coordinator stays on this host: a worker's channel that saw one
+// certificate does not reconnect to a restarted coordinator with another
+// (gRPC 1.51, measured), though the CA is the same.
+absl::Status EnsureServerCertificate(const std::string& dir,
+                                     const std::string& host) {
+  ProgramRunner run = SystemProgramRunner();
+  const std::string ext = RunPath(dir, "server.ext");
+  const std::string names = absl::StrCat("subjectAltName=DNS:", host,
+                                         ",DNS:localhost,IP:127.0.0.1\n");
+  const bool reuse = fs::exists(RunPath(dir, kRunServerCert)) &&
+                     fs::exists(RunPath(dir, kRunServerKey)) &&
+                     ReadFile(ext).value_or("") == names;
+  if (reuse) return absl::OkStatus();
+  if (absl::Status s = WriteFileAtomic(ext, names); !s.ok()) return s;
+  const std::string csr = RunPath(dir, "server.csr");
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{"openssl", "req", "-newkey", "rsa:2048",
+                                 "-nodes", "-keyout",
+                                 RunPath(dir, kRunServerKey), "-out", csr,
+                                 "-subj", absl::StrCat("/CN=", host)},
+        std::vector<std::string>{
+            "openssl", "x509", "-req", "-in", csr, "-CA",
+            RunPath(dir, kRunCaCert), "-CAkey", RunPath(dir, kRunCaKey),
+            "-CAcreateserial", "-CAserial", RunPath(dir, "ca.srl"), "-out",
+            RunPath(dir, kRunServerCert), "-days", "365", "-extfile", ext}}) {
+    absl::StatusOr<ProgramResult> r = run(argv);
+    if (!r.ok()) return r.status();
+    if (r->exit_code != 0) {
+      return absl::InternalError(
+          absl::StrCat("openssl ", argv[1], ": ", r->err));
+    }
+  }
+  return absl::OkStatus();
+}
+
 RunFn DefineCoordinator(CLI::App& app) {
   struct Flags {
     std::string run_dir;
@@ -256,64 +309,19 @@ RunFn DefineCoordinator(CLI::App& app) {
     char host_buf[256] = {0};
     gethostname(host_buf, sizeof(host_buf) - 1);
     const std::string host = host_buf;
-    // A requeued job on the same host keeps its port: workers reconnect to
-    // the address they have.
-    int port = f->port;
     const std::string address_file = RunPath(dir, kRunAddress);
-    if (port == 0) {
-      absl::StatusOr<ChannelOptions> last = RunDirChannel(dir);
-      if (last.ok() && absl::StartsWith(last->address, host + ":")) {
-        (void)absl::SimpleAtoi(
-            last->address.substr(last->address.rfind(':') + 1), &port);
-      }
-    }
-    if (port == 0) {
-      absl::StatusOr<int> free = FreePort();
-      if (!free.ok()) return free.status();
-      port = *free;
-    }
+    absl::StatusOr<int> port = CoordinatorPort(dir, host, f->port);
+    if (!port.ok()) return port.status();
     std::error_code ec;
     fs::remove(address_file, ec);
-    // This node's certificate, signed by the run's CA; kept while the
-    // coordinator stays on this host: a worker's channel that saw one
-    // certificate does not reconnect to a restarted coordinator with another
-    // (gRPC 1.51, measured), though the CA is the same.
-    ProgramRunner run = SystemProgramRunner();
-    const std::string ext = RunPath(dir, "server.ext");
-    const std::string names = absl::StrCat("subjectAltName=DNS:", host,
-                                           ",DNS:localhost,IP:127.0.0.1\n");
-    const bool reuse = fs::exists(RunPath(dir, kRunServerCert)) &&
-                       fs::exists(RunPath(dir, kRunServerKey)) &&
-                       ReadFile(ext).value_or("") == names;
-    if (!reuse) {
-      if (absl::Status s = WriteFileAtomic(ext, names); !s.ok()) return s;
-      const std::string csr = RunPath(dir, "server.csr");
-      for (const std::vector<std::string>& argv :
-           {std::vector<std::string>{"openssl", "req", "-newkey", "rsa:2048",
-                                     "-nodes", "-keyout",
-                                     RunPath(dir, kRunServerKey), "-out", csr,
-                                     "-subj", absl::StrCat("/CN=", host)},
-            std::vector<std::string>{"openssl", "x509", "-req", "-in", csr,
-                                     "-CA", RunPath(dir, kRunCaCert), "-CAkey",
-                                     RunPath(dir, kRunCaKey), "-CAcreateserial",
-                                     "-CAserial", RunPath(dir, "ca.srl"),
-                                     "-out", RunPath(dir, kRunServerCert),
-                                     "-days", "365", "-extfile", ext}}) {
-        absl::StatusOr<ProgramResult> r = run(argv);
-        if (!r.ok()) return r.status();
-        if (r->exit_code != 0) {
-          return absl::InternalError(
-              absl::StrCat("openssl ", argv[1], ": ", r->err));
-        }
-      }
-    }
+    if (absl::Status s = EnsureServerCertificate(dir, host); !s.ok()) return s;
     fs::permissions(RunPath(dir, kRunServerKey),
                     fs::perms::owner_read | fs::perms::owner_write,
                     fs::perm_options::replace, ec);
     std::signal(SIGTERM, OnSignal);
     std::signal(SIGINT, OnSignal);
     std::signal(SIGUSR1, OnSignal);
-    const std::string listen = absl::StrCat("0.0.0.0:", port);
+    const std::string listen = absl::StrCat("0.0.0.0:", *port);
     absl::StatusOr<ChildProcess> child = ChildProcess::Start(
         {(ExeDir() / "tailsweep-coordinator").string(), "--db",
          RunPath(dir, kRunDatabase), "--data-dir", RunPath(dir, kRunDataDir),
@@ -322,7 +330,7 @@ RunFn DefineCoordinator(CLI::App& app) {
          RunPath(dir, kRunServerKey)},
         {}, "", "");
     if (!child.ok()) return child.status();
-    ChannelOptions self{absl::StrCat(host, ":", port), RunPath(dir, kRunToken),
+    ChannelOptions self{absl::StrCat(host, ":", *port), RunPath(dir, kRunToken),
                         RunPath(dir, kRunCaCert)};
     bool announced = false;
     bool stopping = false;

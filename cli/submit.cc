@@ -1,25 +1,24 @@
 #include "cli/submit.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "cli/render.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep::cli {
 
 absl::Status SubmitSpecFile(Connection& c, const std::string& path,
-                            std::ostream& out, std::string* name) {
+                            std::ostream& out, std::string* name,
+                            const std::vector<std::string>& overrides) {
   absl::StatusOr<SweepSpec> spec = LoadSweepSpec(path);
   if (!spec.ok()) return spec.status();
+  if (!overrides.empty()) {
+    spec = ApplyOverrides(*spec, overrides);
+    if (!spec.ok()) return spec.status();
+  }
   absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
   if (!jobs.ok()) return jobs.status();
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
   v1::SubmitSweepRequest req;
-  req.set_spec_yaml(text.str());
-  req.set_source_name(path);
+  req.set_spec_yaml(spec->text);
+  req.set_source_name(overrides.empty() ? path : path + " with overrides");
   v1::SubmitSweepResponse resp;
   if (absl::Status s = c.Call(&CoordinatorApi::SubmitSweep, req, &resp);
       !s.ok()) {

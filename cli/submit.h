@@ -5,17 +5,22 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "cli/connection.h"
 
 namespace tailsweep::cli {
 
-// Parses and expands the spec at `path` here first (its errors need no
+// Parses the spec at `path`, applies `overrides` (sweep_spec.h's
+// ApplyOverrides) and expands it here first (its errors need no
 // coordinator), then submits it and writes "sweep NAME: N jobs added, M
 // already there" to `out`; `name`, when given, receives the sweep's name.
+// Without overrides the file's text goes as it is (comments kept); with
+// them, the changed spec, which records them.
 absl::Status SubmitSpecFile(Connection& c, const std::string& path,
-                            std::ostream& out, std::string* name = nullptr);
+                            std::ostream& out, std::string* name = nullptr,
+                            const std::vector<std::string>& overrides = {});
 
 }  // namespace tailsweep::cli
 

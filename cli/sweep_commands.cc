@@ -33,6 +33,7 @@
 #include "core/schema/sweep_spec.h"
 #include "proto/client_channel.h"
 #include "proto/coordinator_api.h"
+#include "proto/wire_records.h"
 #include "report/result_json.h"
 
 namespace tailsweep::cli {
@@ -45,8 +46,7 @@ absl::StatusOr<v1::GetSweepStatusResponse> GetStatus(Connection& c,
   v1::GetSweepStatusRequest req;
   req.set_sweep(sweep);
   v1::GetSweepStatusResponse resp;
-  if (absl::Status s =
-          c.Call(&CoordinatorApi::GetSweepStatus, req, &resp);
+  if (absl::Status s = c.Call(&CoordinatorApi::GetSweepStatus, req, &resp);
       !s.ok()) {
     return s;
   }
@@ -57,11 +57,16 @@ RunFn DefineSubmit(CLI::App& app) {
   struct Flags {
     Connection c;
     std::string spec;
+    std::vector<std::string> overrides;
   };
   auto f = std::make_shared<Flags>();
   app.add_option("SPEC", f->spec, "Sweep spec (YAML)")->required();
+  app.add_option("OVERRIDES", f->overrides,
+                 "KEY=VALUE fixes a key, KEY=V1,V2 (or KEY=[V1,...]) makes it "
+                 "a grid axis, name=NAME renames the sweep; the sweep "
+                 "records them (sweeps/README.md)");
   return [f]() -> absl::Status {
-    return SubmitSpecFile(f->c, f->spec, std::cout);
+    return SubmitSpecFile(f->c, f->spec, std::cout, nullptr, f->overrides);
   };
 }
 
@@ -79,8 +84,8 @@ void WarnCoordinatorProblem(const std::string& problem) {
 
 absl::Status PrintSweeps(Connection& c, Format format) {
   v1::ListSweepsResponse resp;
-  if (absl::Status s = c.Call(&CoordinatorApi::ListSweeps,
-                              v1::ListSweepsRequest(), &resp);
+  if (absl::Status s =
+          c.Call(&CoordinatorApi::ListSweeps, v1::ListSweepsRequest(), &resp);
       !s.ok()) {
     return s;
   }
@@ -90,7 +95,7 @@ absl::Status PrintSweeps(Connection& c, Format format) {
       json row = {{"name", w.name()},
                   {"kind", w.kind()},
                   {"created_ms", w.created_ms()}};
-      row.update(CountsJson(w.counts()));
+      row.update(CountsJson(FromProto(w.counts())));
       doc.push_back(row);
     }
     // The array stays the document (scripts index it); a problem of the
@@ -104,13 +109,13 @@ absl::Status PrintSweeps(Connection& c, Format format) {
            "cancelled"},
           {}};
   for (const v1::SweepInfo& w : resp.sweeps()) {
-    const auto& n = w.counts();
-    t.rows.push_back({w.name(), w.kind(),
-                      absl::StrCat(n.queued() + n.leased() + n.done() +
-                                   n.failed() + n.cancelled()),
-                      absl::StrCat(n.done()), absl::StrCat(n.leased()),
-                      absl::StrCat(n.queued()), absl::StrCat(n.failed()),
-                      absl::StrCat(n.cancelled())});
+    const JobCounts n = FromProto(w.counts());
+    t.rows.push_back({w.name(), w.kind(), absl::StrCat(n.total()),
+                      absl::StrCat(n.Of(JobState::kDone)),
+                      absl::StrCat(n.Of(JobState::kLeased)),
+                      absl::StrCat(n.Of(JobState::kQueued)),
+                      absl::StrCat(n.Of(JobState::kFailed)),
+                      absl::StrCat(n.Of(JobState::kCancelled))});
   }
   if (t.rows.empty()) {
     std::cout << "no sweeps yet; submit one with tailsweep submit SPEC.yaml\n";
@@ -134,17 +139,26 @@ RunFn DefineStatus(CLI::App& app) {
     absl::StatusOr<v1::GetSweepStatusResponse> s = GetStatus(f->c, f->sweep);
     if (!s.ok()) return s.status();
     if (f->format == Format::kJson) {
-      json doc = CountsJson(*s);
+      json doc = CountsJson(FromProto(*s));
+      doc["runs_stopped_early"] = s->runs_stopped_early();
+      doc["steps_saved"] = s->steps_saved();
       if (!s->coordinator_problem().empty()) {
         doc["coordinator_problem"] = s->coordinator_problem();
       }
       PrintJson(doc);
     } else {
       PrintCoordinatorProblem(s->coordinator_problem());
+      const JobCounts n = FromProto(*s);
       std::cout << absl::StrFormat(
           "%s: %d done, %d running, %d queued, %d failed, %d cancelled\n",
-          EscapeControl(f->sweep), s->done(), s->leased(), s->queued(),
-          s->failed(), s->cancelled());
+          EscapeControl(f->sweep), n.Of(JobState::kDone),
+          n.Of(JobState::kLeased), n.Of(JobState::kQueued),
+          n.Of(JobState::kFailed), n.Of(JobState::kCancelled));
+      if (s->runs_stopped_early() > 0) {
+        std::cout << absl::StrFormat(
+            "%d run(s) stopped early; %d training steps saved\n",
+            s->runs_stopped_early(), s->steps_saved());
+      }
     }
     return absl::OkStatus();
   };
@@ -173,13 +187,14 @@ RunFn DefineWatch(CLI::App& app) {
     while (true) {
       absl::StatusOr<v1::GetSweepStatusResponse> s = GetStatus(f->c, f->sweep);
       if (!s.ok()) return s.status();
-      const int64_t total =
-          s->queued() + s->leased() + s->done() + s->failed() + s->cancelled();
-      const int64_t finished = s->done() + s->failed() + s->cancelled();
+      const JobCounts n = FromProto(*s);
+      const int64_t total = n.total();
+      const int64_t finished = n.Of(JobState::kDone) + n.Of(JobState::kFailed) +
+                               n.Of(JobState::kCancelled);
       if (!bar) {
         bar = std::make_unique<Progress>(EscapeControl(f->sweep), total);
       }
-      const bool over = s->queued() + s->leased() == 0;
+      const bool over = n.Of(JobState::kQueued) + n.Of(JobState::kLeased) == 0;
       if (!over) {
         if (absl::Status r = running.Refresh(f->c, f->sweep); !r.ok()) return r;
       }
@@ -189,8 +204,10 @@ RunFn DefineWatch(CLI::App& app) {
         std::string frame =
             bar->Line(finished, absl::StrFormat("done %d, running %d, queued "
                                                 "%d, failed %d",
-                                                s->done(), s->leased(),
-                                                s->queued(), s->failed())) +
+                                                n.Of(JobState::kDone),
+                                                n.Of(JobState::kLeased),
+                                                n.Of(JobState::kQueued),
+                                                n.Of(JobState::kFailed))) +
             "\n";
         if (!s->coordinator_problem().empty()) {
           frame += "warning: " + EscapeControl(s->coordinator_problem()) + "\n";
@@ -206,10 +223,10 @@ RunFn DefineWatch(CLI::App& app) {
             static_cast<int>(std::count(frame.begin(), frame.end(), '\n'));
       }
       if (over) {
-        if (s->failed() > 0) {
-          return absl::AbortedError(
-              absl::StrCat(s->failed(), " job(s) failed; see tailsweep jobs ",
-                           EscapeControl(f->sweep), " --state failed"));
+        if (n.Of(JobState::kFailed) > 0) {
+          return absl::AbortedError(absl::StrCat(
+              n.Of(JobState::kFailed), " job(s) failed; see tailsweep jobs ",
+              EscapeControl(f->sweep), " --state failed"));
         }
         return absl::OkStatus();
       }
@@ -274,8 +291,7 @@ RunFn DefineWorkers(CLI::App& app) {
   return [f]() -> absl::Status {
     v1::ListWorkersRequest req;
     v1::ListWorkersResponse resp;
-    if (absl::Status s =
-            f->c.Call(&CoordinatorApi::ListWorkers, req, &resp);
+    if (absl::Status s = f->c.Call(&CoordinatorApi::ListWorkers, req, &resp);
         !s.ok()) {
       return s;
     }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/number_text.h"
@@ -43,6 +44,18 @@ KeyValues WithoutSeed(const KeyValues& cell, bool over_seeds) {
   return out;
 }
 
+// The steps an early-stopped run did not run: its config's `steps` less
+// the steps it did.
+int64_t StepsSaved(const TrainResult& r) {
+  for (const auto& [key, value] : r.config) {
+    int64_t steps = 0;
+    if (key == "steps" && absl::SimpleAtoi(value, &steps)) {
+      return std::max<int64_t>(steps - r.steps_done, 0);
+    }
+  }
+  return 0;
+}
+
 struct Group {
   CellSummary summary;
   std::vector<double> medians, means, lows, highs, onsets, hills;
@@ -74,6 +87,10 @@ std::vector<CellSummary> Summarize(const std::vector<JobRow>& jobs,
       if (r->collapse_step >= 0) g.onsets.push_back(r->collapse_step);
     }
     if (r->diverged) ++g.summary.diverged;
+    if (!r->early_stop.empty()) {
+      ++g.summary.stopped_early;
+      g.summary.steps_saved += StepsSaved(*r);
+    }
     if (!r->evaluation) continue;
     const EvalSummary& e = *r->evaluation;
     if (e.hill_stat) Add(g.hills, *e.hill_stat);

@@ -34,6 +34,9 @@ struct CellSummary {
   double ratio_median, ratio_mean, ratio_ci_low, ratio_ci_high;
   double seed_min, seed_max;
   int64_t collapsed = 0, diverged = 0;
+  // Runs that ended before their last step by themselves (early stopping:
+  // job_result.h's early_stop), and the training steps they did not run.
+  int64_t stopped_early = 0, steps_saved = 0;
   double collapse_step, hill_stat;
   bool bold = false;
 };

@@ -22,14 +22,6 @@ void SetCell(const KeyValues& cell,
   }
 }
 
-void SetCounts(const SweepCounts& c, v1::GetSweepStatusResponse* out) {
-  out->set_queued(c.queued);
-  out->set_leased(c.leased);
-  out->set_done(c.done);
-  out->set_failed(c.failed);
-  out->set_cancelled(c.cancelled);
-}
-
 v1::CellResult CellResultOf(const CellSummary& s) {
   v1::CellResult row;
   SetCell(s.cell, row.mutable_cell());
@@ -47,6 +39,8 @@ v1::CellResult CellResultOf(const CellSummary& s) {
   row.set_hill_stat(s.hill_stat);
   row.set_bold(s.bold);
   row.set_failed(s.failed);
+  row.set_stopped_early(s.stopped_early);
+  row.set_steps_saved(s.steps_saved);
   return row;
 }
 
@@ -97,9 +91,13 @@ grpc::Status CoordinatorService::GetSweepStatus(
     v1::GetSweepStatusResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
-  absl::StatusOr<SweepCounts> c = store_->Counts(req->sweep());
+  absl::StatusOr<JobCounts> c = store_->Counts(req->sweep());
   if (!c.ok()) return Answer(c.status());
-  SetCounts(*c, resp);
+  ToProto(*c, resp);
+  absl::StatusOr<Store::EarlyStops> early = store_->EarlyStopsOf(req->sweep());
+  if (!early.ok()) return Answer(early.status());
+  resp->set_runs_stopped_early(early->runs);
+  resp->set_steps_saved(early->steps_saved);
   if (absl::Status h = store_->Healthy(); !h.ok()) {
     resp->set_coordinator_problem(std::string(h.message()));
   }
@@ -262,7 +260,7 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
     out->set_name(s.name);
     out->set_kind(std::string(JobKindName(s.kind)));
     out->set_created_ms(s.created_ms);
-    SetCounts(s.counts, out->mutable_counts());
+    ToProto(s.counts, out->mutable_counts());
   }
   if (absl::Status h = store_->Healthy(); !h.ok()) {
     resp->set_coordinator_problem(std::string(h.message()));
@@ -352,7 +350,7 @@ grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
   info->set_name(s->row.name);
   info->set_kind(std::string(JobKindName(s->row.kind)));
   info->set_created_ms(s->row.created_ms);
-  SetCounts(s->row.counts, info->mutable_counts());
+  ToProto(s->row.counts, info->mutable_counts());
   resp->set_spec_yaml(s->spec);
   SetCell(s->fixed, resp->mutable_fixed());
   resp->set_version(s->version);

@@ -18,6 +18,7 @@
 // (sql::BatchWriter): an OK answer has been committed. Reads use a second
 // connection.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,7 @@
 #include "coordinator/sqlite_db.h"
 #include "core/schema/clock.h"
 #include "core/schema/disk_space.h"
+#include "core/schema/job_counts.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_state.h"
 #include "core/schema/metric_point.h"
@@ -72,28 +74,6 @@ struct Lease {
 struct SubmitResult {
   int64_t added = 0;     // new jobs
   int64_t existing = 0;  // jobs the sweep already had
-};
-
-
-struct SweepCounts {
-  int64_t queued = 0, leased = 0, done = 0, failed = 0, cancelled = 0;
-  int64_t total() const { return queued + leased + done + failed + cancelled; }
-  // The count of one state (for loops over kJobStates).
-  int64_t Of(JobState state) const {
-    switch (state) {
-      case JobState::kQueued:
-        return queued;
-      case JobState::kLeased:
-        return leased;
-      case JobState::kDone:
-        return done;
-      case JobState::kFailed:
-        return failed;
-      case JobState::kCancelled:
-        return cancelled;
-    }
-    return 0;
-  }
 };
 
 // A job as one sweep sees it.
@@ -272,7 +252,17 @@ class Store {
 
   // Counts by the sweep's view of its jobs (JobRow::state). NotFound for
   // an unknown sweep.
-  absl::StatusOr<SweepCounts> Counts(const std::string& sweep);
+  absl::StatusOr<JobCounts> Counts(const std::string& sweep);
+
+  // The sweep's done runs that ended before their last step by themselves
+  // (job_result.h's early_stop), and the training steps they did not run
+  // (their config's steps less steps_done; aggregate.cc counts the same per
+  // cell). NotFound for an unknown sweep.
+  struct EarlyStops {
+    int64_t runs = 0;
+    int64_t steps_saved = 0;
+  };
+  absl::StatusOr<EarlyStops> EarlyStopsOf(const std::string& sweep);
   // The sweep's jobs in grid order: only those in `state` (the sweep's
   // view) when given, only those after grid position `after_position`, at
   // most `limit` (0: all). NotFound for an unknown sweep.
@@ -293,7 +283,7 @@ class Store {
     std::string name;
     JobKind kind = JobKind::kTrain;
     int64_t created_ms = 0;
-    SweepCounts counts;
+    JobCounts counts;
   };
   // Every sweep, oldest first.
   absl::StatusOr<std::vector<SweepRow>> Sweeps();

@@ -18,6 +18,81 @@ constexpr int64_t kUnrecordedLeaseMs = 30000;
 // How often ExpireLeases also writes idle workers' last-seen times and
 // prunes the remembered lease calls.
 constexpr int64_t kUpkeepEveryMs = 60000;
+
+// The leases still held that the call `request_id` of `worker` made, into
+// *leases; true when that call was seen before (a retry: nothing new).
+absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
+                                     const std::string& request_id,
+                                     std::vector<Lease>* leases) {
+  absl::StatusOr<sql::Statement> again = db.Prepare(
+      "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
+      "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+      "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1), "
+      "  j.lease_deadline_ms "
+      "FROM jobs j WHERE j.state = 'leased' AND j.holder = ? AND "
+      "j.lease_request = ? ORDER BY j.created_ms, j.rowid");
+  if (!again.ok()) return again.status();
+  again->Bind(1, worker).Bind(2, request_id);
+  while (true) {
+    absl::StatusOr<bool> row = again->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    leases->push_back({again->Text(0), again->Text(5), again->Text(4),
+                       again->Int(2), again->Int(3), again->Int(6),
+                       FromJson(again->Text(1))});
+  }
+  absl::StatusOr<sql::Statement> seen = db.Prepare(
+      "SELECT 1 FROM lease_requests WHERE worker_id = ? AND request_id = ?");
+  if (!seen.ok()) return seen.status();
+  seen->Bind(1, worker).Bind(2, request_id);
+  return seen->Step();
+}
+
+// Queued jobs in order, those asking for more units than have a free slot
+// left out by SQLite; the rest are placed one by one (PlaceJob) until
+// max_jobs are picked or no slot is left. Into *granted, not yet taken.
+absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
+                        int64_t max_jobs, const std::vector<int>& free_slots,
+                        std::vector<Lease>* granted) {
+  std::vector<int> free = free_slots;
+  int64_t units = free_slots.empty() ? 1 : 0;
+  for (int f : free) units += f > 0 ? 1 : 0;
+  absl::StatusOr<sql::Statement> pick = db.Prepare(absl::StrCat(
+      "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
+      "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+      "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
+      "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? AND "
+      "CAST(COALESCE(json_extract(j.params, '$.",
+      kGpusKey,
+      "'), '1') AS INTEGER) <= ? "
+      "ORDER BY j.created_ms, j.rowid"));
+  if (!pick.ok()) return pick.status();
+  pick->Bind(1, now).Bind(2, units);
+  while (static_cast<int64_t>(granted->size()) < max_jobs) {
+    absl::StatusOr<bool> row = pick->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    Lease l;
+    l.params = FromJson(pick->Text(1));
+    if (!free_slots.empty()) {
+      const absl::StatusOr<int> gpus = JobGpus(l.params);
+      if (!PlaceJob(free, gpus.ok() ? *gpus : 1)) continue;
+    }
+    l.job_id = pick->Text(0);
+    l.epoch = pick->Int(2) + 1;
+    l.attempt = pick->Int(3) + 1;
+    l.kind = pick->Text(4);
+    l.sweep = pick->Text(5);
+    l.deadline_ms = now + lease_ms;
+    granted->push_back(std::move(l));
+    if (!free_slots.empty() &&
+        std::all_of(free.begin(), free.end(), [](int f) { return f == 0; })) {
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<bool> Store::MayLease(const std::string& worker,
@@ -57,73 +132,15 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     leases.clear();
     granted.clear();
     if (!request_id.empty()) {
-      // A retry of a call whose answer was lost: the same leases again.
-      absl::StatusOr<sql::Statement> again = db.Prepare(
-          "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
-          "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
-          "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1), "
-          "  j.lease_deadline_ms "
-          "FROM jobs j WHERE j.state = 'leased' AND j.holder = ? AND "
-          "j.lease_request = ? ORDER BY j.created_ms, j.rowid");
-      if (!again.ok()) return again.status();
-      again->Bind(1, worker).Bind(2, request_id);
-      while (true) {
-        absl::StatusOr<bool> row = again->Step();
-        if (!row.ok()) return row.status();
-        if (!*row) break;
-        leases.push_back({again->Text(0), again->Text(5), again->Text(4),
-                          again->Int(2), again->Int(3), again->Int(6),
-                          FromJson(again->Text(1))});
-      }
-      // Seen before: the leases above (those still held), nothing new.
-      absl::StatusOr<sql::Statement> seen = db.Prepare(
-          "SELECT 1 FROM lease_requests WHERE worker_id = ? AND "
-          "request_id = ?");
+      // A retry of a call whose answer was lost: the same leases again,
+      // and nothing new when the call was seen before.
+      absl::StatusOr<bool> seen =
+          LeasesOfRequest(db, worker, request_id, &leases);
       if (!seen.ok()) return seen.status();
-      seen->Bind(1, worker).Bind(2, request_id);
-      absl::StatusOr<bool> known = seen->Step();
-      if (!known.ok()) return known.status();
-      if (*known) return absl::OkStatus();
+      if (*seen) return absl::OkStatus();
     }
-    // Queued jobs in order, those asking for more units than have a free
-    // slot left out by SQLite; the rest are placed one by one (PlaceJob)
-    // until max_jobs are leased or no slot is left.
-    std::vector<int> free = free_slots;
-    int64_t units = free_slots.empty() ? 1 : 0;
-    for (int f : free) units += f > 0 ? 1 : 0;
-    absl::StatusOr<sql::Statement> pick = db.Prepare(absl::StrCat(
-        "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
-        "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
-        "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
-        "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? AND "
-        "CAST(COALESCE(json_extract(j.params, '$.",
-        kGpusKey,
-        "'), '1') AS INTEGER) <= ? "
-        "ORDER BY j.created_ms, j.rowid"));
-    if (!pick.ok()) return pick.status();
-    pick->Bind(1, now).Bind(2, units);
-    while (static_cast<int64_t>(granted.size()) < max_jobs) {
-      absl::StatusOr<bool> row = pick->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      Lease l;
-      l.params = FromJson(pick->Text(1));
-      if (!free_slots.empty()) {
-        const absl::StatusOr<int> gpus = JobGpus(l.params);
-        if (!PlaceJob(free, gpus.ok() ? *gpus : 1)) continue;
-      }
-      l.job_id = pick->Text(0);
-      l.epoch = pick->Int(2) + 1;
-      l.attempt = pick->Int(3) + 1;
-      l.kind = pick->Text(4);
-      l.sweep = pick->Text(5);
-      l.deadline_ms = now + lease_ms;
-      granted.push_back(std::move(l));
-      if (!free_slots.empty() &&
-          std::all_of(free.begin(), free.end(), [](int f) { return f == 0; })) {
-        break;
-      }
-    }
+    TS_RETURN_IF_ERROR(
+        PickQueued(db, now, lease_ms, max_jobs, free_slots, &granted));
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
         "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "

@@ -16,7 +16,7 @@ using store_internal::FromJson;
 using store_internal::kSweepJobState;
 using store_internal::ParseState;
 
-absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
+absl::StatusOr<JobCounts> Store::Counts(const std::string& sweep) {
   std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
   absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
@@ -25,33 +25,38 @@ absl::StatusOr<SweepCounts> Store::Counts(const std::string& sweep) {
       "JOIN jobs j USING (job_id) WHERE s.name = ? GROUP BY 1"));
   if (!st.ok()) return st.status();
   st->Bind(1, sweep);
-  SweepCounts c;
+  JobCounts c;
   while (true) {
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
     absl::StatusOr<JobState> state = ParseState(st->Text(0));
     if (!state.ok()) return state.status();
-    const int64_t n = st->Int(1);
-    switch (*state) {
-      case JobState::kQueued:
-        c.queued = n;
-        break;
-      case JobState::kLeased:
-        c.leased = n;
-        break;
-      case JobState::kDone:
-        c.done = n;
-        break;
-      case JobState::kFailed:
-        c.failed = n;
-        break;
-      case JobState::kCancelled:
-        c.cancelled = n;
-        break;
-    }
+    c.Of(*state) = st->Int(1);
   }
   return c;
+}
+
+absl::StatusOr<Store::EarlyStops> Store::EarlyStopsOf(
+    const std::string& sweep) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT COUNT(*), COALESCE(SUM(MAX(COALESCE(json_extract(r.result, "
+      "'$.config.steps'), 0) - json_extract(r.result, '$.steps_done'), 0)), "
+      "0) FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) JOIN results r "
+      "USING (job_id) WHERE s.name = ? AND json_type(r.result) = 'object' "
+      "AND json_extract(r.result, '$.early_stop') IS NOT NULL");
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  EarlyStops out;
+  if (*row) {
+    out.runs = st->Int(0);
+    out.steps_saved = st->Int(1);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
@@ -213,10 +218,14 @@ absl::StatusOr<JobKind> Store::Kind(const std::string& sweep) {
 
 absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
   std::lock_guard<std::mutex> lock(read_mu_);
+  // One SUM per state, in kJobStates order.
+  std::string sums;
+  for (JobState state : kJobStates) {
+    absl::StrAppend(&sums, ", SUM(v = '", JobStateName(state), "')");
+  }
   absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
-      "SELECT name, kind, created_ms, SUM(v = 'queued'), SUM(v = 'leased'), "
-      "SUM(v = 'done'), SUM(v = 'failed'), SUM(v = 'cancelled') FROM "
-      "(SELECT s.sweep_id, s.name, s.kind, s.created_ms, ",
+      "SELECT name, kind, created_ms", sums,
+      " FROM (SELECT s.sweep_id, s.name, s.kind, s.created_ms, ",
       kSweepJobState,
       " AS v FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
       "LEFT JOIN jobs j USING (job_id)) GROUP BY sweep_id ORDER BY sweep_id"));
@@ -232,7 +241,9 @@ absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
     if (!kind.ok()) return kind.status();
     r.kind = *kind;
     r.created_ms = st->Int(2);
-    r.counts = {st->Int(3), st->Int(4), st->Int(5), st->Int(6), st->Int(7)};
+    for (size_t i = 0; i < kJobStates.size(); ++i) {
+      r.counts.Of(kJobStates[i]) = st->Int(3 + static_cast<int>(i));
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -169,6 +169,64 @@ const std::vector<KeySpec>& Specs() {
   return *specs;
 }
 
+KeySpec SymlogKey() {
+  return {{"symlog", "symlog preprocessing (true or false)"},
+          [](JobConfig& c, absl::string_view v) {
+            const std::string lower = absl::AsciiStrToLower(v);
+            if (lower == "true" || lower == "1" || lower == "on") {
+              c.symlog = true;
+            } else if (lower == "false" || lower == "0" || lower == "off") {
+              c.symlog = false;
+            } else {
+              return BadKeyValue("symlog", v, "true or false");
+            }
+            return absl::OkStatus();
+          },
+          [](const JobConfig& c) {
+            return std::string(c.symlog ? "true" : "false");
+          }};
+}
+
+KeySpec GpusKey() {
+  return {{kGpusKey,
+           absl::StrCat("devices the job runs on: that many GPUs, or on a "
+                        "CPU worker that many slots and their threads; "
+                        "training uses the first GPU (a whole number "
+                        "from 1 to ",
+                        kMaxGpusPerJob, ")")},
+          [](JobConfig& c, absl::string_view v) -> absl::Status {
+            absl::StatusOr<int> gpus = ParseGpus(v);
+            if (!gpus.ok()) return gpus.status();
+            c.gpus = *gpus;
+            return absl::OkStatus();
+          },
+          [](const JobConfig& c) { return absl::StrCat(c.gpus); }};
+}
+
+KeySpec StopAfterCollapseKey() {
+  return {{"stop_after_collapse",
+           "early stopping: end the run this many steps after its "
+           "collapse onset, keeping its curve and a final evaluation "
+           "(a whole number >= 0, or never)"},
+          [](JobConfig& c, absl::string_view v) -> absl::Status {
+            int64_t k = 0;
+            if (v == "never") {
+              c.stop_after_collapse = -1;
+            } else if (absl::SimpleAtoi(v, &k) && k >= 0) {
+              c.stop_after_collapse = k;
+            } else {
+              return BadKeyValue("stop_after_collapse", v,
+                                 "a whole number >= 0, or never");
+            }
+            return absl::OkStatus();
+          },
+          [](const JobConfig& c) {
+            return c.stop_after_collapse < 0
+                       ? std::string("never")
+                       : absl::StrCat(c.stop_after_collapse);
+          }};
+}
+
 std::vector<KeySpec> MakeSpecs() {
   std::vector<KeySpec> specs{
       EnumKey("operator", "operator: sheared_swap or matrix_inverse",
@@ -179,21 +237,7 @@ std::vector<KeySpec> MakeSpecs() {
               &JobConfig::kernel, &ParseAttentionKernel, &AttentionKernelName),
       EnumKey("norm", "layer-norm placement: post or pre", &JobConfig::norm,
               &ParseNormPlacement, &NormPlacementName),
-      {{"symlog", "symlog preprocessing (true or false)"},
-       [](JobConfig& c, absl::string_view v) {
-         const std::string lower = absl::AsciiStrToLower(v);
-         if (lower == "true" || lower == "1" || lower == "on") {
-           c.symlog = true;
-         } else if (lower == "false" || lower == "0" || lower == "off") {
-           c.symlog = false;
-         } else {
-           return BadKeyValue("symlog", v, "true or false");
-         }
-         return absl::OkStatus();
-       },
-       [](const JobConfig& c) {
-         return std::string(c.symlog ? "true" : "false");
-       }},
+      SymlogKey(),
       SeedKey("seed", "seed of model init and training data", &JobConfig::seed),
       IntKey("n_points", "points per ensemble", &JobConfig::n_points, 2),
       IntKey("layers", "transformer blocks L", &JobConfig::layers, 1),
@@ -256,19 +300,8 @@ std::vector<KeySpec> MakeSpecs() {
       IntKey("query_tile", "attention queries per tile", &JobConfig::query_tile,
              1),
       IntKey("key_tile", "attention keys per tile", &JobConfig::key_tile, 1),
-      Added({{kGpusKey,
-              absl::StrCat("devices the job runs on: that many GPUs, or on a "
-                           "CPU worker that many slots and their threads; "
-                           "training uses the first GPU (a whole number "
-                           "from 1 to ",
-                           kMaxGpusPerJob, ")")},
-             [](JobConfig& c, absl::string_view v) -> absl::Status {
-               absl::StatusOr<int> gpus = ParseGpus(v);
-               if (!gpus.ok()) return gpus.status();
-               c.gpus = *gpus;
-               return absl::OkStatus();
-             },
-             [](const JobConfig& c) { return absl::StrCat(c.gpus); }}),
+      Added(GpusKey()),
+      Added(StopAfterCollapseKey()),
   };
   for (KeySpec& spec : rest) specs.push_back(std::move(spec));
   return specs;

@@ -62,6 +62,11 @@ struct JobConfig {
   // on GPUs the child sees that many, and trains on the first; on the CPU
   // it gets that many slots' threads. Scheduling only: no effect on values.
   int gpus = 1;
+  // Early stopping: end the run this many steps after its collapse onset
+  // (training_signals.h); -1 ("never"): run every step. The curve up to
+  // then and a final evaluation are kept; the result says why it stopped
+  // (job_result.h, early_stop). A non-finite loss always ends a run.
+  int64_t stop_after_collapse = -1;
 };
 
 struct JobKey {

@@ -9,6 +9,7 @@
 #include "core/checkpoint.h"
 #include "core/energy_distance.h"
 #include "core/ensemble_metrics.h"
+#include "core/schema/job_result.h"
 
 namespace tailsweep {
 namespace {
@@ -112,6 +113,11 @@ absl::StatusOr<std::optional<EvalSummary>> Trainer::PeriodicEval(int64_t step) {
   return SummaryOf(*eval);
 }
 
+bool Trainer::CollapseStopDue() const {
+  return config_.stop_after_collapse >= 0 && collapse_.collapsed() &&
+         step_ >= collapse_.onset() + config_.stop_after_collapse;
+}
+
 absl::StatusOr<TrainOutcome> Trainer::Run() {
   model_->train();
   const torch::ScalarType model_type = ModelScalarType(config_.precision);
@@ -120,7 +126,7 @@ absl::StatusOr<TrainOutcome> Trainer::Run() {
           .dtype(LossScalarType(config_.precision))
           .device(device_);
   TrainOutcome outcome;
-  while (step_ < config_.steps && diverged_step_ < 0) {
+  while (step_ < config_.steps && diverged_step_ < 0 && !CollapseStopDue()) {
     const int64_t step = step_ + 1;
     const double start = env_.now();
     const double lr = LearningRate(config_, step);
@@ -175,7 +181,7 @@ absl::StatusOr<TrainOutcome> Trainer::Run() {
     }
     const bool stop = env_.stop_requested && env_.stop_requested();
     if (step % config_.checkpoint_every == 0 || step == config_.steps ||
-        diverged_step_ == step || stop) {
+        diverged_step_ == step || CollapseStopDue() || stop) {
       if (absl::Status s = Checkpoint(); !s.ok()) return s;
     }
     if (stop && step < config_.steps) {
@@ -184,6 +190,10 @@ absl::StatusOr<TrainOutcome> Trainer::Run() {
     }
   }
   outcome.steps_done = step_;
+  if (!outcome.stopped && step_ < config_.steps) {
+    outcome.early_stop =
+        diverged_step_ >= 0 ? kEarlyStopDiverged : kEarlyStopCollapse;
+  }
   outcome.diverged = diverged_step_ >= 0;
   outcome.diverged_step = diverged_step_;
   outcome.collapsed = collapse_.collapsed();

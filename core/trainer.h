@@ -8,7 +8,10 @@
 // the last (the job runner evaluates the final model), checkpoints every
 // `checkpoint_every` steps, at the last step and when a stop is requested. A
 // non-finite loss marks the run diverged and ends it cleanly; collapse is
-// tracked on the training predictions. Both are results, not errors.
+// tracked on the training predictions, and ends the run
+// `stop_after_collapse` steps after its onset when that is set (a
+// checkpoint is written there, so a resumed run ends there too). All are
+// results, not errors.
 //
 // Deterministic: the same config, device and thread count give the same
 // metrics bit for bit, and a run resumed from a checkpoint continues exactly
@@ -53,6 +56,9 @@ struct TrainOutcome {
   bool collapsed = false;
   int64_t collapse_step = -1;
   bool stopped = false;  // a stop was requested before the last step
+  // Ended before its last step by itself: kEarlyStopDiverged or
+  // kEarlyStopCollapse (job_result.h); empty otherwise.
+  std::string early_stop;
   double final_loss = 0;
 };
 
@@ -76,6 +82,8 @@ class Trainer {
   int64_t step() const { return step_; }
 
  private:
+  // Collapsed at least stop_after_collapse steps ago (when set).
+  bool CollapseStopDue() const;
   Trainer(const JobConfig& config, torch::Device device, TrainerEnv env);
   absl::Status Checkpoint();
   // The periodic evaluation of the current model, if `step` has one.

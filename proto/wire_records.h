@@ -6,6 +6,7 @@
 // fields for them.
 
 #include "absl/status/statusor.h"
+#include "core/schema/job_counts.h"
 #include "core/schema/job_lease.h"
 #include "core/schema/metric_point.h"
 #include "proto/tailsweep.pb.h"
@@ -14,6 +15,12 @@ namespace tailsweep {
 
 void ToProto(const MetricPoint& point, v1::MetricPoint* out);
 MetricPoint FromProto(const v1::MetricPoint& point);
+
+// Counts go both ways: the map by state name, and the first release's five
+// fields for older clients. Read from the map when it is there (a newer
+// coordinator), else from the five fields (an older one).
+void ToProto(const JobCounts& counts, v1::GetSweepStatusResponse* out);
+JobCounts FromProto(const v1::GetSweepStatusResponse& counts);
 
 // DataLoss for a kind this build does not know (a newer coordinator's).
 absl::StatusOr<JobLease> FromProto(const v1::JobLease& lease);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,9 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/job_config.h"
 #include "core/schema/job_kind.h"
+#include "core/schema/job_result.h"
 #include "core/schema/json_number.h"
 #include "core/schema/metrics_line.h"
 #include "core/schema/version.h"
+#include "proto/wire_records.h"
 #include "report/result_json.h"
 
 namespace tailsweep {
@@ -88,7 +91,9 @@ absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
   return series;
 }
 
-json JobDoc(const v1::JobInfo& job, int64_t layers) {
+// `result`: the job's, when it is a train result that parses.
+json JobDoc(const v1::JobInfo& job, int64_t layers,
+            const std::optional<TrainResult>& result) {
   json doc = {{"id", job.job_id()},
               {"seed", ParamOr(job, "seed", "")},
               {"state", job.state()},
@@ -99,20 +104,122 @@ json JobDoc(const v1::JobInfo& job, int64_t layers) {
               {"collapse_step", nullptr},
               {"diverged_step", nullptr},
               {"version", nullptr}};
-  const json result = json::parse(job.result_json(), nullptr, false);
-  if (result.is_object()) {
-    auto step = [&](const char* key) -> json {
-      const std::optional<double> v = NumberAt(result, key);
-      return v && *v >= 0 ? json(static_cast<int64_t>(*v)) : json(nullptr);
-    };
-    doc["steps"] = step("steps_done");
-    doc["collapse_step"] = step("collapse_step");
-    doc["diverged_step"] = step("diverged_step");
-    if (result.contains("version") && result["version"].is_string()) {
-      doc["version"] = result["version"];
-    }
+  if (result) {
+    auto step = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
+    doc["steps"] = step(result->steps_done);
+    doc["collapse_step"] = step(result->collapse_step);
+    doc["diverged_step"] = step(result->diverged_step);
+    if (!result->version.empty()) doc["version"] = result->version;
   }
   return doc;
+}
+
+}  // namespace
+
+namespace {
+
+json TailsDoc(const v1::GetResultsResponse& results) {
+  json tails = json::array();
+  for (const v1::TailsResultRow& t : results.tails()) {
+    tails.push_back({{"seam", Num(t.seam())},
+                     {"n", t.n()},
+                     {"index", Num(t.index())},
+                     {"ed_mean", Num(t.ed_mean())},
+                     {"ed_sd", Num(t.ed_sd())},
+                     {"w2_mean", Num(t.w2_mean())},
+                     {"w2_sd", Num(t.w2_sd())},
+                     {"ed_noise", Num(t.ed_noise())},
+                     {"w2_noise", Num(t.w2_noise())},
+                     {"seeds", t.seeds()}});
+  }
+  return tails;
+}
+
+json TableDoc(const v1::PivotTable& pivot) {
+  json rows = json::array();
+  for (const v1::PivotRow& r : pivot.rows()) {
+    rows.push_back(
+        {{"label", r.label()},
+         {"cells", std::vector<int>(r.cells().begin(), r.cells().end())}});
+  }
+  return {{"group_by", pivot.group_by()},
+          {"columns", std::vector<std::string>(pivot.columns().begin(),
+                                               pivot.columns().end())},
+          {"rows", std::move(rows)}};
+}
+
+// The job's layers and collapse threshold, from its params.
+int64_t LayersOf(const v1::JobInfo& job) {
+  int64_t layers = 0;
+  if (!absl::SimpleAtoi(ParamOr(job, "layers", "0"), &layers) || layers < 0 ||
+      layers > 1000) {
+    layers = 0;
+  }
+  return layers;
+}
+
+// Stored results were checked on arrival (coordinator/store_results.cc); one
+// that does not parse (a database older than that) shows without.
+std::optional<TrainResult> ResultOf(const v1::JobInfo& job) {
+  if (job.result_json().empty()) return std::nullopt;
+  absl::StatusOr<TrainResult> parsed = ParseTrainResult(job.result_json());
+  if (!parsed.ok()) return std::nullopt;
+  return *std::move(parsed);
+}
+
+// Fills doc's "cells" (the results' rows, each with its jobs and one seed's
+// point clouds) and "jobs" (each with its curves) and the collapse
+// threshold.
+absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
+                             const std::string& sweep,
+                             const v1::GetResultsResponse& results,
+                             const ReportOptions& options, json& doc) {
+  absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
+  if (!jobs.ok()) return jobs.status();
+  // Cells: the results' rows, each with the jobs whose grid values, seed
+  // left out, are the cell's.
+  json cells = json::array();
+  std::map<std::string, size_t> cell_of;  // grid values' JSON -> cell
+  for (const v1::CellResult& r : results.rows()) {
+    json cell = Object(r.cell(), "seed");
+    cell_of[Dump(cell)] = cells.size();
+    cells.push_back({{"cell", std::move(cell)},
+                     {"result", CellResultJson(r, Num)},
+                     {"jobs", json::array()}});
+  }
+  json job_docs = json::array();
+  double threshold = kDefaultCollapseThreshold;
+  for (const v1::JobInfo& job : *jobs) {
+    const int64_t layers = LayersOf(job);
+    double t = 0;
+    if (absl::SimpleAtod(ParamOr(job, "collapse_threshold", ""), &t)) {
+      threshold = t;
+    }
+    const std::optional<TrainResult> result = ResultOf(job);
+    json d = JobDoc(job, layers, result);
+    absl::StatusOr<json> series = Series(calls, job, layers, options);
+    if (!series.ok()) return series.status();
+    d["series"] = std::move(*series);
+    const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));
+    if (c != cell_of.end()) {
+      json& cell = cells[c->second];
+      cell["jobs"].push_back(job_docs.size());
+      // One seed's point clouds per cell: the figure, at a bounded size.
+      if (!cell.contains("samples") && result && !result->samples.empty()) {
+        cell["samples"] = {{"seed", d["seed"]},
+                           {"clouds", SamplesJson(result->samples)}};
+      }
+    }
+    job_docs.push_back(std::move(d));
+    if (options.progress) {
+      options.progress(static_cast<int64_t>(job_docs.size()),
+                       static_cast<int64_t>(jobs->size()));
+    }
+  }
+  doc["collapse_threshold"] = Num(threshold);
+  doc["cells"] = std::move(cells);
+  doc["jobs"] = std::move(job_docs);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -123,18 +230,14 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
   v1::GetSweepRequest sreq;
   sreq.set_sweep(sweep);
   v1::GetSweepResponse info;
-  if (absl::Status s =
-          calls.GetSweep(sreq, &info);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = calls.GetSweep(sreq, &info); !s.ok()) return s;
   json doc = {{"format", 1},
               {"generated_by", Version()},
               {"generated_ms", options.now_ms}};
   doc["sweep"] = {{"name", info.sweep().name()},
                   {"kind", info.sweep().kind()},
                   {"created_ms", info.sweep().created_ms()},
-                  {"counts", CountsJson(info.sweep().counts())},
+                  {"counts", CountsJson(FromProto(info.sweep().counts()))},
                   {"spec", info.spec_yaml()},
                   {"fixed", Object(info.fixed())},
                   {"version", info.version()}};
@@ -146,85 +249,14 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
       GetAllResults(calls, std::move(rreq));
   if (!results.ok()) return results.status();
   if (ParseJobKind(results->kind()) == JobKind::kTails) {
-    json tails = json::array();
-    for (const v1::TailsResultRow& t : results->tails()) {
-      tails.push_back({{"seam", Num(t.seam())},
-                       {"n", t.n()},
-                       {"index", Num(t.index())},
-                       {"ed_mean", Num(t.ed_mean())},
-                       {"ed_sd", Num(t.ed_sd())},
-                       {"w2_mean", Num(t.w2_mean())},
-                       {"w2_sd", Num(t.w2_sd())},
-                       {"ed_noise", Num(t.ed_noise())},
-                       {"w2_noise", Num(t.w2_noise())},
-                       {"seeds", t.seeds()}});
-    }
-    doc["tails"] = std::move(tails);
+    doc["tails"] = TailsDoc(*results);
     return Dump(doc);
   }
-  absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
-  if (!jobs.ok()) return jobs.status();
-
-  // Cells: the results' rows, each with the jobs whose grid values, seed
-  // left out, are the cell's.
-  json cells = json::array();
-  std::map<std::string, size_t> cell_of;  // grid values' JSON -> cell
-  for (const v1::CellResult& r : results->rows()) {
-    json cell = Object(r.cell(), "seed");
-    cell_of[Dump(cell)] = cells.size();
-    cells.push_back({{"cell", std::move(cell)},
-                     {"result", CellResultJson(r, Num)},
-                     {"jobs", json::array()}});
+  if (absl::Status s = AddCellsAndJobs(calls, sweep, *results, options, doc);
+      !s.ok()) {
+    return s;
   }
-  json job_docs = json::array();
-  double threshold = kDefaultCollapseThreshold;
-  for (const v1::JobInfo& job : *jobs) {
-    int64_t layers = 0;
-    if (!absl::SimpleAtoi(ParamOr(job, "layers", "0"), &layers) || layers < 0 ||
-        layers > 1000) {
-      layers = 0;
-    }
-    double t = 0;
-    if (absl::SimpleAtod(ParamOr(job, "collapse_threshold", ""), &t)) {
-      threshold = t;
-    }
-    json d = JobDoc(job, layers);
-    absl::StatusOr<json> series = Series(calls, job, layers, options);
-    if (!series.ok()) return series.status();
-    d["series"] = std::move(*series);
-    const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));
-    if (c != cell_of.end()) {
-      json& cell = cells[c->second];
-      cell["jobs"].push_back(job_docs.size());
-      // One seed's point clouds per cell: the figure, at a bounded size.
-      if (!cell.contains("samples")) {
-        const json result = json::parse(job.result_json(), nullptr, false);
-        if (result.is_object() && result.contains("samples")) {
-          cell["samples"] = {{"seed", d["seed"]},
-                             {"clouds", result["samples"]}};
-        }
-      }
-    }
-    job_docs.push_back(std::move(d));
-    if (options.progress) {
-      options.progress(static_cast<int64_t>(job_docs.size()),
-                       static_cast<int64_t>(jobs->size()));
-    }
-  }
-  json rows = json::array();
-  for (const v1::PivotRow& r : results->pivot().rows()) {
-    rows.push_back(
-        {{"label", r.label()},
-         {"cells", std::vector<int>(r.cells().begin(), r.cells().end())}});
-  }
-  doc["collapse_threshold"] = Num(threshold);
-  doc["table"] = {
-      {"group_by", results->pivot().group_by()},
-      {"columns", std::vector<std::string>(results->pivot().columns().begin(),
-                                           results->pivot().columns().end())},
-      {"rows", std::move(rows)}};
-  doc["cells"] = std::move(cells);
-  doc["jobs"] = std::move(job_docs);
+  doc["table"] = TableDoc(results->pivot());
   return Dump(doc);
 }
 

@@ -6,13 +6,10 @@
 
 namespace tailsweep {
 
-nlohmann::json CountsJson(const v1::GetSweepStatusResponse& c) {
-  const int64_t counts[] = {c.queued(), c.leased(), c.done(), c.failed(),
-                            c.cancelled()};
-  static_assert(std::size(counts) == kJobStates.size());
+nlohmann::json CountsJson(const JobCounts& counts) {
   nlohmann::json out = nlohmann::json::object();
-  for (size_t i = 0; i < kJobStates.size(); ++i) {
-    out[std::string(JobStateName(kJobStates[i]))] = counts[i];
+  for (JobState state : kJobStates) {
+    out[std::string(JobStateName(state))] = counts.Of(state);
   }
   return out;
 }
@@ -31,7 +28,9 @@ nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number) {
           {"collapsed", r.collapsed()},
           {"collapse_step", number(r.collapse_step())},
           {"diverged", r.diverged()},
-          {"hill_stat", number(r.hill_stat())}};
+          {"hill_stat", number(r.hill_stat())},
+          {"stopped_early", r.stopped_early()},
+          {"steps_saved", r.steps_saved()}};
 }
 
 }  // namespace tailsweep

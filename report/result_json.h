@@ -7,18 +7,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/schema/job_counts.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep {
 
 using JsonNumberFn = nlohmann::json (*)(double);
 
-// {"queued", "leased", "done", "failed", "cancelled"}.
-nlohmann::json CountsJson(const v1::GetSweepStatusResponse& counts);
+// {STATE: count} for every state (core/schema/job_state.h).
+nlohmann::json CountsJson(const JobCounts& counts);
 
 // A results row's numbers: {"jobs", "done", "failed", "ratio_median",
 // "ratio_mean", "ratio_ci_low", "ratio_ci_high", "seed_min", "seed_max",
-// "bold", "collapsed", "collapse_step", "diverged", "hill_stat"}.
+// "bold", "collapsed", "collapse_step", "diverged", "hill_stat",
+// "stopped_early", "steps_saved"}.
 nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number);
 
 }  // namespace tailsweep

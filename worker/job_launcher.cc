@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "worker/child_process.h"
+#include "process/child_process.h"
 
 namespace tailsweep {
 namespace {

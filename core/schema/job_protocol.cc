@@ -74,7 +74,7 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
 FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
                             int exit_code) {
   FinishedJob out;
-  // 128 + S: killed by signal S (worker/child_process.h).
+  // 128 + S: killed by signal S (process/child_process.h).
   // SIGUSR1 too: Slurm's drain signals every process of the step, and a
   // child that has not installed its handler yet dies of it.
   if (exit_code == kExitStopped || exit_code == 128 + SIGTERM ||

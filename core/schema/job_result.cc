@@ -35,6 +35,8 @@ json ConfigJson(const std::vector<std::pair<std::string, std::string>>& kvs) {
   return doc;
 }
 
+}  // namespace
+
 // Points to 6 significant digits: figures need no more.
 json SamplesJson(const std::vector<PointSample>& samples) {
   json out = json::array();
@@ -58,6 +60,8 @@ json SamplesJson(const std::vector<PointSample>& samples) {
   }
   return out;
 }
+
+namespace {
 
 absl::StatusOr<std::vector<PointSample>> ParseSamples(const json& doc) {
   const absl::Status bad = absl::InvalidArgumentError(
@@ -107,6 +111,7 @@ std::string TrainResultJson(const TrainResult& r) {
               {"stopped", r.stopped},
               {"config", ConfigJson(r.config)}};
   if (r.lease_ran_out) doc["lease_ran_out"] = true;
+  if (!r.early_stop.empty()) doc["early_stop"] = r.early_stop;
   if (!r.version.empty()) doc["version"] = r.version;
   if (!r.device.empty()) doc["device"] = r.device;
   if (r.evaluation) doc.update(EvalSummaryJson(*r.evaluation));
@@ -130,6 +135,16 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   r.collapse_step = in.StepOrNone("collapse_step");
   r.stopped = in.Bool("stopped");
   if (doc.contains("lease_ran_out")) r.lease_ran_out = in.Bool("lease_ran_out");
+  if (doc.contains("early_stop")) {
+    const json& why = doc["early_stop"];
+    if (!why.is_string() ||
+        (why != kEarlyStopDiverged && why != kEarlyStopCollapse)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "train result: field 'early_stop' must be \"", kEarlyStopDiverged,
+          "\" or \"", kEarlyStopCollapse, "\""));
+    }
+    r.early_stop = why.get<std::string>();
+  }
   if (doc.contains("version") && doc["version"].is_string()) {
     r.version = doc["version"].get<std::string>();
   }

@@ -9,7 +9,8 @@
 //
 // train: {"steps_done", "resumed_from_step", "final_loss", "diverged",
 //   "diverged_step", "collapsed", "collapse_step", "stopped", optionally
-//   "lease_ran_out" (true), optionally "version", "config": {key: typed value},
+//   "lease_ran_out" (true), optionally "early_stop" ("diverged" or
+//   "collapse"), optionally "version", "config": {key: typed value},
 //   and unless stopped the evaluation: "ratio_mean", "ratio_median",
 //   "ratio_ci_low", "ratio_ci_high", "spread_ratio", "delta", "eval_instances",
 //   "hill_stat" (mirrored Pareto only), optionally "samples": [{"instance",
@@ -20,6 +21,7 @@
 //   prints it.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +33,10 @@
 #include "core/schema/tails_row.h"
 
 namespace tailsweep {
+
+// Why a run ended before its last step by itself (TrainResult::early_stop).
+inline constexpr char kEarlyStopDiverged[] = "diverged";  // non-finite loss
+inline constexpr char kEarlyStopCollapse[] = "collapse";  // stop_after_collapse
 
 struct TrainResult {
   int64_t steps_done = 0;
@@ -46,6 +52,10 @@ struct TrainResult {
   // Stopped by its lease watchdog (lease_file.h), not by a signal: the
   // worker had not renewed the lease in time. Written only when true.
   bool lease_ran_out = false;
+  // Ended before its last step by itself: kEarlyStopDiverged or
+  // kEarlyStopCollapse; "" when it ran every step (or was stopped from
+  // outside: `stopped`). Written only when set.
+  std::string early_stop;
   // The build that ran it (version.h); written only when set.
   std::string version;
   // Where it trained: "cpu", or "cuda:N" and, when the worker chose the GPU,
@@ -65,6 +75,10 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view json);
 
 std::string TailsResultJson(const std::vector<TailsRow>& rows);
 absl::StatusOr<std::vector<TailsRow>> ParseTailsResult(absl::string_view json);
+
+// The samples as result.json writes them (6 significant digits): what the
+// report draws.
+nlohmann::json SamplesJson(const std::vector<PointSample>& samples);
 
 // The result's points for the store (metrics_line.h): eval/<field> at
 // steps_done (when evaluated), collapse_onset and diverged_onset at their

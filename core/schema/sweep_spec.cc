@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/job_config.h"
 #include "core/schema/file_util.h"
 #include "core/tails_job.h"
@@ -241,8 +243,8 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
     return s;
   }
   SweepSpec spec;
-  static const std::set<std::string> kTopKeys = {"name", "kind", "grid",
-                                                 "exclude", "fixed"};
+  static const std::set<std::string> kTopKeys = {
+      "name", "kind", "grid", "exclude", "fixed", "overrides"};
   for (const auto& item : root) {
     absl::StatusOr<std::string> key_or = Key(source, item.first);
     if (!key_or.ok()) return key_or.status();
@@ -251,7 +253,8 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
       return ErrorAt(
           source, item.first,
           absl::StrCat("unknown top-level key '", key,
-                       "'; allowed: name, kind, grid, exclude, fixed"));
+                       "'; allowed: name, kind, grid, exclude, fixed, "
+                       "overrides"));
     }
   }
   if (!root["name"]) {
@@ -289,6 +292,17 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   if (root["fixed"]) {
     if (absl::Status s = ParseFixed(source, root["fixed"], spec); !s.ok())
       return s;
+  }
+  if (const YAML::Node overrides = root["overrides"]) {
+    if (!overrides.IsSequence()) {
+      return ErrorAt(source, overrides,
+                     "'overrides' must be a list of KEY=VALUE words");
+    }
+    for (const YAML::Node& o : overrides) {
+      absl::StatusOr<std::string> word = Scalar(source, o, "an override");
+      if (!word.ok()) return word.status();
+      spec.overrides.push_back(*word);
+    }
   }
   return spec;
 }
@@ -398,6 +412,180 @@ absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
     return absl::InvalidArgumentError(absl::StrCat(
         source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
   }
+}
+
+namespace {
+
+absl::Status BadOverride(absl::string_view word, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("override '", word, "': ", why));
+}
+
+// The values of one override: a list (a grid axis) or one value.
+struct OverrideValues {
+  std::vector<std::string> values;
+  bool list = false;
+};
+
+OverrideValues SplitValues(absl::string_view text) {
+  OverrideValues out;
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+    out.list = true;
+  }
+  if (text.find(',') != absl::string_view::npos) out.list = true;
+  for (absl::string_view v : absl::StrSplit(text, ',')) {
+    v = absl::StripAsciiWhitespace(v);
+    if (!v.empty() || !out.list) out.values.emplace_back(v);
+  }
+  return out;
+}
+
+// Drops the exclude entries that can no longer match once `key` takes only
+// `values`; removes `key` from entries that now always match it (a fixed
+// key). Empty entry: it would exclude every cell.
+absl::Status NarrowExcludes(absl::string_view word, const std::string& key,
+                            const OverrideValues& v,
+                            std::vector<KeyValues>& exclude) {
+  std::vector<KeyValues> kept;
+  for (KeyValues entry : exclude) {
+    auto it = std::find_if(entry.begin(), entry.end(),
+                           [&](const auto& kv) { return kv.first == key; });
+    if (it == entry.end()) {
+      kept.push_back(std::move(entry));
+      continue;
+    }
+    if (std::find(v.values.begin(), v.values.end(), it->second) ==
+        v.values.end()) {
+      continue;  // never matches now
+    }
+    if (!v.list) entry.erase(it);
+    if (entry.empty()) {
+      return BadOverride(
+          word, absl::StrCat("an 'exclude' entry would then exclude every "
+                             "cell (it names only ",
+                             key, "=", v.values.front(), ")"));
+    }
+    kept.push_back(std::move(entry));
+  }
+  exclude = std::move(kept);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyOne(const std::string& word, SweepSpec& spec) {
+  const size_t eq = word.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return BadOverride(word, "expected KEY=VALUE or KEY=V1,V2,...");
+  }
+  const std::string key(absl::StripAsciiWhitespace(word.substr(0, eq)));
+  const OverrideValues v = SplitValues(word.substr(eq + 1));
+  if (v.values.empty() || (v.values.size() == 1 && v.values[0].empty())) {
+    return BadOverride(word, absl::StrCat("no value for '", key, "'"));
+  }
+  if (key == "kind") {
+    return BadOverride(word,
+                       "'kind' cannot be overridden: it decides which keys "
+                       "exist; write a spec of the other kind");
+  }
+  if (key == "name") {
+    if (v.list || !ValidName(v.values[0])) {
+      return BadOverride(word,
+                         "name: allowed: 1-128 letters, digits, '-', '_', '.'");
+    }
+    spec.name = v.values[0];
+    return absl::OkStatus();
+  }
+  if (!KnownKey(spec.kind, key)) {
+    // The schema's own message lists the allowed keys.
+    return BadOverride(word, CheckValue(spec.kind, key, "").message());
+  }
+  std::set<std::string> seen;
+  for (const std::string& value : v.values) {
+    if (absl::Status s = CheckValue(spec.kind, key, value); !s.ok()) {
+      return BadOverride(word, s.message());
+    }
+    if (!seen.insert(value).second) {
+      return BadOverride(word, absl::StrCat("lists '", value, "' twice"));
+    }
+  }
+  if (absl::Status s = NarrowExcludes(word, key, v, spec.exclude); !s.ok()) {
+    return s;
+  }
+  auto axis = std::find_if(spec.grid.begin(), spec.grid.end(),
+                           [&](const auto& g) { return g.first == key; });
+  auto fixed = std::find_if(spec.fixed.begin(), spec.fixed.end(),
+                            [&](const auto& f) { return f.first == key; });
+  if (v.list) {
+    if (fixed != spec.fixed.end()) spec.fixed.erase(fixed);
+    if (axis != spec.grid.end()) {
+      axis->second = v.values;
+    } else {
+      spec.grid.emplace_back(key, v.values);
+    }
+    return absl::OkStatus();
+  }
+  if (axis != spec.grid.end()) spec.grid.erase(axis);
+  if (spec.grid.empty()) {
+    return BadOverride(
+        word, absl::StrCat("the grid would have no key left; keep one as a "
+                           "list (e.g. ",
+                           key, "=[", v.values[0], "])"));
+  }
+  if (fixed != spec.fixed.end()) {
+    fixed->second = v.values[0];
+  } else {
+    spec.fixed.emplace_back(key, v.values[0]);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string SweepSpecYaml(const SweepSpec& spec) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << spec.name;
+  out << YAML::Key << "kind" << YAML::Value
+      << std::string(JobKindName(spec.kind));
+  out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
+  for (const auto& [key, values] : spec.grid) {
+    out << YAML::Key << key << YAML::Value << YAML::Flow << values;
+  }
+  out << YAML::EndMap;
+  if (!spec.exclude.empty()) {
+    out << YAML::Key << "exclude" << YAML::Value << YAML::BeginSeq;
+    for (const KeyValues& entry : spec.exclude) {
+      out << YAML::Flow << YAML::BeginMap;
+      for (const auto& [k, v] : entry)
+        out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (!spec.fixed.empty()) {
+    out << YAML::Key << "fixed" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : spec.fixed) {
+      out << YAML::Key << k << YAML::Value << v;
+    }
+    out << YAML::EndMap;
+  }
+  if (!spec.overrides.empty()) {
+    out << YAML::Key << "overrides" << YAML::Value << YAML::Flow
+        << spec.overrides;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+absl::StatusOr<SweepSpec> ApplyOverrides(
+    const SweepSpec& spec, const std::vector<std::string>& overrides) {
+  SweepSpec out = spec;
+  for (const std::string& word : overrides) {
+    if (absl::Status s = ApplyOne(word, out); !s.ok()) return s;
+    out.overrides.push_back(word);
+  }
+  // What the coordinator will parse: the same spec, or an error here first.
+  return ParseSweepSpec(SweepSpecYaml(out), "the spec with its overrides");
 }
 
 }  // namespace tailsweep

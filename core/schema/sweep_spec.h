@@ -8,6 +8,8 @@
 //   grid:    KEY: [values...]   the axes; their cartesian product is the jobs
 //   exclude: [{KEY: value, ...}] partial assignments whose cells are dropped
 //   fixed:   KEY: value          scalars shared by every job
+//   overrides: [KEY=VALUE, ...]  what the command line changed (below);
+//                                informational, written by ApplyOverrides
 // Keys and values are those of the kind's job schema (core/job_config.h,
 // core/tails_job.h); every value is validated there, once. A key named
 // twice in one mapping (top level, grid, fixed, an exclude entry) is an
@@ -34,7 +36,8 @@ struct SweepSpec {
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
   std::vector<KeyValues> exclude;
   KeyValues fixed;
-  std::string text;  // the source text it was parsed from
+  std::vector<std::string> overrides;  // as given, oldest first
+  std::string text;                    // the source text it was parsed from
 };
 
 struct JobSpec {
@@ -54,6 +57,26 @@ absl::StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
 // naming the cell, and for a grid of more than kMaxSweepCells cells.
 inline constexpr int64_t kMaxSweepCells = 100000;
 absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec);
+
+// Command-line overrides, as Hydra users type them (`tailsweep submit
+// SPEC.yaml lr=1e-3 kernel=softmax,log`):
+//   KEY=VALUE          KEY is fixed at VALUE (taken off the grid if there);
+//   KEY=V1,V2,...      KEY is a grid axis over the values (taken out of
+//   KEY=[V1,...]       `fixed`; a new axis goes last, an existing one keeps
+//                      its place); [V] is an axis of one value;
+//   name=NAME          the sweep's name (a changed spec needs a new one when
+//                      the old sweep has other fixed values).
+// KEY is a key of the spec's kind and each value is checked by its schema,
+// as the spec's own are. Exclude entries that can no longer match are
+// dropped; an entry that would then exclude every cell is an error. The
+// result records the overrides (`overrides:`) and its `text` is the YAML
+// the coordinator stores, parsed back. InvalidArgument names the override,
+// the key and what is allowed.
+absl::StatusOr<SweepSpec> ApplyOverrides(
+    const SweepSpec& spec, const std::vector<std::string>& overrides);
+
+// The spec as YAML (comments and layout of its source are not kept).
+std::string SweepSpecYaml(const SweepSpec& spec);
 
 // Hex SHA-256 of "key=value\n" lines: the job identity.
 std::string ContentHash(const KeyValues& params);

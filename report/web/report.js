@@ -229,11 +229,20 @@
   function header(d) {
     const s = d.sweep;
     const c = s.counts;
-    const counts = ['queued', 'leased', 'done', 'failed', 'cancelled']
-        .map((k) => k + ' ' + c[k]).join(', ');
+    // Every state the coordinator counts (core/schema/job_state.h), in its
+    // order.
+    const counts = Object.keys(c).map((k) => k + ' ' + c[k]).join(', ');
+    let stopped = 0;
+    let saved = 0;
+    for (const cell of d.cells || []) {
+      stopped += cell.result.stopped_early || 0;
+      saved += cell.result.steps_saved || 0;
+    }
+    const early = stopped > 0 ? '; stopped early: ' + stopped + ' runs, ' + saved +
+      ' training steps saved' : '';
     return el('header', {},
         el('h1', {text: 'Sweep ' + s.name}),
-        el('p', {class: 'meta', text: s.kind + ' sweep; jobs: ' + counts +
+        el('p', {class: 'meta', text: s.kind + ' sweep; jobs: ' + counts + early +
           '; submitted ' + new Date(s.created_ms).toISOString() +
           (mode === 'live' ? '; live, updated ' + new Date().toLocaleTimeString() : '; report made ' +
             new Date(d.generated_ms).toISOString() + ' by ' + d.generated_by)}));
@@ -249,6 +258,10 @@
     const m = [];
     if (r.collapsed > 0) m.push('collapsed ' + r.collapsed + '/' + r.done);
     if (r.diverged > 0) m.push('diverged ' + r.diverged + '/' + r.done);
+    if (r.stopped_early > 0) {
+      m.push('stopped early ' + r.stopped_early + '/' + r.done + ' (' + r.steps_saved +
+        ' steps saved)');
+    }
     if (r.failed > 0) m.push('failed ' + r.failed);
     let seeds = 'seeds ' + r.done + '/' + r.jobs;
     if (r.done > 1) seeds += ', ' + fmt(r.seed_min) + '-' + fmt(r.seed_max);
@@ -284,7 +297,8 @@
   function cellsTable(d) {
     const keys = Array.from(new Set(d.cells.flatMap((c) => Object.keys(c.cell))));
     const cols = ['ratio_median', 'ratio_mean', 'ratio_ci_low', 'ratio_ci_high',
-      'collapsed', 'diverged', 'collapse_step', 'hill_stat', 'done', 'jobs'];
+      'collapsed', 'diverged', 'collapse_step', 'hill_stat', 'stopped_early', 'steps_saved',
+      'done', 'jobs'];
     const head = el('tr', {}, ...keys.map((k) => el('th', {text: k})),
         ...cols.map((k) => el('th', {text: k})));
     const body = el('tbody', {});

@@ -68,6 +68,27 @@ TEST(Summarize, OverSeedsTakesMediansOfTheSeedsAndCountsCollapses) {
   EXPECT_TRUE(std::isnan(log.collapse_step));
 }
 
+// Early-stopped runs are counted per cell with the steps they did not run
+// (their config's steps less steps_done).
+TEST(Summarize, CountsRunsThatStoppedEarlyAndTheStepsTheySaved) {
+  const std::vector<JobRow> jobs = {
+      Done("softmax", "0",
+           R"({"collapsed": true, "collapse_step": 30, "steps_done": 40,
+               "early_stop": "collapse", "config": {"steps": 100}})"),
+      Done("softmax", "1",
+           R"({"diverged": true, "diverged_step": 7, "steps_done": 7,
+               "early_stop": "diverged", "config": {"steps": 100}})"),
+      Done("softmax", "2", R"({"steps_done": 100, "config": {"steps": 100}})"),
+      Done("log", "0", R"({"steps_done": 100, "config": {"steps": 100}})"),
+  };
+  const std::vector<CellSummary> rows = Summarize(jobs, /*over_seeds=*/true);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].stopped_early, 2);
+  EXPECT_EQ(rows[0].steps_saved, 60 + 93);
+  EXPECT_EQ(rows[1].stopped_early, 0);
+  EXPECT_EQ(rows[1].steps_saved, 0);
+}
+
 TEST(Summarize, PerSeedKeepsEveryJobAndEmptyCellsHaveNoValues) {
   JobRow failed;
   failed.cell = {{"kernel", "linear"}, {"seed", "0"}};

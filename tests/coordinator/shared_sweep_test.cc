@@ -64,10 +64,10 @@ TEST_F(SharedSweepTest, CancelStopsOnlyJobsNoOtherLiveSweepHas) {
   }
   // Each sweep's view is true for it: s cancelled all four, t still runs
   // both of its own.
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts t, store_->Counts("t"));
-  EXPECT_EQ(t.leased, 2);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts s, store_->Counts("s"));
+  EXPECT_EQ(s.Of(JobState::kCancelled), 4);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts t, store_->Counts("t"));
+  EXPECT_EQ(t.Of(JobState::kLeased), 2);
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> s_rows, store_->Jobs("s"));
   const JobRow& in_s = Row(s_rows, shared_[0]);
   EXPECT_EQ(in_s.state, JobState::kCancelled);
@@ -81,8 +81,8 @@ TEST_F(SharedSweepTest, CancelStopsOnlyJobsNoOtherLiveSweepHas) {
   EXPECT_TRUE(cancelled_in_t.empty());
   TS_ASSERT_OK_AND_ASSIGN(auto sweeps, store_->Sweeps());
   ASSERT_EQ(sweeps.size(), 2u);
-  EXPECT_EQ(sweeps[0].counts.cancelled, 4);
-  EXPECT_EQ(sweeps[1].counts.leased, 2);
+  EXPECT_EQ(sweeps[0].counts.Of(JobState::kCancelled), 4);
+  EXPECT_EQ(sweeps[1].counts.Of(JobState::kLeased), 2);
 
   // The last live sweep cancels: now they stop.
   TS_ASSERT_OK_AND_ASSIGN(cancel, store_->CancelSweep("t"));
@@ -94,9 +94,9 @@ TEST_F(SharedSweepTest, CancelStopsOnlyJobsNoOtherLiveSweepHas) {
   TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, store_->ResumeSweep("t"));
   EXPECT_EQ(resumed, 2);
   TS_ASSERT_OK_AND_ASSIGN(t, store_->Counts("t"));
-  EXPECT_EQ(t.queued, 2);
+  EXPECT_EQ(t.Of(JobState::kQueued), 2);
   TS_ASSERT_OK_AND_ASSIGN(s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
+  EXPECT_EQ(s.Of(JobState::kCancelled), 4);
   TS_ASSERT_OK_AND_ASSIGN(auto ready, store_->LeaseJobs("w2", 4, 1000));
   ASSERT_EQ(ready.size(), 2u);
   EXPECT_TRUE(Shared(ready[0].job_id) && Shared(ready[1].job_id));
@@ -104,8 +104,8 @@ TEST_F(SharedSweepTest, CancelStopsOnlyJobsNoOtherLiveSweepHas) {
   TS_ASSERT_OK_AND_ASSIGN(resumed, store_->ResumeSweep("s"));
   EXPECT_EQ(resumed, 4);
   TS_ASSERT_OK_AND_ASSIGN(s, store_->Counts("s"));
-  EXPECT_EQ(s.queued, 2);
-  EXPECT_EQ(s.leased, 2);
+  EXPECT_EQ(s.Of(JobState::kQueued), 2);
+  EXPECT_EQ(s.Of(JobState::kLeased), 2);
 }
 
 TEST_F(SharedSweepTest, AResultForACancelledJobIsKeptDoneWins) {
@@ -127,9 +127,9 @@ TEST_F(SharedSweepTest, AResultForACancelledJobIsKeptDoneWins) {
                  absl::StatusCode::kCancelled);
   TS_EXPECT_CODE(store_->Fail("w", l[1].job_id, 1, "crash"),
                  absl::StatusCode::kCancelled);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.done, 1);
-  EXPECT_EQ(counts.cancelled, 3);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts("s"));
+  EXPECT_EQ(counts.Of(JobState::kDone), 1);
+  EXPECT_EQ(counts.Of(JobState::kCancelled), 3);
   TS_EXPECT_OK(store_->Result(l[0].job_id));
   TS_ASSERT_OK_AND_ASSIGN(int64_t points, store_->MetricCount(l[0].job_id));
   EXPECT_EQ(points, 1);
@@ -144,16 +144,16 @@ TEST_F(SharedSweepTest, ASweepSubmittedWithACancelledJobWantsItAgain) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK(store_->CancelSweep("s"));
   SubmitT();
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts t, store_->Counts("t"));
-  EXPECT_EQ(t.queued, 2);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts t, store_->Counts("t"));
+  EXPECT_EQ(t.Of(JobState::kQueued), 2);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts s, store_->Counts("s"));
+  EXPECT_EQ(s.Of(JobState::kCancelled), 4);
   TS_ASSERT_OK_AND_ASSIGN(auto leases, store_->LeaseJobs("w", 4, 1000));
   EXPECT_EQ(leases.size(), 2u);
   // Submitting s again changes nothing: its cancels stand.
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
+  EXPECT_EQ(s.Of(JobState::kCancelled), 4);
 }
 
 // A file from before per-sweep cancels: each job cancelled then counts as
@@ -170,8 +170,8 @@ TEST_F(SharedSweepTest, OlderFilesGetPerSweepCancels) {
   Reopen();
   TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, store_->ResumeSweep("t"));
   EXPECT_EQ(resumed, 2);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts s, store_->Counts("s"));
-  EXPECT_EQ(s.cancelled, 4);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts s, store_->Counts("s"));
+  EXPECT_EQ(s.Of(JobState::kCancelled), 4);
   EXPECT_EQ(store_->IntegrityCheck().value(), "ok");
 }
 

@@ -106,8 +106,8 @@ TEST_P(StorageFaultTest, ATransientFailureIsClearRefusedAndHealsByItself) {
   // The refused result, sent again, is taken: nothing is lost.
   TS_ASSERT_OK(store_->Complete("w", leases[1].job_id, 1,
                                 testing::TestResult(R"({"a": 2})")));
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.done, 3);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts("s"));
+  EXPECT_EQ(counts.Of(JobState::kDone), 3);
 
   // The file is intact and holds exactly what was acknowledged.
   store_.reset();

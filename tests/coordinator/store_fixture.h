@@ -56,9 +56,9 @@ class StoreTest : public ::testing::Test {
   }
   // How many of the sweep's jobs are leased.
   int64_t Leased() {
-    absl::StatusOr<SweepCounts> counts = store_->Counts("s");
+    absl::StatusOr<JobCounts> counts = store_->Counts("s");
     EXPECT_TRUE(counts.ok()) << counts.status();
-    return counts.ok() ? counts->leased : -1;
+    return counts.ok() ? counts->Of(JobState::kLeased) : -1;
   }
 
   std::string dir_;

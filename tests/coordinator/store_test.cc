@@ -170,9 +170,9 @@ TEST_F(StoreTest, SubmitIsIdempotentExtendsAndRefusesChangedFixedValues) {
                           ExpandSweep(changed));
   TS_EXPECT_CODE(store_->SubmitSweep(changed, changed_jobs),
                  absl::StatusCode::kFailedPrecondition);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts("s"));
   EXPECT_EQ(counts.total(), 8);
-  EXPECT_EQ(counts.queued, 8);
+  EXPECT_EQ(counts.Of(JobState::kQueued), 8);
 }
 
 TEST_F(StoreTest, LeasesAreExclusiveAndExpiryFencesTheOldHolder) {
@@ -273,6 +273,27 @@ TEST_F(StoreTest, FailuresBackOffThenFailWithTheLastError) {
   EXPECT_EQ(it->last_error, "crash two");
 }
 
+// What `status` says early stopping saved: done runs whose result has an
+// early_stop, and their config's steps less the steps they ran.
+TEST_F(StoreTest, EarlyStopsCountTheRunsAndTheStepsTheyDidNotRun) {
+  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
+                          store_->LeaseJobs("w", 3, 1000));
+  ASSERT_EQ(l.size(), 3u);
+  TS_ASSERT_OK(store_->Complete(
+      "w", l[0].job_id, l[0].epoch,
+      testing::TestResult(R"({"steps_done": 40, "early_stop": "collapse",
+                              "collapsed": true, "collapse_step": 30,
+                              "config": {"steps": 100}})")));
+  TS_ASSERT_OK(store_->Complete(
+      "w", l[1].job_id, l[1].epoch,
+      testing::TestResult(R"({"steps_done": 100, "config": {"steps": 100}})")));
+  TS_ASSERT_OK_AND_ASSIGN(Store::EarlyStops early, store_->EarlyStopsOf("s"));
+  EXPECT_EQ(early.runs, 1);
+  EXPECT_EQ(early.steps_saved, 60);
+  TS_EXPECT_CODE(store_->EarlyStopsOf("nope"), absl::StatusCode::kNotFound);
+}
+
 TEST_F(StoreTest, CancelStopsHoldersAndResumeRerunsOnlyFailedAndCancelled) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
@@ -287,9 +308,9 @@ TEST_F(StoreTest, CancelStopsHoldersAndResumeRerunsOnlyFailedAndCancelled) {
                  absl::StatusCode::kCancelled);
   TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, store_->ResumeSweep("s"));
   EXPECT_EQ(resumed, 3);
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.done, 1);
-  EXPECT_EQ(counts.queued, 3);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts("s"));
+  EXPECT_EQ(counts.Of(JobState::kDone), 1);
+  EXPECT_EQ(counts.Of(JobState::kQueued), 3);
   TS_EXPECT_CODE(store_->ResumeSweep("nope"), absl::StatusCode::kNotFound);
 }
 
@@ -300,9 +321,9 @@ TEST_F(StoreTest, StatePersistsAcrossReopenAndTheFileIsIntact) {
   TS_ASSERT_OK(store_->Complete("w", l[0].job_id, l[0].epoch,
                                 testing::TestResult(R"({"x": 1})")));
   Reopen();
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.done, 1);
-  EXPECT_EQ(counts.queued, 3);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts("s"));
+  EXPECT_EQ(counts.Of(JobState::kDone), 1);
+  EXPECT_EQ(counts.Of(JobState::kQueued), 3);
   TS_ASSERT_OK_AND_ASSIGN(std::string check, store_->IntegrityCheck());
   EXPECT_EQ(check, "ok");
   // The schema is queryable with plain SQL, as docs/cli.md documents.
@@ -318,8 +339,8 @@ TEST_F(StoreTest, ValuesNeverBecomeSql) {
   evil.name = "x'); DROP TABLE jobs; --";
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(evil));
   TS_ASSERT_OK(store_->SubmitSweep(evil, jobs));
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts(evil.name));
-  EXPECT_EQ(counts.queued, 4);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts(evil.name));
+  EXPECT_EQ(counts.Of(JobState::kQueued), 4);
   TS_ASSERT_OK_AND_ASSIGN(auto leases,
                           store_->LeaseJobs("w' OR '1'='1", 1, 1000));
   ASSERT_EQ(leases.size(), 1u);
@@ -338,8 +359,8 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
     EXPECT_EQ(again[i].job_id, first[i].job_id);
     EXPECT_EQ(again[i].epoch, first[i].epoch);
   }
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts counts, store_->Counts("s"));
-  EXPECT_EQ(counts.leased, 2);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts counts, store_->Counts("s"));
+  EXPECT_EQ(counts.Of(JobState::kLeased), 2);
   TS_ASSERT_OK_AND_ASSIGN(auto next, store_->LeaseJobs("w", 2, 1000, "w/2"));
   EXPECT_EQ(next.size(), 2u);
   // A retry that arrives after its leases ended leases nothing new.
@@ -349,9 +370,9 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
       store_->Complete("w", first[1].job_id, 1, testing::TestResult()));
   TS_ASSERT_OK_AND_ASSIGN(auto late, store_->LeaseJobs("w", 2, 1000, "w/1"));
   EXPECT_TRUE(late.empty());
-  TS_ASSERT_OK_AND_ASSIGN(SweepCounts after, store_->Counts("s"));
-  EXPECT_EQ(after.queued, 0);
-  EXPECT_EQ(after.leased, 2);
+  TS_ASSERT_OK_AND_ASSIGN(JobCounts after, store_->Counts("s"));
+  EXPECT_EQ(after.Of(JobState::kQueued), 0);
+  EXPECT_EQ(after.Of(JobState::kLeased), 2);
 }
 
 TEST_F(StoreTest, JobsComeInGridOrderPageByPage) {

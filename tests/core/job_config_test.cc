@@ -39,8 +39,8 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
   }
   EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
   // Every key but those added later (eval_every, precision, the prior's 12
-  // ends, gpus), listed only off their defaults.
-  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 15);
+  // ends, gpus, stop_after_collapse), listed only off their defaults.
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 16);
 }
 
 // Keys added after job ids were first issued leave the key/values of a job
@@ -51,16 +51,18 @@ TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
     const char* other;     // a value off the default
     const char* default_;  // the default's text
   };
-  for (const Case& t : std::vector<Case>{{"eval_every", "500", "0"},
-                                         {"precision", "float64", "float32"},
-                                         {"tail_index_min", "1.5", "1.1"},
-                                         {"tail_index_max", "3", "2"},
-                                         {"scale1_min", "0.25", "0.5"},
-                                         {"scale2_max", "4", "2"},
-                                         {"mean_min", "-2", "-1"},
-                                         {"sd1_max", "1.5", "1"},
-                                         {"sd2_min", "0.75", "1"},
-                                         {"gpus", "2", "1"}}) {
+  for (const Case& t :
+       std::vector<Case>{{"eval_every", "500", "0"},
+                         {"precision", "float64", "float32"},
+                         {"tail_index_min", "1.5", "1.1"},
+                         {"tail_index_max", "3", "2"},
+                         {"scale1_min", "0.25", "0.5"},
+                         {"scale2_max", "4", "2"},
+                         {"mean_min", "-2", "-1"},
+                         {"sd1_max", "1.5", "1"},
+                         {"sd2_min", "0.75", "1"},
+                         {"gpus", "2", "1"},
+                         {"stop_after_collapse", "10", "never"}}) {
     JobConfig c;
     auto listed = [&](const JobConfig& config) {
       for (const auto& [key, value] : JobConfigToKeyValues(config)) {
@@ -80,6 +82,22 @@ TEST(JobConfig, AKeyAddedLaterIsListedOnlyOffItsDefault) {
     EXPECT_EQ(listed(c), t.other);
     ASSERT_TRUE(SetJobKey(c, t.key, t.default_).ok()) << t.key;
     EXPECT_EQ(listed(c), "(absent)") << t.key;
+  }
+}
+
+TEST(JobConfig, StopAfterCollapseTakesAStepCountOrNever) {
+  JobConfig c;
+  EXPECT_EQ(c.stop_after_collapse, -1);
+  ASSERT_TRUE(SetJobKey(c, "stop_after_collapse", "0").ok());
+  EXPECT_EQ(c.stop_after_collapse, 0);
+  ASSERT_TRUE(SetJobKey(c, "stop_after_collapse", "never").ok());
+  EXPECT_EQ(c.stop_after_collapse, -1);
+  for (const char* bad : {"-1", "soon", "1.5", ""}) {
+    const absl::Status s = SetJobKey(c, "stop_after_collapse", bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("a whole number >= 0, or never"),
+              std::string::npos)
+        << s;
   }
 }
 

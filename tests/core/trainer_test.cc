@@ -10,6 +10,7 @@
 #include "core/checkpoint.h"
 #include "core/job_runner.h"
 #include "core/schema/checkpoint_name.h"
+#include "core/schema/job_result.h"
 #include "tests/testing/memory_sink.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
@@ -185,6 +186,7 @@ TEST(Trainer, NonFiniteLossMarksTheRunDivergedAndEndsItCleanly) {
   EXPECT_TRUE(result.training.diverged);
   EXPECT_EQ(result.training.diverged_step, 7);
   EXPECT_EQ(result.training.steps_done, 7);
+  EXPECT_EQ(result.training.early_stop, kEarlyStopDiverged);
   ASSERT_EQ(sink.metrics.size(), 7u);
   EXPECT_TRUE(std::isnan(sink.metrics.back().loss));
   // The weights were not touched by the bad step, so evaluation is finite.
@@ -206,6 +208,56 @@ TEST(Trainer, CollapsedOutputIsReportedWithItsOnset) {
   EXPECT_EQ(outcome.collapse_step, 25);
   EXPECT_FALSE(outcome.diverged);
   EXPECT_LT(sink.metrics.back().spread_ratio, 0.05);
+}
+
+// Early stopping (stop_after_collapse: K): the run ends K steps after its
+// onset, checkpointed there, and says why; resumed from that checkpoint it
+// ends at once, the same. Without the key it runs every step.
+TEST_F(TrainerFiles, StopAfterCollapseEndsTheRunKStepsAfterItsOnset) {
+  JobConfig c = TinyJob();
+  c.steps = 60;
+  c.checkpoint_every = 50;
+  c.stop_after_collapse = 5;
+  MemorySink sink;
+  TrainerEnv env;
+  env.sink = &sink;
+  env.checkpoint_dir = dir_;
+  env.on_prediction = [](int64_t step, torch::Tensor& prediction) {
+    if (step >= 25) prediction = prediction * 1e-4;
+  };
+  TS_ASSERT_OK_AND_ASSIGN(auto t, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome outcome, t->Run());
+  EXPECT_TRUE(outcome.collapsed);
+  EXPECT_EQ(outcome.collapse_step, 25);
+  EXPECT_EQ(outcome.steps_done, 30);
+  EXPECT_EQ(outcome.early_stop, kEarlyStopCollapse);
+  EXPECT_FALSE(outcome.stopped);
+  // Its curve up to then: every logged step (TinyJob logs every step).
+  ASSERT_FALSE(sink.metrics.empty());
+  EXPECT_EQ(sink.metrics.back().step, 30);
+  ASSERT_TRUE(std::filesystem::exists(CheckpointPath(dir_, 30)));
+
+  MemorySink resumed;
+  env.sink = &resumed;
+  TS_ASSERT_OK_AND_ASSIGN(auto r, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK(r->ResumeFrom(CheckpointPath(dir_, 30)));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome again, r->Run());
+  EXPECT_EQ(again.steps_done, 30);
+  EXPECT_EQ(again.early_stop, kEarlyStopCollapse);
+  EXPECT_TRUE(resumed.metrics.empty());
+
+  // K = 0 ends at the onset itself; "never" (the default) runs on.
+  c.stop_after_collapse = 0;
+  env.checkpoint_dir.clear();
+  env.sink = &sink;
+  TS_ASSERT_OK_AND_ASSIGN(auto z, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome at_onset, z->Run());
+  EXPECT_EQ(at_onset.steps_done, 25);
+  c.stop_after_collapse = -1;
+  TS_ASSERT_OK_AND_ASSIGN(auto n, Trainer::Create(c, torch::kCPU, env));
+  TS_ASSERT_OK_AND_ASSIGN(TrainOutcome full, n->Run());
+  EXPECT_EQ(full.steps_done, 60);
+  EXPECT_TRUE(full.early_stop.empty());
 }
 
 TEST(Trainer, SinkFailureStopsTheRunWithItsStatus) {

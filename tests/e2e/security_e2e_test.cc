@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "process/child_process.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/wait.h"
-#include "worker/child_process.h"
 
 namespace tailsweep {
 namespace {

@@ -16,11 +16,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "process/child_process.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/raw_call.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/wait.h"
-#include "worker/child_process.h"
 
 namespace tailsweep {
 namespace {

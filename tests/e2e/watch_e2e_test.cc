@@ -9,11 +9,11 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "process/child_process.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/tiny_spec.h"
 #include "tests/testing/wait.h"
-#include "worker/child_process.h"
 
 namespace tailsweep {
 namespace {

@@ -29,11 +29,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "process/child_process.h"
 #include "tests/faults/fault_proxy.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/tiny_spec.h"
 #include "tests/testing/wait.h"
-#include "worker/child_process.h"
 
 namespace tailsweep {
 

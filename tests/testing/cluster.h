@@ -24,9 +24,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "process/child_process.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/wait.h"
-#include "worker/child_process.h"
 
 namespace tailsweep::testing {
 

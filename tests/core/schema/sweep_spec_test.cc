@@ -212,5 +212,105 @@ TEST(SweepSpec, UnidentifiableCellMustBeExcluded) {
             std::string::npos);
 }
 
+// Command-line overrides (ApplyOverrides): a list widens the grid, a
+// scalar fixes a key, and the changed spec round-trips through its YAML
+// with the overrides recorded.
+TEST(SpecOverrides, AListWidensTheGridAndAScalarFixesAKey) {
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec base,
+                          LoadSweepSpec(kSweeps + "smoke.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec spec,
+      ApplyOverrides(base, {"lr=1e-3", "kernel=softmax,log", "steps=[50,100]",
+                            "symlog=false", "name=smoke-r2"}));
+  EXPECT_EQ(spec.name, "smoke-r2");
+  auto axis = [&](const std::string& key) {
+    for (const auto& [k, v] : spec.grid)
+      if (k == key) return v;
+    return std::vector<std::string>{};
+  };
+  auto fixed = [&](const std::string& key) {
+    for (const auto& [k, v] : spec.fixed)
+      if (k == key) return v;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(axis("kernel"), (std::vector<std::string>{"softmax", "log"}));
+  EXPECT_EQ(axis("steps"), (std::vector<std::string>{"50", "100"}));
+  EXPECT_EQ(fixed("steps"), "(none)");
+  EXPECT_EQ(fixed("lr"), "1e-3");
+  EXPECT_EQ(fixed("symlog"), "false");
+  EXPECT_TRUE(axis("symlog").empty());
+  // The kernel axis keeps its place; the new one goes last.
+  EXPECT_EQ(spec.grid.back().first, "steps");
+  EXPECT_EQ(spec.overrides,
+            (std::vector<std::string>{"lr=1e-3", "kernel=softmax,log",
+                                      "steps=[50,100]", "symlog=false",
+                                      "name=smoke-r2"}));
+  // What the coordinator parses is this spec, overrides included.
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec again, ParseSweepSpec(spec.text, "sent"));
+  EXPECT_EQ(again.grid, spec.grid);
+  EXPECT_EQ(again.fixed, spec.fixed);
+  EXPECT_EQ(again.exclude, spec.exclude);
+  EXPECT_EQ(again.overrides, spec.overrides);
+  // 2 operators x 2 marginals (less the excluded pair) x 2 kernels x 2
+  // norms x 1 seed x 2 step counts.
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
+  EXPECT_EQ(jobs.size(), 3u * 2 * 2 * 2);
+}
+
+TEST(SpecOverrides, ExcludesThatCanNoLongerMatchAreDropped) {
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec base,
+                          LoadSweepSpec(kSweeps + "smoke.yaml"));
+  // Its exclude names operator=matrix_inverse: gone with the value.
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec one,
+                          ApplyOverrides(base, {"operator=sheared_swap"}));
+  EXPECT_TRUE(one.exclude.empty());
+  // Fixed at the excluded value: the entry keeps its other key.
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec two,
+                          ApplyOverrides(base, {"operator=matrix_inverse"}));
+  ASSERT_EQ(two.exclude.size(), 1u);
+  EXPECT_EQ(two.exclude[0], (KeyValues{{"marginal", "gaussian"}}));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(two));
+  EXPECT_EQ(jobs.size(), 1u * 4 * 2 * 2);  // mirrored_pareto only
+  // Then fixing the other key too would exclude every cell: refused.
+  const absl::Status all =
+      ApplyOverrides(base, {"operator=matrix_inverse", "marginal=gaussian"})
+          .status();
+  EXPECT_EQ(all.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(all.message().find("exclude every cell"), std::string::npos) << all;
+}
+
+TEST(SpecOverrides, BadOverridesNameTheWordTheKeyAndWhatIsAllowed) {
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec base,
+                          LoadSweepSpec(kSweeps + "smoke.yaml"));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"lr", "override 'lr': expected KEY=VALUE"},
+      {"=3", "override '=3': expected KEY=VALUE"},
+      {"lr=", "override 'lr=': no value for 'lr'"},
+      {"learning_rate=1e-3", "override 'learning_rate=1e-3': "},
+      {"kernel=softmax,cosine", "override 'kernel=softmax,cosine': "},
+      {"kernel=log,log", "lists 'log' twice"},
+      {"kind=tails", "'kind' cannot be overridden"},
+      {"name=a b", "name: allowed"},
+      {"lr=fast", "override 'lr=fast': "},
+  };
+  for (const auto& [word, expected] : cases) {
+    const absl::Status s = ApplyOverrides(base, {word}).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << word;
+    EXPECT_NE(s.message().find(expected), std::string::npos)
+        << word << " -> " << s;
+  }
+  // The schema's message for an unknown key lists the allowed ones.
+  const absl::Status unknown =
+      ApplyOverrides(base, {"learning_rate=1e-3"}).status();
+  EXPECT_NE(unknown.message().find("kernel"), std::string::npos) << unknown;
+  // Every grid key fixed: a sweep needs one axis.
+  SweepSpec one_axis = base;
+  one_axis.grid = {{"seed", {"0", "1"}}};
+  one_axis.exclude.clear();
+  const absl::Status empty = ApplyOverrides(one_axis, {"seed=3"}).status();
+  EXPECT_NE(empty.message().find("seed=[3]"), std::string::npos) << empty;
+  TS_EXPECT_OK(ApplyOverrides(one_axis, {"seed=[3]"}));
+}
+
 }  // namespace
 }  // namespace tailsweep

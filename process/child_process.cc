@@ -1,4 +1,4 @@
-#include "worker/child_process.h"
+#include "process/child_process.h"
 
 #include <fcntl.h>
 #include <pthread.h>

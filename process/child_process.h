@@ -1,5 +1,5 @@
-#ifndef TAILSWEEP_WORKER_CHILD_PROCESS_H_
-#define TAILSWEEP_WORKER_CHILD_PROCESS_H_
+#ifndef TAILSWEEP_PROCESS_CHILD_PROCESS_H_
+#define TAILSWEEP_PROCESS_CHILD_PROCESS_H_
 
 // One job's child process: started with its own argv and extra environment,
 // stdout and stderr to files, polled without blocking, stopped with a
@@ -37,4 +37,4 @@ class ChildProcess {
 
 }  // namespace tailsweep
 
-#endif  // TAILSWEEP_WORKER_CHILD_PROCESS_H_
+#endif  // TAILSWEEP_PROCESS_CHILD_PROCESS_H_
