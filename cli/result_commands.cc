@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -18,10 +19,12 @@
 #include "cli/output.h"
 #include "cli/pages.h"
 #include "cli/render.h"
+#include "cli/search_results.h"
 #include "core/number_text.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_state.h"
 #include "core/schema/json_number.h"
+#include "core/schema/sweep_spec.h"
 #include "report/result_json.h"
 
 namespace tailsweep::cli {
@@ -206,11 +209,26 @@ std::vector<TailsRow> TailsRows(const v1::GetResultsResponse& results) {
   return rows;
 }
 
+// The sweep's spec when it is a boundary sweep; nullopt for any other.
+absl::StatusOr<std::optional<SweepSpec>> SearchOf(Connection& c,
+                                                  const std::string& sweep) {
+  v1::GetSweepRequest req;
+  req.set_sweep(sweep);
+  v1::GetSweepResponse info;
+  if (absl::Status s = c.Call(&CoordinatorApi::GetSweep, req, &info); !s.ok()) {
+    return s;
+  }
+  if (info.spec_yaml().empty()) return std::nullopt;
+  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(info.spec_yaml(), sweep);
+  if (!spec.ok() || !spec->search) return std::nullopt;
+  return *std::move(spec);
+}
+
 RunFn DefineResults(CLI::App& app) {
   struct Flags {
     Connection c;
     std::string sweep, format = "table", group_by;
-    bool per_seed = false;
+    bool per_seed = false, probes = false;
   };
   auto f = std::make_shared<Flags>();
   app.add_option("SWEEP", f->sweep, "Sweep name")->required();
@@ -220,7 +238,16 @@ RunFn DefineResults(CLI::App& app) {
                  "(default: kernel)");
   app.add_flag("--per-seed", f->per_seed,
                "One row per seed instead of aggregating over seeds");
+  app.add_flag("--probes", f->probes,
+               "Boundary sweeps: the ordinary table (a row per probe point) "
+               "instead of the boundaries");
   return [f]() -> absl::Status {
+    if (!f->probes && !f->per_seed) {
+      absl::StatusOr<std::optional<SweepSpec>> search =
+          SearchOf(f->c, f->sweep);
+      if (!search.ok()) return search.status();
+      if (*search) return PrintSearchResults(f->c, **search, f->format);
+    }
     v1::GetResultsRequest req;
     req.set_sweep(f->sweep);
     req.set_over_seeds(!f->per_seed);

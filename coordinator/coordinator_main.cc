@@ -230,6 +230,10 @@ int Main(int argc, char** argv) {
   service_options.token = token;
   service_options.telemetry = &telemetry;
   CoordinatorService service(store->get(), &checkpoints, service_options);
+  // Boundary sweeps that a restart interrupted get their next probes now.
+  if (absl::Status s = service.search().Start(); !s.ok()) {
+    spdlog::warn("boundary sweeps not advanced at start: {}", s.ToString());
+  }
   HealthService health(store->get(), token);
   // Reflection cannot ask for the token: with one, it is off.
   if (token.empty()) grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -48,6 +48,8 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
   if (!jobs.ok()) return Answer(jobs.status());
   absl::StatusOr<SubmitResult> result = store_->SubmitSweep(*spec, *jobs);
   if (!result.ok()) return Answer(result.status());
+  // A boundary sweep submitted again may have results to plan from.
+  if (absl::Status s = search_.Submitted(*spec); !s.ok()) return Answer(s);
   resp->set_sweep(spec->name);
   resp->set_jobs_added(result->added);
   resp->set_jobs_existing(result->existing);
@@ -135,6 +137,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
   if (s.ok()) {
     spdlog::info("{}: done ({})", JobTag(req->job_id(), req->epoch()),
                  req->worker_id());
+    search_.JobFinished();
   } else {
     spdlog::warn("{}: result from {} refused: {}",
                  JobTag(req->job_id(), req->epoch()), req->worker_id(),
@@ -151,8 +154,11 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
   spdlog::warn("{}: attempt failed on {}: {}",
                JobTag(req->job_id(), req->epoch()), req->worker_id(),
                req->error().substr(0, 300));
-  return Answer(store_->Fail(req->worker_id(), req->job_id(), req->epoch(),
-                             req->error(), req->stderr_tail()));
+  const absl::Status s = store_->Fail(req->worker_id(), req->job_id(),
+                                      req->epoch(), req->error(),
+                                      req->stderr_tail());
+  if (s.ok()) search_.JobFinished();
+  return Answer(s);
 }
 
 grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,

@@ -13,6 +13,7 @@
 #include "coordinator/auth.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/result_pages.h"
+#include "coordinator/search_driver.h"
 #include "coordinator/store.h"
 #include "coordinator/telemetry.h"
 #include "proto/health.grpc.pb.h"
@@ -51,7 +52,12 @@ class CoordinatorService final : public v1::Coordinator::Service {
         checkpoints_(checkpoints),
         max_checkpoint_bytes_(options.max_checkpoint_bytes),
         auth_(options.token),
-        telemetry_(options.telemetry) {}
+        telemetry_(options.telemetry),
+        search_(store) {}
+
+  // Boundary sweeps' later rounds (search_driver.h): the service advances
+  // them as results come in; call search().Start() once after a restart.
+  SearchDriver& search() { return search_; }
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
                            v1::SubmitSweepResponse*) override;
@@ -106,6 +112,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   int64_t max_checkpoint_bytes_;
   TokenAuth auth_;
   Telemetry* telemetry_;
+  SearchDriver search_;
   ResultPages result_pages_;  // GetResults snapshots
 };
 

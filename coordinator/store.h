@@ -113,9 +113,12 @@ class Store {
   // Adds the sweep and its jobs; jobs it already has are left alone, so
   // submitting twice changes nothing and an extended grid adds only new
   // cells. FailedPrecondition when a sweep of that name exists with other
-  // `fixed` values or another kind (submit under a new name instead).
+  // `fixed` values or another kind (submit under a new name instead). New
+  // jobs take grid positions from `first_position` on (a boundary search's
+  // later rounds come after its earlier ones).
   absl::StatusOr<SubmitResult> SubmitSweep(const SweepSpec& spec,
-                                           const std::vector<JobSpec>& jobs);
+                                           const std::vector<JobSpec>& jobs,
+                                           int64_t first_position = 0);
 
   // Leases up to `max_jobs` queued jobs (oldest first, past their backoff)
   // to `worker` until now + lease_ms (steady clock; the deadline returned is

@@ -14,7 +14,8 @@ namespace tailsweep {
 using store_internal::ToJson;
 
 absl::StatusOr<SubmitResult> Store::SubmitSweep(
-    const SweepSpec& spec, const std::vector<JobSpec>& jobs) {
+    const SweepSpec& spec, const std::vector<JobSpec>& jobs,
+    int64_t first_position) {
   const ChangesJobs changes{&generation_};
   const std::string kind(JobKindName(spec.kind));
   const std::string fixed = ToJson(spec.fixed);
@@ -75,7 +76,7 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
       TS_RETURN_IF_ERROR(link->Bind(1, sweep_id)
                              .Bind(2, jobs[i].id)
                              .Bind(3, ToJson(jobs[i].cell))
-                             .Bind(4, static_cast<int64_t>(i))
+                             .Bind(4, first_position + static_cast<int64_t>(i))
                              .Run());
       const bool linked = db.Changes() > 0;
       (linked ? result.added : result.existing) += 1;

@@ -3,12 +3,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "core/job_config.h"
 #include "core/schema/file_util.h"
+#include "core/schema/status_macros.h"
 #include "core/tails_job.h"
 
 namespace tailsweep {
@@ -212,6 +215,205 @@ absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
   return absl::OkStatus();
 }
 
+// A whole number in [min, max] from a scalar, or an error naming `what`.
+absl::StatusOr<int64_t> IntIn(absl::string_view source, const YAML::Node& node,
+                              absl::string_view what, int64_t min,
+                              int64_t max) {
+  absl::StatusOr<std::string> text = Scalar(source, node, what);
+  if (!text.ok()) return text.status();
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(*text, &v) || v < min || v > max) {
+    return ErrorAt(source, node,
+                   absl::StrCat(what, " '", *text, "': allowed: a whole number "
+                                "from ", min, " to ", max));
+  }
+  return v;
+}
+
+absl::StatusOr<double> NumberOf(absl::string_view source,
+                                const YAML::Node& node, absl::string_view what) {
+  absl::StatusOr<std::string> text = Scalar(source, node, what);
+  if (!text.ok()) return text.status();
+  double v = 0;
+  if (!absl::SimpleAtod(*text, &v) || !std::isfinite(v)) {
+    return ErrorAt(source, node,
+                   absl::StrCat(what, " '", *text, "' is not a number"));
+  }
+  return v;
+}
+
+absl::Status CheckSearchKey(absl::string_view source, const YAML::Node& at,
+                            const SweepSpec& spec, SearchSpec& s) {
+  if (s.key == "seed") {
+    return ErrorAt(source, at,
+                   "the search sets 'seed' itself (0..seeds-1 at each probe "
+                   "point); search another key");
+  }
+  if (!KnownKey(spec.kind, s.key)) {
+    return ErrorAt(source, at, CheckValue(spec.kind, s.key, "").message());
+  }
+  for (const char* key : {s.key.c_str(), "seed"}) {
+    for (const auto& g : spec.grid) {
+      if (g.first == key) {
+        return ErrorAt(source, at,
+                       absl::StrCat("key '", key, "' is set by the search: "
+                                    "take it out of 'grid'"));
+      }
+    }
+    for (const auto& f : spec.fixed) {
+      if (f.first == key) {
+        return ErrorAt(source, at,
+                       absl::StrCat("key '", key, "' is set by the search: "
+                                    "take it out of 'fixed'"));
+      }
+    }
+  }
+  if (CheckValue(spec.kind, s.key, "1.5").ok()) return absl::OkStatus();
+  if (CheckValue(spec.kind, s.key, "2").ok()) {
+    s.integer = true;
+    return absl::OkStatus();
+  }
+  return ErrorAt(source, at,
+                 absl::StrCat("key '", s.key,
+                              "' is not a number; a search needs a numeric "
+                              "key (e.g. lr, tail_index_max, n_points)"));
+}
+
+absl::Status ParseOutcome(absl::string_view source, const YAML::Node& node,
+                          SearchSpec& s) {
+  absl::StatusOr<std::string> text = Scalar(source, node, "'outcome'");
+  if (!text.ok()) return text.status();
+  const std::vector<std::string> words =
+      absl::StrSplit(*text, ' ', absl::SkipEmpty());
+  if (words.size() == 1 && words[0] == "collapsed") {
+    s.outcome = SearchSpec::Outcome::kCollapsed;
+  } else if (words.size() == 1 && words[0] == "diverged") {
+    s.outcome = SearchSpec::Outcome::kDiverged;
+  } else if (words.size() == 2 && words[0] == "ratio_above" &&
+             absl::SimpleAtod(words[1], &s.ratio_above) &&
+             std::isfinite(s.ratio_above) && s.ratio_above > 0) {
+    s.outcome = SearchSpec::Outcome::kRatioAbove;
+  } else {
+    return ErrorAt(source, node,
+                   absl::StrCat("outcome '", *text,
+                                "': allowed: collapsed, diverged, or "
+                                "ratio_above X (X > 0: the median distance "
+                                "ratio above X)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseRange(absl::string_view source, const YAML::Node& range,
+                        const SweepSpec& spec, SearchSpec& s) {
+  if (!range.IsSequence() || range.size() != 2) {
+    return ErrorAt(source, range, "'range' must be [lo, hi]");
+  }
+  absl::StatusOr<double> lo = NumberOf(source, range[0], "range's lo");
+  if (!lo.ok()) return lo.status();
+  absl::StatusOr<double> hi = NumberOf(source, range[1], "range's hi");
+  if (!hi.ok()) return hi.status();
+  s.lo = *lo;
+  s.hi = *hi;
+  if (!(s.lo < s.hi)) {
+    return ErrorAt(source, range, "'range' needs lo < hi");
+  }
+  if (s.log_scale && s.lo <= 0) {
+    return ErrorAt(source, range,
+                   "a log scale needs lo > 0 (or scale: linear)");
+  }
+  for (double end : {s.lo, s.hi}) {
+    if (absl::Status c = CheckValue(spec.kind, s.key, ProbeText(s, end));
+        !c.ok()) {
+      return ErrorAt(source, range, c.message());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
+                         SweepSpec& spec) {
+  static const char kAllowed[] =
+      "key, range, scale, outcome, seeds, extra_seeds, max_probes, "
+      "tolerance";
+  if (spec.kind != JobKind::kTrain) {
+    return ErrorAt(source, node,
+                   "'search' is for train sweeps (a tails job has no yes/no "
+                   "outcome)");
+  }
+  if (!node.IsMap()) {
+    return ErrorAt(source, node,
+                   absl::StrCat("'search' must be a mapping with keys ",
+                                kAllowed));
+  }
+  TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, node, "'search'"));
+  static const std::set<std::string> kKeys = {
+      "key",   "range",       "scale",      "outcome",
+      "seeds", "extra_seeds", "max_probes", "tolerance"};
+  for (const auto& item : node) {
+    absl::StatusOr<std::string> key = Key(source, item.first);
+    if (!key.ok()) return key.status();
+    if (kKeys.count(*key) == 0) {
+      return ErrorAt(source, item.first,
+                     absl::StrCat("unknown search key '", *key,
+                                  "'; allowed: ", kAllowed));
+    }
+  }
+  for (const char* required : {"key", "range"}) {
+    if (!node[required]) {
+      return ErrorAt(source, node,
+                     absl::StrCat("'search' needs '", required, "'"));
+    }
+  }
+  SearchSpec s;
+  absl::StatusOr<std::string> key = Scalar(source, node["key"], "'key'");
+  if (!key.ok()) return key.status();
+  s.key = *key;
+  TS_RETURN_IF_ERROR(CheckSearchKey(source, node["key"], spec, s));
+  if (node["scale"]) {
+    absl::StatusOr<std::string> scale =
+        Scalar(source, node["scale"], "'scale'");
+    if (!scale.ok()) return scale.status();
+    if (*scale != "log" && *scale != "linear") {
+      return ErrorAt(source, node["scale"],
+                     absl::StrCat("scale '", *scale,
+                                  "': allowed: log, linear"));
+    }
+    s.log_scale = *scale == "log";
+  }
+  TS_RETURN_IF_ERROR(ParseRange(source, node["range"], spec, s));
+  if (node["outcome"]) {
+    TS_RETURN_IF_ERROR(ParseOutcome(source, node["outcome"], s));
+  }
+  struct IntField {
+    const char* name;
+    int64_t* field;
+    int64_t min, max;
+  };
+  for (const IntField& f : {IntField{"seeds", &s.seeds, 1, 64},
+                            IntField{"extra_seeds", &s.extra_seeds, 0, 64},
+                            IntField{"max_probes", &s.max_probes, 2, 64}}) {
+    if (!node[f.name]) continue;
+    absl::StatusOr<int64_t> v = IntIn(source, node[f.name],
+                                      absl::StrCat("'", f.name, "'"), f.min,
+                                      f.max);
+    if (!v.ok()) return v.status();
+    *f.field = *v;
+  }
+  if (node["tolerance"]) {
+    absl::StatusOr<double> t =
+        NumberOf(source, node["tolerance"], "'tolerance'");
+    if (!t.ok()) return t.status();
+    if (*t <= 0) {
+      return ErrorAt(source, node["tolerance"],
+                     "'tolerance' must be > 0 (log scale: the bracket's "
+                     "hi/lo - 1; linear: hi - lo)");
+    }
+    s.tolerance = *t;
+  }
+  spec.search = s;
+  return absl::OkStatus();
+}
+
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
   for (char c : name) {
@@ -244,7 +446,8 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   }
   SweepSpec spec;
   static const std::set<std::string> kTopKeys = {
-      "name", "kind", "grid", "exclude", "fixed", "overrides"};
+      "name", "kind",      "grid",  "exclude",
+      "fixed", "overrides", "search"};
   for (const auto& item : root) {
     absl::StatusOr<std::string> key_or = Key(source, item.first);
     if (!key_or.ok()) return key_or.status();
@@ -254,7 +457,7 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
           source, item.first,
           absl::StrCat("unknown top-level key '", key,
                        "'; allowed: name, kind, grid, exclude, fixed, "
-                       "overrides"));
+                       "overrides, search"));
     }
   }
   if (!root["name"]) {
@@ -292,6 +495,11 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   if (root["fixed"]) {
     if (absl::Status s = ParseFixed(source, root["fixed"], spec); !s.ok())
       return s;
+  }
+  if (root["search"]) {
+    if (absl::Status s = ParseSearch(source, root["search"], spec); !s.ok()) {
+      return s;
+    }
   }
   if (const YAML::Node overrides = root["overrides"]) {
     if (!overrides.IsSequence()) {
@@ -358,7 +566,49 @@ absl::StatusOr<KeyValues> Resolve(const SweepSpec& spec,
   return TailsJobToKeyValues(config);
 }
 
+// The job of `cell` (every key it sets), or why the schema refuses it.
+absl::StatusOr<JobSpec> CellJob(const SweepSpec& spec, const KeyValues& cell) {
+  absl::StatusOr<KeyValues> params = Resolve(spec, cell);
+  if (!params.ok()) {
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : cell) parts.push_back(absl::StrCat(k, "=", v));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sweep '", spec.name, "', cell ", absl::StrJoin(parts, " "), ": ",
+        params.status().message(), " (add the cell to 'exclude' to drop it)"));
+  }
+  return JobSpec{ContentHash(*params), cell, *std::move(params)};
+}
+
 }  // namespace
+
+absl::StatusOr<JobSpec> ProbeJob(const SweepSpec& spec, const KeyValues& cell,
+                                 const std::string& probe, int64_t seed) {
+  if (!spec.search) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sweep '", spec.name, "' has no search"));
+  }
+  KeyValues full = cell;
+  full.emplace_back(spec.search->key, probe);
+  full.emplace_back("seed", absl::StrCat(seed));
+  return CellJob(spec, full);
+}
+
+std::string ProbeText(const SearchSpec& search, double value) {
+  if (search.integer) return absl::StrCat(std::llround(value));
+  return absl::StrFormat("%.4g", value);
+}
+
+std::string OutcomeName(const SearchSpec& search) {
+  switch (search.outcome) {
+    case SearchSpec::Outcome::kCollapsed:
+      return "collapsed";
+    case SearchSpec::Outcome::kDiverged:
+      return "diverged";
+    case SearchSpec::Outcome::kRatioAbove:
+      return absl::StrCat("ratio_above ", search.ratio_above);
+  }
+  return "";
+}
 
 absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
   int64_t cells = 1;
@@ -378,17 +628,21 @@ absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
       cell.emplace_back(spec.grid[k].first, spec.grid[k].second[index[k]]);
     }
     if (!Excluded(spec, cell)) {
-      absl::StatusOr<KeyValues> params = Resolve(spec, cell);
-      if (!params.ok()) {
-        std::vector<std::string> parts;
-        for (const auto& [k, v] : cell)
-          parts.push_back(absl::StrCat(k, "=", v));
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sweep '", spec.name, "', cell ", absl::StrJoin(parts, " "), ": ",
-            params.status().message(),
-            " (add the cell to 'exclude' to drop it)"));
+      if (spec.search) {
+        // The first probes: both ends of the range.
+        for (double end : {spec.search->lo, spec.search->hi}) {
+          for (int64_t seed = 0; seed < spec.search->seeds; ++seed) {
+            absl::StatusOr<JobSpec> job =
+                ProbeJob(spec, cell, ProbeText(*spec.search, end), seed);
+            if (!job.ok()) return job.status();
+            jobs.push_back(*std::move(job));
+          }
+        }
+      } else {
+        absl::StatusOr<JobSpec> job = CellJob(spec, cell);
+        if (!job.ok()) return job.status();
+        jobs.push_back(*std::move(job));
       }
-      jobs.push_back({ContentHash(*params), cell, *params});
     }
     // Advance the odometer, last key fastest.
     size_t k = spec.grid.size();
@@ -567,6 +821,21 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
     for (const auto& [k, v] : spec.fixed) {
       out << YAML::Key << k << YAML::Value << v;
     }
+    out << YAML::EndMap;
+  }
+  if (spec.search) {
+    const SearchSpec& s = *spec.search;
+    out << YAML::Key << "search" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "key" << YAML::Value << s.key;
+    out << YAML::Key << "range" << YAML::Value << YAML::Flow
+        << std::vector<std::string>{ProbeText(s, s.lo), ProbeText(s, s.hi)};
+    out << YAML::Key << "scale" << YAML::Value
+        << (s.log_scale ? "log" : "linear");
+    out << YAML::Key << "outcome" << YAML::Value << OutcomeName(s);
+    out << YAML::Key << "seeds" << YAML::Value << s.seeds;
+    out << YAML::Key << "extra_seeds" << YAML::Value << s.extra_seeds;
+    out << YAML::Key << "max_probes" << YAML::Value << s.max_probes;
+    out << YAML::Key << "tolerance" << YAML::Value << s.tolerance;
     out << YAML::EndMap;
   }
   if (!spec.overrides.empty()) {

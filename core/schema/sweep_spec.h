@@ -10,6 +10,8 @@
 //   fixed:   KEY: value          scalars shared by every job
 //   overrides: [KEY=VALUE, ...]  what the command line changed (below);
 //                                informational, written by ApplyOverrides
+//   search:  a boundary search over one key (SearchSpec, below;
+//            sweeps/README.md): train sweeps only
 // Keys and values are those of the kind's job schema (core/job_config.h,
 // core/tails_job.h); every value is validated there, once. A key named
 // twice in one mapping (top level, grid, fixed, an exclude entry) is an
@@ -18,6 +20,7 @@
 // Torch-free.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +33,42 @@ namespace tailsweep {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
+// A boundary sweep: for every cell of the grid, where a yes/no outcome of
+// the runs flips along one continuous key (core/schema/boundary_search.h
+// plans the probes). In the spec:
+//   search:
+//     key: lr                 # a number key of the kind, not in grid/fixed
+//     range: [1e-3, 1e-2]     # lo < hi (lo > 0 on a log scale)
+//     scale: log              # log (the default) or linear
+//     outcome: collapsed      # collapsed (default) | diverged | ratio_above X
+//     seeds: 4                # runs per probe point (seed 0..seeds-1)
+//     extra_seeds: 4          # added once to a point whose vote is split
+//     max_probes: 8           # probe points per cell, both ends included
+//     tolerance: 0.1          # done when hi/lo - 1 (log) or hi - lo
+//                             # (linear) of the bracket is at most this
+// The search sets `seed` itself, so `seed` is in neither grid nor fixed.
+struct SearchSpec {
+  enum class Outcome { kCollapsed, kDiverged, kRatioAbove };
+  std::string key;
+  double lo = 0, hi = 0;
+  bool log_scale = true;
+  Outcome outcome = Outcome::kCollapsed;
+  double ratio_above = 0;  // kRatioAbove: median distance ratio above this
+  int64_t seeds = 4;
+  int64_t extra_seeds = 4;
+  int64_t max_probes = 8;
+  double tolerance = 0.1;
+  bool integer = false;  // the key takes whole numbers (n_points)
+};
+
+// A probe point's value as job key text: 4 significant digits, or a whole
+// number for an integer key. The same value always gives the same text, so
+// a probe's jobs keep their ids.
+std::string ProbeText(const SearchSpec& search, double value);
+
+// "collapsed", "diverged" or "ratio_above X": how the outcome is named.
+std::string OutcomeName(const SearchSpec& search);
+
 struct SweepSpec {
   std::string name;
   JobKind kind = JobKind::kTrain;
@@ -37,6 +76,7 @@ struct SweepSpec {
   std::vector<KeyValues> exclude;
   KeyValues fixed;
   std::vector<std::string> overrides;  // as given, oldest first
+  std::optional<SearchSpec> search;
   std::string text;                    // the source text it was parsed from
 };
 
@@ -52,7 +92,15 @@ absl::StatusOr<SweepSpec> ParseSweepSpec(absl::string_view text,
 // NotFound for a missing file.
 absl::StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
 
-// The jobs of a spec, in grid order (last key fastest). InvalidArgument for a
+// One job of a boundary search: `cell` (grid values) with the searched key
+// at `probe` (ProbeText) and `seed`. Its cell is the grid values, then the
+// key, then seed. InvalidArgument as ExpandSweep's.
+absl::StatusOr<JobSpec> ProbeJob(const SweepSpec& spec, const KeyValues& cell,
+                                 const std::string& probe, int64_t seed);
+
+// The jobs of a spec, in grid order (last key fastest). With a search: per
+// cell, the first probes (both ends of the range, `seeds` seeds each); the
+// coordinator adds the rest as results come in. InvalidArgument for a
 // cell the schema refuses (e.g. an unidentifiable task that is not excluded),
 // naming the cell, and for a grid of more than kMaxSweepCells cells.
 inline constexpr int64_t kMaxSweepCells = 100000;
