@@ -12,28 +12,13 @@
 #include "cli/render.h"
 #include "core/schema/boundary_search.h"
 #include "core/schema/json_number.h"
+#include "report/result_json.h"
 
 namespace tailsweep::cli {
 namespace {
 
-using nlohmann::json;
-
 std::string Number(double v) {
   return std::isnan(v) ? "" : absl::StrFormat("%.4g", v);
-}
-
-std::string Verdict(ProbePoint::Verdict v) {
-  switch (v) {
-    case ProbePoint::Verdict::kPending:
-      return "pending";
-    case ProbePoint::Verdict::kBelow:
-      return "below";
-    case ProbePoint::Verdict::kAbove:
-      return "above";
-    case ProbePoint::Verdict::kUnknown:
-      return "no results";
-  }
-  return "";
 }
 
 // "x yes/n" per probe point, "(+k)" for runs still to come.
@@ -53,33 +38,6 @@ std::string CellLabel(const KeyValues& cell) {
   return parts.empty() ? "-" : absl::StrJoin(parts, " ");
 }
 
-json SearchJson(const std::vector<CellSearch>& plan) {
-  json doc = json::array();
-  for (const CellSearch& c : plan) {
-    json row = json::object();
-    for (const auto& [k, v] : c.cell) row[k] = v;
-    row["state"] = std::string(CellSearchStateName(c.state));
-    row["estimate"] = JsonNumber(c.estimate);
-    row["bracket_lo"] = JsonNumber(c.bracket_lo);
-    row["bracket_hi"] = JsonNumber(c.bracket_hi);
-    row["runs"] = c.runs;
-    json probes = json::array();
-    for (const ProbePoint& p : c.probes) {
-      probes.push_back({{"value", p.value},
-                        {"yes", p.yes},
-                        {"n", p.yes + p.no},
-                        {"failed", p.failed},
-                        {"pending", p.pending},
-                        {"low", JsonNumber(p.low)},
-                        {"high", JsonNumber(p.high)},
-                        {"verdict", Verdict(p.verdict)}});
-    }
-    row["probes"] = std::move(probes);
-    doc.push_back(std::move(row));
-  }
-  return doc;
-}
-
 }  // namespace
 
 absl::Status PrintSearchResults(Connection& c, const SweepSpec& spec,
@@ -88,18 +46,9 @@ absl::Status PrintSearchResults(Connection& c, const SweepSpec& spec,
   absl::StatusOr<std::vector<v1::JobInfo>> infos =
       ListAllJobs(c, spec.name, "");
   if (!infos.ok()) return infos.status();
-  std::vector<SearchJob> jobs;
-  for (const v1::JobInfo& j : *infos) {
-    SearchJob job;
-    for (const v1::KeyValue& kv : j.cell())
-      job.cell.emplace_back(kv.key(), kv.value());
-    job.state = ParseJobState(j.state()).value_or(JobState::kQueued);
-    job.result_json = j.result_json();
-    jobs.push_back(std::move(job));
-  }
-  const std::vector<CellSearch> plan = PlanSearch(spec, jobs);
+  const std::vector<CellSearch> plan = PlanSearch(spec, SearchJobsOf(*infos));
   if (format == "json") {
-    PrintJson(SearchJson(plan));
+    PrintJson(SearchJson(plan, JsonNumber));
     return absl::OkStatus();
   }
   Table t;

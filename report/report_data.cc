@@ -12,10 +12,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/job_config.h"
+#include "core/schema/boundary_search.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_result.h"
 #include "core/schema/json_number.h"
 #include "core/schema/metrics_line.h"
+#include "core/schema/sweep_spec.h"
 #include "core/schema/version.h"
 #include "proto/wire_records.h"
 #include "report/result_json.h"
@@ -171,11 +173,10 @@ std::optional<TrainResult> ResultOf(const v1::JobInfo& job) {
 // point clouds) and "jobs" (each with its curves) and the collapse
 // threshold.
 absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
-                             const std::string& sweep,
+                             const std::vector<v1::JobInfo>& all_jobs,
                              const v1::GetResultsResponse& results,
                              const ReportOptions& options, json& doc) {
-  absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
-  if (!jobs.ok()) return jobs.status();
+  const std::vector<v1::JobInfo>* jobs = &all_jobs;
   // Cells: the results' rows, each with the jobs whose grid values, seed
   // left out, are the cell's.
   json cells = json::array();
@@ -238,6 +239,7 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
                   {"kind", info.sweep().kind()},
                   {"created_ms", info.sweep().created_ms()},
                   {"counts", CountsJson(FromProto(info.sweep().counts()))},
+                  {"states", JobStateNamesJson()},
                   {"spec", info.spec_yaml()},
                   {"fixed", Object(info.fixed())},
                   {"version", info.version()}};
@@ -252,9 +254,24 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
     doc["tails"] = TailsDoc(*results);
     return Dump(doc);
   }
-  if (absl::Status s = AddCellsAndJobs(calls, sweep, *results, options, doc);
+  absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
+  if (!jobs.ok()) return jobs.status();
+  if (absl::Status s = AddCellsAndJobs(calls, *jobs, *results, options, doc);
       !s.ok()) {
     return s;
+  }
+  // A boundary sweep: where each cell's search stands, for the phase
+  // diagram.
+  if (absl::StatusOr<SweepSpec> spec = ParseSweepSpec(info.spec_yaml(), sweep);
+      spec.ok() && spec->search) {
+    const SearchSpec& s = *spec->search;
+    doc["search"] = {
+        {"key", s.key},
+        {"outcome", OutcomeName(s)},
+        {"lo", Num(s.lo)},
+        {"hi", Num(s.hi)},
+        {"log_scale", s.log_scale},
+        {"cells", SearchJson(PlanSearch(*spec, SearchJobsOf(*jobs)), Num)}};
   }
   doc["table"] = TableDoc(results->pivot());
   return Dump(doc);

@@ -14,6 +14,12 @@ nlohmann::json CountsJson(const JobCounts& counts) {
   return out;
 }
 
+nlohmann::json JobStateNamesJson() {
+  nlohmann::json out = nlohmann::json::array();
+  for (JobState state : kJobStates) out.push_back(std::string(JobStateName(state)));
+  return out;
+}
+
 nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number) {
   return {{"jobs", r.jobs()},
           {"done", r.done()},
@@ -31,6 +37,67 @@ nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number) {
           {"hill_stat", number(r.hill_stat())},
           {"stopped_early", r.stopped_early()},
           {"steps_saved", r.steps_saved()}};
+}
+
+std::vector<SearchJob> SearchJobsOf(const std::vector<v1::JobInfo>& jobs) {
+  std::vector<SearchJob> out;
+  for (const v1::JobInfo& j : jobs) {
+    SearchJob job;
+    for (const v1::KeyValue& kv : j.cell()) {
+      job.cell.emplace_back(kv.key(), kv.value());
+    }
+    job.state = ParseJobState(j.state()).value_or(JobState::kQueued);
+    job.result_json = j.result_json();
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+namespace {
+
+const char* VerdictName(ProbePoint::Verdict v) {
+  switch (v) {
+    case ProbePoint::Verdict::kPending:
+      return "pending";
+    case ProbePoint::Verdict::kBelow:
+      return "below";
+    case ProbePoint::Verdict::kAbove:
+      return "above";
+    case ProbePoint::Verdict::kUnknown:
+      return "no results";
+  }
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json SearchJson(const std::vector<CellSearch>& plan,
+                          JsonNumberFn number) {
+  nlohmann::json doc = nlohmann::json::array();
+  for (const CellSearch& c : plan) {
+    nlohmann::json row = nlohmann::json::object();
+    for (const auto& [k, v] : c.cell) row[k] = v;
+    row["state"] = std::string(CellSearchStateName(c.state));
+    row["estimate"] = number(c.estimate);
+    row["bracket_lo"] = number(c.bracket_lo);
+    row["bracket_hi"] = number(c.bracket_hi);
+    row["runs"] = c.runs;
+    nlohmann::json probes = nlohmann::json::array();
+    for (const ProbePoint& p : c.probes) {
+      probes.push_back({{"value", p.value},
+                        {"x", number(p.x)},
+                        {"yes", p.yes},
+                        {"n", p.yes + p.no},
+                        {"failed", p.failed},
+                        {"pending", p.pending},
+                        {"low", number(p.low)},
+                        {"high", number(p.high)},
+                        {"verdict", VerdictName(p.verdict)}});
+    }
+    row["probes"] = std::move(probes);
+    doc.push_back(std::move(row));
+  }
+  return doc;
 }
 
 }  // namespace tailsweep

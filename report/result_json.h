@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <vector>
+
+#include "core/schema/boundary_search.h"
 #include "core/schema/job_counts.h"
 #include "proto/tailsweep.pb.h"
 
@@ -16,12 +19,24 @@ using JsonNumberFn = nlohmann::json (*)(double);
 
 // {STATE: count} for every state (core/schema/job_state.h).
 nlohmann::json CountsJson(const JobCounts& counts);
+// The states' names in their order (a JSON object's keys come sorted).
+nlohmann::json JobStateNamesJson();
 
 // A results row's numbers: {"jobs", "done", "failed", "ratio_median",
 // "ratio_mean", "ratio_ci_low", "ratio_ci_high", "seed_min", "seed_max",
 // "bold", "collapsed", "collapse_step", "diverged", "hill_stat",
 // "stopped_early", "steps_saved"}.
 nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number);
+
+// A boundary sweep's jobs as the plan reads them (boundary_search.h).
+std::vector<SearchJob> SearchJobsOf(const std::vector<v1::JobInfo>& jobs);
+
+// Where each cell's search stands: [{grid keys..., "state", "estimate",
+// "bracket_lo", "bracket_hi", "runs", "probes": [{"value", "x", "yes", "n",
+// "failed", "pending", "low", "high", "verdict"}]}]; numbers as `number`
+// writes them.
+nlohmann::json SearchJson(const std::vector<CellSearch>& plan,
+                          JsonNumberFn number);
 
 }  // namespace tailsweep
 

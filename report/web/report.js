@@ -231,7 +231,7 @@
     const c = s.counts;
     // Every state the coordinator counts (core/schema/job_state.h), in its
     // order.
-    const counts = Object.keys(c).map((k) => k + ' ' + c[k]).join(', ');
+    const counts = (s.states || Object.keys(c)).map((k) => k + ' ' + c[k]).join(', ');
     let stopped = 0;
     let saved = 0;
     for (const cell of d.cells || []) {
@@ -388,6 +388,62 @@
     return sec;
   }
 
+  // A boundary sweep's phase diagram: per cell, the fraction of runs that
+  // showed the outcome at each probe point (95% Wilson interval as a bar),
+  // the bracket shaded, 1/2 dashed; cells side by side on the same axes.
+  function searchSection(d) {
+    const s = d.search;
+    const W = 280, H = 170, L = 34, R = 8, T = 22, B = 30;
+    const lx = (v) => (s.log_scale ? Math.log(v) : v);
+    const X = (v) => L + (lx(v) - lx(s.lo)) / (lx(s.hi) - lx(s.lo)) * (W - L - R);
+    const Y = (f) => T + (1 - f) * (H - T - B);
+    const NS = 'http://www.w3.org/2000/svg';
+    const svg = (tag, attrs, text) => {
+      const n = document.createElementNS(NS, tag);
+      for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+      if (text !== undefined) n.textContent = text;
+      return n;
+    };
+    const grid = el('div', {class: 'phase'});
+    for (const c of s.cells) {
+      const label = Object.keys(c).filter((k) => !['state', 'estimate', 'bracket_lo',
+        'bracket_hi', 'runs', 'probes'].includes(k)).map((k) => k + '=' + c[k]).join(' ');
+      const g = svg('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, class: 'phase-cell'});
+      g.append(svg('text', {x: L, y: 14, 'font-size': 11}, (label || 'all') + ': ' + c.state +
+        (c.estimate !== null ? ', boundary ' + fmt(c.estimate) : '')));
+      if (c.bracket_lo !== null && c.bracket_hi !== null) {
+        g.append(svg('rect', {x: X(c.bracket_lo), y: T, width: Math.max(1, X(c.bracket_hi) - X(c.bracket_lo)),
+          height: H - T - B, fill: '#fdd', class: 'bracket'}));
+      }
+      g.append(svg('line', {x1: L, x2: W - R, y1: Y(0.5), y2: Y(0.5), stroke: '#999', 'stroke-dasharray': '3 3'}));
+      g.append(svg('line', {x1: L, x2: L, y1: T, y2: H - B, stroke: '#333'}));
+      g.append(svg('line', {x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: '#333'}));
+      for (const f of [0, 0.5, 1]) {
+        g.append(svg('text', {x: L - 4, y: Y(f) + 4, 'font-size': 9, 'text-anchor': 'end'}, String(f)));
+      }
+      g.append(svg('text', {x: L, y: H - 6, 'font-size': 9}, fmt(s.lo)));
+      g.append(svg('text', {x: W - R, y: H - 6, 'font-size': 9, 'text-anchor': 'end'}, fmt(s.hi)));
+      g.append(svg('text', {x: (L + W - R) / 2, y: H - 6, 'font-size': 9, 'text-anchor': 'middle'}, s.key));
+      for (const p of c.probes) {
+        if (p.n === 0 || p.x === null) continue;
+        const x = X(p.x);
+        g.append(svg('line', {x1: x, x2: x, y1: Y(p.high), y2: Y(p.low), stroke: '#1f77b4'}));
+        const dot = svg('circle', {cx: x, cy: Y(p.yes / p.n), r: 3.5, fill: '#1f77b4', class: 'probe'});
+        dot.append(svg('title', {}, s.key + ' ' + p.value + ': ' + p.yes + '/' + p.n + ' ' + s.outcome +
+          (p.pending ? ' (+' + p.pending + ' running)' : '')));
+        g.append(dot);
+      }
+      grid.append(g);
+    }
+    const runs = s.cells.reduce((a, c) => a + c.runs, 0);
+    return el('section', {class: 'search'},
+        el('h2', {text: 'Where "' + s.outcome + '" flips along ' + s.key}),
+        el('p', {class: 'note', text: 'Fraction of runs showing it at each probe point (bar: 95% ' +
+          'Wilson interval); shaded: the bracket; the boundary is its midpoint. ' + runs +
+          ' runs in all.'}),
+        grid);
+  }
+
   function specSection(d) {
     const s = d.sweep;
     const versions = Array.from(new Set((d.jobs || []).map((j) => j.version).filter(Boolean)));
@@ -415,6 +471,7 @@
         resmooth();
       });
       controls.append(slider, ' ', shown);
+      if (d.search) parts.push(searchSection(d));
       parts.push(pivot(d), cellsTable(d), controls);
       d.cells.forEach((_, i) => parts.push(cellSection(d, i)));
     }

@@ -17,7 +17,8 @@ TEST(SweepSpec, ShippedSpecsExpandToTheirJobs) {
                                                    {"smoke.yaml", 48},
                                                    {"tails.yaml", 15},
                                                    {"repro-cpu.yaml", 84},
-                                                   {"beyond-cpu.yaml", 12}}) {
+                                                   {"beyond-cpu.yaml", 12},
+                                                   {"boundary-lr-cpu.yaml", 32}}) {
     TS_ASSERT_OK_AND_ASSIGN(SweepSpec spec, LoadSweepSpec(kSweeps + file));
     TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
     EXPECT_EQ(jobs.size(), count) << file;
