@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -134,13 +135,19 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
   return grpc::SslServerCredentials(ssl);
 }
 
-// Expires leases once a second until SIGTERM or SIGINT.
+// Expires leases once a second until SIGTERM or SIGINT. A job that fails
+// for good there is a finished probe point to a boundary sweep.
 void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
-                              Clock* clock) {
+                              SearchDriver& search, Clock* clock) {
   LeaseExpiry expiry(
       [&](int64_t now, std::vector<Store::ExpiredLease>* out) {
         absl::StatusOr<int64_t> n = store.ExpireLeases(now, out);
         telemetry.LeasesExpired(static_cast<int64_t>(out->size()));
+        if (std::any_of(
+                out->begin(), out->end(),
+                [](const Store::ExpiredLease& e) { return e.failed; })) {
+          search.JobFinished();
+        }
         return n;
       },
       [&](int64_t now) { store.RestartLeaseClocks(now); }, clock,
@@ -264,7 +271,7 @@ int Main(int argc, char** argv) {
   spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}{}), db {}",
                Version(), f.listen, port, f.tls_cert.empty() ? "" : ", TLS",
                token.empty() ? "" : ", token", f.db_path);
-  ExpireLeasesUntilStopped(**store, telemetry, &clock);
+  ExpireLeasesUntilStopped(**store, telemetry, service.search(), &clock);
   spdlog::info("shutting down");
   gateway->reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
