@@ -143,9 +143,10 @@ ProgramRunner SystemProgramRunner() {
 
 namespace {
 
-// The run directory's token, CA and copy of the spec.
-absl::Status WriteRunFiles(const SlurmUpOptions& o, const ProgramRunner& run,
-                           const std::string& dir) {
+// The run directory's token, CA and the spec: the file as it is, or the
+// spec with its overrides.
+absl::Status WriteRunFiles(const SlurmUpOptions& o, const SweepSpec& spec,
+                           const ProgramRunner& run, const std::string& dir) {
   absl::StatusOr<std::string> token = RandomHex(32);
   if (!token.ok()) return token.status();
   if (absl::Status s = WriteSecret(RunPath(dir, kRunToken), *token + "\n");
@@ -165,13 +166,7 @@ absl::Status WriteRunFiles(const SlurmUpOptions& o, const ProgramRunner& run,
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::string> spec_text = ReadFile(o.spec_path);
-  if (!spec_text.ok()) return spec_text.status();
-  if (absl::Status s = WriteFileAtomic(RunPath(dir, kRunSpec), *spec_text);
-      !s.ok()) {
-    return s;
-  }
-  return absl::OkStatus();
+  return WriteFileAtomic(RunPath(dir, kRunSpec), spec.text);
 }
 
 // The sbatch command lines of the two jobs.
@@ -216,6 +211,10 @@ absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
   // The spec first: its errors need no cluster.
   absl::StatusOr<SweepSpec> spec = LoadSweepSpec(o.spec_path);
   if (!spec.ok()) return spec.status();
+  if (!o.overrides.empty()) {
+    spec = ApplyOverrides(*spec, o.overrides);
+    if (!spec.ok()) return spec.status();
+  }
   if (absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
       !jobs.ok()) {
     return jobs.status();
@@ -251,7 +250,7 @@ absl::StatusOr<SlurmJobIds> SlurmUp(const SlurmUpOptions& o,
     return s;
   }
   const std::string dir = fs::absolute(o.run_dir).lexically_normal().string();
-  if (absl::Status s = WriteRunFiles(o, run, dir); !s.ok()) return s;
+  if (absl::Status s = WriteRunFiles(o, *spec, run, dir); !s.ok()) return s;
 
   SlurmJobIds ids;
   absl::StatusOr<std::string> id = SubmitJob(run, CoordinatorJob(o, dir));

@@ -38,6 +38,9 @@ ProgramRunner SystemProgramRunner();
 
 struct SlurmUpOptions {
   std::string spec_path;
+  // Applied to the spec (sweep_spec.h's ApplyOverrides); the run directory
+  // keeps the changed spec, which records them.
+  std::vector<std::string> overrides;
   std::string run_dir;           // created; must not exist or be empty
   std::string scripts_dir;       // holds coordinator.sbatch and workers.sbatch
   std::string bin_dir;           // tailsweep's executables, on every node

@@ -63,6 +63,8 @@ RunFn DefineUp(CLI::App& app) {
   app.add_option("SPEC", o->spec_path, "Sweep spec (YAML)")
       ->required()
       ->check(CLI::ExistingFile);
+  app.add_option("OVERRIDES", o->overrides,
+                 "KEY=VALUE, KEY=V1,V2, name=NAME: as for tailsweep submit");
   app.add_option("--workers", o->workers,
                  "Worker tasks (a job array, one node and one worker each)")
       ->required()

@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "core/schema/sweep_spec.h"
 #include "proto/run_dir.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/status_matchers.h"
@@ -98,6 +99,29 @@ TEST_F(SlurmUpTest, MakesAPrivateRunDirectoryAndSubmitsBothJobs) {
                 "--gres=gpu:2 --partition gpu "
                 "--export=ALL,TAILSWEEP_BIN_DIR=/opt/tailsweep/bin " +
                 scripts + "/workers.sbatch " + run);
+}
+
+// Overrides as for submit: the run directory keeps the changed spec, which
+// the coordinator job submits and which records them; a bad one is refused
+// before any command.
+TEST_F(SlurmUpTest, OverridesGoIntoTheRunsSpec) {
+  options_.overrides = {"seed=5", "name=slurm-r2"};
+  TS_ASSERT_OK(SlurmUp(options_, Runner()));
+  const std::string run = fs::absolute(options_.run_dir).string();
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec spec,
+      ParseSweepSpec(testing::ReadFile(RunPath(run, kRunSpec)), "run spec"));
+  EXPECT_EQ(spec.name, "slurm-r2");
+  EXPECT_EQ(spec.overrides,
+            (std::vector<std::string>{"seed=5", "name=slurm-r2"}));
+  fs::remove_all(options_.run_dir);
+  commands_.clear();
+  options_.overrides = {"seed=soon"};
+  const absl::Status bad = SlurmUp(options_, Runner()).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+  EXPECT_NE(bad.message().find("override 'seed=soon'"), std::string::npos)
+      << bad;
+  EXPECT_TRUE(commands_.empty());
 }
 
 TEST_F(SlurmUpTest, AFailedWorkerSubmissionCancelsTheCoordinator) {
