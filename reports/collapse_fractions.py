@@ -42,9 +42,12 @@ def main(argv):
         else:
             files.append(a)
     runs = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    print("| task | kernel | collapsed | fraction [95% Wilson] | seeds' ratios"
-          + (" | steps saved (runs to 1000) |" if stop_after is not None
-             else " |"))
+    # The ratios and the savings are of the runs in the files (the priors
+    # bring counts only).
+    print("| task | kernel | collapsed | fraction [95% Wilson] | final ratios "
+          "(runs in the files)"
+          + (f" | steps stop_after_collapse: {stop_after} would save |"
+             if stop_after is not None else " |"))
     print("|---|---|---|---|---|" + ("---|" if stop_after is not None else ""))
     for (op, kernel), g in runs.groupby(["params_operator", "params_kernel"],
                                         sort=False):
