@@ -79,8 +79,7 @@ absl::StatusOr<const CoordinatorApi*> Connection::Api() {
             [address = address()](absl::Status s) {
               if (!absl::IsUnavailable(s)) return s;
               return absl::UnavailableError(absl::StrCat(
-                  "coordinator at ", address, " is unreachable (",
-                  s.message(),
+                  "coordinator at ", address, " is unreachable (", s.message(),
                   "); start it with tailsweep-coordinator or pass "
                   "--coordinator"));
             });

@@ -109,8 +109,7 @@ RunFn DefineLogs(CLI::App& app) {
     v1::GetJobLogRequest req;
     req.set_job(f->job);
     v1::GetJobLogResponse log;
-    if (absl::Status s =
-            f->c.Call(&CoordinatorApi::GetJobLog, req, &log);
+    if (absl::Status s = f->c.Call(&CoordinatorApi::GetJobLog, req, &log);
         !s.ok()) {
       return s;
     }

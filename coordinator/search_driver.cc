@@ -41,9 +41,10 @@ void SearchDriver::JobFinished() {
   absl::MutexLock lock(&mu_);
   for (const auto& [name, spec] : searching_) {
     if (absl::Status s = Advance(spec); !s.ok()) {
-      spdlog::warn("sweep {}: next probes not added ({}); tried again at the "
-                   "next result",
-                   name, s.ToString());
+      spdlog::warn(
+          "sweep {}: next probes not added ({}); tried again at the "
+          "next result",
+          name, s.ToString());
     }
   }
 }
@@ -67,7 +68,8 @@ absl::Status SearchDriver::Advance(const SweepSpec& spec) {
     }
     if (!c.add.empty()) {
       std::vector<std::string> where;
-      for (const auto& [k, v] : c.cell) where.push_back(absl::StrCat(k, "=", v));
+      for (const auto& [k, v] : c.cell)
+        where.push_back(absl::StrCat(k, "=", v));
       probes.push_back(absl::StrCat(absl::StrJoin(where, " "), ": ",
                                     spec.search->key, "=", c.add[0].first));
     }

@@ -34,7 +34,8 @@ class SearchDriver {
   void JobFinished();
 
  private:
-  absl::Status Advance(const SweepSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Advance(const SweepSpec& spec)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Store* const store_;
   absl::Mutex mu_;

@@ -154,9 +154,9 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
   spdlog::warn("{}: attempt failed on {}: {}",
                JobTag(req->job_id(), req->epoch()), req->worker_id(),
                req->error().substr(0, 300));
-  const absl::Status s = store_->Fail(req->worker_id(), req->job_id(),
-                                      req->epoch(), req->error(),
-                                      req->stderr_tail());
+  const absl::Status s =
+      store_->Fail(req->worker_id(), req->job_id(), req->epoch(), req->error(),
+                   req->stderr_tail());
   if (s.ok()) search_.JobFinished();
   return Answer(s);
 }

@@ -21,13 +21,12 @@ absl::Status CoordinatorApi::Call(Fn fn) const {
 }
 
 // One method per RPC, all alike.
-#define TS_UNARY(Method)                                                \
-  absl::Status CoordinatorApi::Method(const v1::Method##Request& request, \
-                                      v1::Method##Response* response)     \
-      const {                                                           \
-    return Call([&](grpc::ClientContext* ctx) {                         \
-      return stub_->Method(ctx, request, response);                     \
-    });                                                                 \
+#define TS_UNARY(Method)                                                      \
+  absl::Status CoordinatorApi::Method(const v1::Method##Request& request,     \
+                                      v1::Method##Response* response) const { \
+    return Call([&](grpc::ClientContext* ctx) {                               \
+      return stub_->Method(ctx, request, response);                           \
+    });                                                                       \
   }
 
 TS_UNARY(SubmitSweep)
@@ -58,8 +57,8 @@ CoordinatorChannel::CoordinatorChannel(Client client,
                                        CoordinatorApi::Explain explain)
     : client_(std::move(client)),
       stub_(v1::Coordinator::NewStub(client_.channel)),
-      api_(stub_.get(),
-           [this, deadline] { return client_.Context(deadline); },
-           std::move(explain)) {}
+      api_(
+          stub_.get(), [this, deadline] { return client_.Context(deadline); },
+          std::move(explain)) {}
 
 }  // namespace tailsweep

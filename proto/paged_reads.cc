@@ -4,10 +4,10 @@
 
 namespace tailsweep {
 
-absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const CoordinatorApi& c) {
+absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(
+    const CoordinatorApi& c) {
   v1::ListSweepsResponse resp;
-  if (absl::Status s = c.ListSweeps(v1::ListSweepsRequest(), &resp);
-      !s.ok()) {
+  if (absl::Status s = c.ListSweeps(v1::ListSweepsRequest(), &resp); !s.ok()) {
     return s;
   }
   return std::vector<v1::SweepInfo>(resp.sweeps().begin(), resp.sweeps().end());
@@ -22,9 +22,7 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const CoordinatorApi& c,
   std::vector<v1::JobInfo> out;
   while (true) {
     v1::ListJobsResponse page;
-    if (absl::Status s =
-            c.ListJobs(req, &page);
-        !s.ok()) {
+    if (absl::Status s = c.ListJobs(req, &page); !s.ok()) {
       return s;
     }
     for (v1::JobInfo& job : *page.mutable_jobs()) out.push_back(std::move(job));
@@ -39,9 +37,7 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(
   bool first = true;
   while (true) {
     v1::GetResultsResponse page;
-    if (absl::Status s =
-            c.GetResults(req, &page);
-        !s.ok()) {
+    if (absl::Status s = c.GetResults(req, &page); !s.ok()) {
       return s;
     }
     if (first) {
@@ -76,9 +72,7 @@ absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
   std::vector<v1::MetricPoint> out;
   while (true) {
     v1::GetMetricsResponse resp;
-    if (absl::Status s =
-            c.GetMetrics(req, &resp);
-        !s.ok()) {
+    if (absl::Status s = c.GetMetrics(req, &resp); !s.ok()) {
       return s;
     }
     out.insert(out.end(), resp.points().begin(), resp.points().end());

@@ -15,9 +15,9 @@
 
 namespace tailsweep {
 
-
 // Every sweep, with its kind and counts.
-absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(const CoordinatorApi& c);
+absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(
+    const CoordinatorApi& c);
 
 // Every job of the sweep (only those in `state` unless empty), grid order.
 absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const CoordinatorApi& c,

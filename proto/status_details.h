@@ -60,8 +60,7 @@ inline absl::Status StorageRefusedStatus(absl::string_view message) {
 }
 
 inline bool IsStorageRefused(const absl::Status& status) {
-  return absl::IsUnavailable(status) &&
-         MarkOf(status) == kStorageRefusedDetail;
+  return absl::IsUnavailable(status) && MarkOf(status) == kStorageRefusedDetail;
 }
 
 }  // namespace tailsweep

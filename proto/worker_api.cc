@@ -181,9 +181,9 @@ absl::Status WorkerApi::UploadCheckpoint(const JobLease& lease,
   // A broken stream (Unavailable) is the call's own answer; any other
   // SendFile error is the file's, and the call is cancelled.
   absl::Status file_error = absl::OkStatus();
-  absl::Status status = Transfer(
-      cancel, [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
-                  v1::Coordinator::StubInterface* stub) {
+  absl::Status status =
+      Transfer(cancel, [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
+                           v1::Coordinator::StubInterface* stub) {
         std::unique_ptr<grpc::ClientWriterInterface<v1::CheckpointChunk>>
             writer = stub->UploadCheckpoint(ctx, &resp);
         const absl::Status sent = transfer::SendFile(
@@ -214,39 +214,39 @@ absl::Status WorkerApi::DownloadCheckpoint(const JobLease& lease,
   req.set_job_id(lease.job_id);
   req.set_epoch(lease.epoch);
   absl::Status received = absl::OkStatus();
-  absl::Status status = Transfer(
-      cancel, [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
-                  v1::Coordinator::StubInterface* stub) {
-        std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>>
-            reader = stub->DownloadCheckpoint(ctx, req);
-        v1::CheckpointChunk first;
-        if (reader->Read(&first) && first.has_header()) {
-          const v1::CheckpointHeader& header = first.header();
-          absl::StatusOr<int64_t> named = CheckpointStepOf(header.name());
-          if (!named.ok()) {
-            received = named.status();
-          } else if (header.step() > local_step) {
-            received = transfer::ReceiveFile(
-                header,
-                [&](v1::CheckpointChunk* c) {
-                  const bool more = reader->Read(c);
-                  progress.Progress();
-                  return more;
-                },
-                (std::filesystem::path(checkpoint_dir) / header.name())
-                    .string());
-          }
-          if (received.ok()) *stored_step = header.step();
-          if (header.step() <= local_step || !received.ok()) ctx->TryCancel();
-        }
-        const grpc::Status finished = reader->Finish();
-        // Cancelled by us once we had what we needed.
-        if (received.ok() && *stored_step > 0 &&
-            finished.error_code() == grpc::StatusCode::CANCELLED) {
-          return absl::OkStatus();
-        }
-        return FromGrpc(finished);
-      });
+  absl::Status status = Transfer(cancel, [&](grpc::ClientContext* ctx,
+                                             ProgressWatchdog& progress,
+                                             v1::Coordinator::StubInterface*
+                                                 stub) {
+    std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>> reader =
+        stub->DownloadCheckpoint(ctx, req);
+    v1::CheckpointChunk first;
+    if (reader->Read(&first) && first.has_header()) {
+      const v1::CheckpointHeader& header = first.header();
+      absl::StatusOr<int64_t> named = CheckpointStepOf(header.name());
+      if (!named.ok()) {
+        received = named.status();
+      } else if (header.step() > local_step) {
+        received = transfer::ReceiveFile(
+            header,
+            [&](v1::CheckpointChunk* c) {
+              const bool more = reader->Read(c);
+              progress.Progress();
+              return more;
+            },
+            (std::filesystem::path(checkpoint_dir) / header.name()).string());
+      }
+      if (received.ok()) *stored_step = header.step();
+      if (header.step() <= local_step || !received.ok()) ctx->TryCancel();
+    }
+    const grpc::Status finished = reader->Finish();
+    // Cancelled by us once we had what we needed.
+    if (received.ok() && *stored_step > 0 &&
+        finished.error_code() == grpc::StatusCode::CANCELLED) {
+      return absl::OkStatus();
+    }
+    return FromGrpc(finished);
+  });
   if (!received.ok()) return absl::DataLossError(received.message());
   return status;
 }

@@ -16,7 +16,8 @@ nlohmann::json CountsJson(const JobCounts& counts) {
 
 nlohmann::json JobStateNamesJson() {
   nlohmann::json out = nlohmann::json::array();
-  for (JobState state : kJobStates) out.push_back(std::string(JobStateName(state)));
+  for (JobState state : kJobStates)
+    out.push_back(std::string(JobStateName(state)));
   return out;
 }
 

@@ -6,7 +6,6 @@
 // how non-finite numbers are written is the caller's (`number`).
 
 #include <nlohmann/json.hpp>
-
 #include <vector>
 
 #include "core/schema/boundary_search.h"

@@ -41,11 +41,11 @@ absl::Status CoordinatorClient::Answered(const char* what,
   std::lock_guard<std::mutex> lock(backoff_mu_);
   if (Unreachable(status)) {
     const int64_t wait = backoff_.Failed(now);
-    spdlog::warn("{}: coordinator {} ({}: {}); retry {} in {} ms", what,
-                 IsStorageRefused(status) ? "refused it for now"
-                                          : "unreachable",
-                 static_cast<int>(status.code()), std::string(status.message()),
-                 backoff_.failures(), wait);
+    spdlog::warn(
+        "{}: coordinator {} ({}: {}); retry {} in {} ms", what,
+        IsStorageRefused(status) ? "refused it for now" : "unreachable",
+        static_cast<int>(status.code()), std::string(status.message()),
+        backoff_.failures(), wait);
   } else {
     if (backoff_.failures() > 0) {
       spdlog::info("coordinator reachable again (after {} failed calls)",
@@ -62,12 +62,12 @@ absl::Status CoordinatorClient::LeaseJobs(int max_jobs,
                                           std::vector<int>* placed_on) {
   if (!unanswered_lease_) {
     unanswered_since_ms_ = clock_->SteadyMs();
-    unanswered_lease_ = LeaseRequest{
-        absl::StrCat(options_.worker_id, "/", ++lease_calls_), max_jobs,
-        free_slots};
+    unanswered_lease_ =
+        LeaseRequest{absl::StrCat(options_.worker_id, "/", ++lease_calls_),
+                     max_jobs, free_slots};
   }
-  const absl::Status status = Call(
-      "lease", [&] { return api_.LeaseJobs(*unanswered_lease_, out); });
+  const absl::Status status =
+      Call("lease", [&] { return api_.LeaseJobs(*unanswered_lease_, out); });
   // Without an answer the coordinator may have leased jobs to us: the same
   // request goes again (same id, same size), and it answers with those.
   *asked_ms = unanswered_since_ms_;
@@ -92,8 +92,7 @@ absl::Status CoordinatorClient::UploadCheckpoint(const JobLease& lease,
                                                  int64_t* stored_step,
                                                  TransferCancel* cancel) {
   if (!ready()) return absl::UnavailableError("backing off");
-  absl::Status status =
-      api_.UploadCheckpoint(lease, file, stored_step, cancel);
+  absl::Status status = api_.UploadCheckpoint(lease, file, stored_step, cancel);
   // Cancelled by the worker: says nothing about the coordinator.
   if (cancel != nullptr && cancel->cancelled()) return status;
   return Answered("upload checkpoint", std::move(status));
@@ -103,8 +102,8 @@ absl::Status CoordinatorClient::DownloadCheckpoint(
     const JobLease& lease, const std::string& checkpoint_dir,
     int64_t local_step, int64_t* stored_step, TransferCancel* cancel) {
   if (!ready()) return absl::UnavailableError("backing off");
-  absl::Status status = api_.DownloadCheckpoint(lease, checkpoint_dir,
-                                                local_step, stored_step, cancel);
+  absl::Status status = api_.DownloadCheckpoint(
+      lease, checkpoint_dir, local_step, stored_step, cancel);
   if (cancel != nullptr && cancel->cancelled()) return status;
   return Answered("download checkpoint", std::move(status));
 }
@@ -120,8 +119,7 @@ absl::Status CoordinatorClient::CompleteJob(const JobLease& lease,
 absl::Status CoordinatorClient::FailJob(const JobLease& lease,
                                         const std::string& error,
                                         const std::string& stderr_tail) {
-  return Call("fail",
-              [&] { return api_.FailJob(lease, error, stderr_tail); });
+  return Call("fail", [&] { return api_.FailJob(lease, error, stderr_tail); });
 }
 
 absl::Status CoordinatorClient::ReleaseJob(const JobLease& lease,

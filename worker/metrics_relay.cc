@@ -88,7 +88,7 @@ bool MetricsRelay::SplitFront() {
   MetricsBatch second{
       front.seq,
       std::vector<MetricPoint>(std::make_move_iterator(half),
-                              std::make_move_iterator(front.points.end()))};
+                               std::make_move_iterator(front.points.end()))};
   front.points.erase(half, front.points.end());
   unacked_.insert(unacked_.begin() + 1, std::move(second));
   return true;

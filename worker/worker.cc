@@ -320,7 +320,8 @@ void Worker::Lease(const std::vector<std::string>& slots) {
     }
     spdlog::info("{} leased: sweep {}, {} attempt {}, slot {}",
                  JobTag(lease.job_id, lease.epoch), lease.sweep,
-                 std::string(JobKindName(lease.kind)), lease.attempt, absl::StrJoin(*taken, "+"));
+                 std::string(JobKindName(lease.kind)), lease.attempt,
+                 absl::StrJoin(*taken, "+"));
     pending_.push_back({lease, asked, std::move(*taken)});
   }
 }
@@ -417,7 +418,8 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
 
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
-  job.finished = files_->ReadFinished(std::string(JobKindName(job.lease.kind)), job.dir, exit_code);
+  job.finished = files_->ReadFinished(std::string(JobKindName(job.lease.kind)),
+                                      job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.
   if (job.finished.lease_ran_out) job.lapsed = true;
   if (job.finished.outcome == JobOutcome::kFailed) {

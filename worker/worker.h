@@ -51,8 +51,8 @@
 
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/clock.h"
-#include "core/schema/job_protocol.h"
 #include "core/schema/job_lease.h"
+#include "core/schema/job_protocol.h"
 #include "worker/allocation.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_files.h"

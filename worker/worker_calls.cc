@@ -55,7 +55,8 @@ void Worker::Heartbeat(Job& job) {
     if (job.running) TellChildTheLease(job);
   }
   if (!status.ok() && !Unreachable(status)) {
-    spdlog::warn("{}: lease not renewed: {}", job.tag, std::string(status.message()));
+    spdlog::warn("{}: lease not renewed: {}", job.tag,
+                 std::string(status.message()));
   }
   job.next_heartbeat_ms =
       clock_->SteadyMs() +
@@ -69,8 +70,7 @@ void Worker::SendMetrics(Job& job) {
     job.relay->PopFront();
   } else if (LeaseGone(status)) {
     Fence(job, "metrics", status);
-  } else if (absl::IsResourceExhausted(status) &&
-             job.relay->SplitFront()) {
+  } else if (absl::IsResourceExhausted(status) && job.relay->SplitFront()) {
     // Larger than the coordinator takes (--max-message-bytes): in halves.
     spdlog::info("{}: metric batch {} too large ({}); sent in halves", job.tag,
                  job.relay->front().seq, std::string(status.message()));
@@ -78,9 +78,9 @@ void Worker::SendMetrics(Job& job) {
     // Refused for good (unauthenticated, invalid, a point too large):
     // resending cannot help and dropping would lose points silently. The
     // job stops and is reported failed with the reason.
-    const std::string why =
-        absl::StrCat("the coordinator refused metric batch ",
-                     job.relay->front().seq, ": ", std::string(status.message()));
+    const std::string why = absl::StrCat(
+        "the coordinator refused metric batch ", job.relay->front().seq, ": ",
+        std::string(status.message()));
     spdlog::error("{}: {}; the job is stopped", job.tag, why);
     KillNow(job);
     job.metrics_refused = true;
@@ -123,9 +123,7 @@ void Worker::TransferEnded(Job& job) {
     job.starting = false;
     // Cancelled (stopped before it started): no checkpoint came.
     Launch(job, t->step,
-           t->cancel.cancelled()
-               ? absl::NotFoundError("cancelled")
-               : t->status,
+           t->cancel.cancelled() ? absl::NotFoundError("cancelled") : t->status,
            t->stored_step);
     return;
   }

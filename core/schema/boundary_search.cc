@@ -84,7 +84,8 @@ std::vector<ProbePoint> Probes(const SearchSpec& s,
 }
 
 void AddProbe(const SearchSpec& s, const std::string& value, CellSearch& c) {
-  for (int64_t seed = 0; seed < s.seeds; ++seed) c.add.emplace_back(value, seed);
+  for (int64_t seed = 0; seed < s.seeds; ++seed)
+    c.add.emplace_back(value, seed);
 }
 
 // The state, bracket and next probe once the verdicts are in.
@@ -104,10 +105,9 @@ void Advance(const SearchSpec& s, CellSearch& c) {
   if (!has_lo) AddProbe(s, lo, c);
   if (!has_hi) AddProbe(s, hi, c);
   if (!has_lo || !has_hi) return;
-  const auto above =
-      std::find_if(c.probes.begin(), c.probes.end(), [](const ProbePoint& p) {
-        return p.verdict == Verdict::kAbove;
-      });
+  const auto above = std::find_if(
+      c.probes.begin(), c.probes.end(),
+      [](const ProbePoint& p) { return p.verdict == Verdict::kAbove; });
   const ProbePoint* below = nullptr;
   for (auto it = c.probes.begin(); it != above; ++it) {
     if (it->verdict == Verdict::kBelow) below = &*it;
@@ -202,7 +202,8 @@ std::vector<CellSearch> PlanSearch(const SweepSpec& spec,
     }
     std::string id;
     for (const auto& [k, v] : grid) id += k + "=" + v + "\n";
-    auto [it, added] = cells.try_emplace(id, grid, std::vector<const SearchJob*>{});
+    auto [it, added] =
+        cells.try_emplace(id, grid, std::vector<const SearchJob*>{});
     if (added) order.push_back(id);
     it->second.second.push_back(&job);
   }

@@ -38,7 +38,7 @@ namespace tailsweep {
 
 // One job of a search sweep as the store or the API has it.
 struct SearchJob {
-  KeyValues cell;    // grid values, the searched key, seed
+  KeyValues cell;  // grid values, the searched key, seed
   JobState state = JobState::kQueued;
   std::string result_json;  // done jobs: result.json
 };
@@ -49,20 +49,24 @@ struct ProbePoint {
   double x = 0;
   int64_t yes = 0, no = 0, failed = 0, pending = 0;
   double low = 0, high = 1;  // Wilson 95% interval of yes / (yes + no)
-  enum class Verdict { kPending, kBelow, kAbove, kUnknown } verdict =
-      Verdict::kPending;
+  enum class Verdict {
+    kPending,
+    kBelow,
+    kAbove,
+    kUnknown
+  } verdict = Verdict::kPending;
 };
 
 // Where one cell's search stands.
 struct CellSearch {
   KeyValues cell;  // the grid values
   enum class State {
-    kSearching,     // runs to wait for or to add
-    kFound,         // the bracket is within the tolerance
-    kOutOfProbes,   // max_probes used; the bracket is as narrow as it got
-    kBelowRange,    // the outcome holds already at the lowest end
-    kAboveRange,    // the outcome never holds up to the highest end
-    kNoResults,     // a probe point has no done run (all failed)
+    kSearching,    // runs to wait for or to add
+    kFound,        // the bracket is within the tolerance
+    kOutOfProbes,  // max_probes used; the bracket is as narrow as it got
+    kBelowRange,   // the outcome holds already at the lowest end
+    kAboveRange,   // the outcome never holds up to the highest end
+    kNoResults,    // a probe point has no done run (all failed)
   } state = State::kSearching;
   std::vector<ProbePoint> probes;  // by x
   // The bracket and its midpoint; NaN when there is none (yet).

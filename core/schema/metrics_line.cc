@@ -98,11 +98,11 @@ absl::StatusOr<StepMetrics> ParseMetricsLine(absl::string_view line) {
 std::vector<MetricPoint> EvalPoints(const EvalSummary& e, int64_t step) {
   const std::string p = kEvalMetricPrefix;
   std::vector<MetricPoint> out = {{p + "ratio_mean", step, e.ratio_mean},
-                                 {p + "ratio_median", step, e.ratio_median},
-                                 {p + "ratio_ci_low", step, e.ratio_ci_low},
-                                 {p + "ratio_ci_high", step, e.ratio_ci_high},
-                                 {p + "spread_ratio", step, e.spread_ratio},
-                                 {p + "delta", step, e.delta}};
+                                  {p + "ratio_median", step, e.ratio_median},
+                                  {p + "ratio_ci_low", step, e.ratio_ci_low},
+                                  {p + "ratio_ci_high", step, e.ratio_ci_high},
+                                  {p + "spread_ratio", step, e.spread_ratio},
+                                  {p + "delta", step, e.delta}};
   if (e.hill_stat) out.push_back({p + "hill_stat", step, *e.hill_stat});
   return out;
 }
@@ -156,10 +156,10 @@ std::string LayerMetricName(absl::string_view base, size_t layer) {
 
 std::vector<MetricPoint> StepPoints(const StepMetrics& m) {
   std::vector<MetricPoint> out = {{kLossMetric, m.step, m.loss},
-                                 {kLrMetric, m.step, m.lr},
-                                 {kGradNormMetric, m.step, m.grad_norm},
-                                 {kSpreadRatioMetric, m.step, m.spread_ratio},
-                                 {kStepSecondsMetric, m.step, m.step_seconds}};
+                                  {kLrMetric, m.step, m.lr},
+                                  {kGradNormMetric, m.step, m.grad_norm},
+                                  {kSpreadRatioMetric, m.step, m.spread_ratio},
+                                  {kStepSecondsMetric, m.step, m.step_seconds}};
   for (size_t l = 0; l < m.attention_entropy.size(); ++l) {
     out.push_back({LayerMetricName(kAttentionEntropyMetric, l), m.step,
                    m.attention_entropy[l]});

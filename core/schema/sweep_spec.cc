@@ -224,14 +224,17 @@ absl::StatusOr<int64_t> IntIn(absl::string_view source, const YAML::Node& node,
   int64_t v = 0;
   if (!absl::SimpleAtoi(*text, &v) || v < min || v > max) {
     return ErrorAt(source, node,
-                   absl::StrCat(what, " '", *text, "': allowed: a whole number "
-                                "from ", min, " to ", max));
+                   absl::StrCat(what, " '", *text,
+                                "': allowed: a whole number "
+                                "from ",
+                                min, " to ", max));
   }
   return v;
 }
 
 absl::StatusOr<double> NumberOf(absl::string_view source,
-                                const YAML::Node& node, absl::string_view what) {
+                                const YAML::Node& node,
+                                absl::string_view what) {
   absl::StatusOr<std::string> text = Scalar(source, node, what);
   if (!text.ok()) return text.status();
   double v = 0;
@@ -256,14 +259,16 @@ absl::Status CheckSearchKey(absl::string_view source, const YAML::Node& at,
     for (const auto& g : spec.grid) {
       if (g.first == key) {
         return ErrorAt(source, at,
-                       absl::StrCat("key '", key, "' is set by the search: "
+                       absl::StrCat("key '", key,
+                                    "' is set by the search: "
                                     "take it out of 'grid'"));
       }
     }
     for (const auto& f : spec.fixed) {
       if (f.first == key) {
         return ErrorAt(source, at,
-                       absl::StrCat("key '", key, "' is set by the search: "
+                       absl::StrCat("key '", key,
+                                    "' is set by the search: "
                                     "take it out of 'fixed'"));
       }
     }
@@ -341,9 +346,9 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
                    "outcome)");
   }
   if (!node.IsMap()) {
-    return ErrorAt(source, node,
-                   absl::StrCat("'search' must be a mapping with keys ",
-                                kAllowed));
+    return ErrorAt(
+        source, node,
+        absl::StrCat("'search' must be a mapping with keys ", kAllowed));
   }
   TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, node, "'search'"));
   static const std::set<std::string> kKeys = {
@@ -353,9 +358,9 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
     absl::StatusOr<std::string> key = Key(source, item.first);
     if (!key.ok()) return key.status();
     if (kKeys.count(*key) == 0) {
-      return ErrorAt(source, item.first,
-                     absl::StrCat("unknown search key '", *key,
-                                  "'; allowed: ", kAllowed));
+      return ErrorAt(
+          source, item.first,
+          absl::StrCat("unknown search key '", *key, "'; allowed: ", kAllowed));
     }
   }
   for (const char* required : {"key", "range"}) {
@@ -374,9 +379,9 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
         Scalar(source, node["scale"], "'scale'");
     if (!scale.ok()) return scale.status();
     if (*scale != "log" && *scale != "linear") {
-      return ErrorAt(source, node["scale"],
-                     absl::StrCat("scale '", *scale,
-                                  "': allowed: log, linear"));
+      return ErrorAt(
+          source, node["scale"],
+          absl::StrCat("scale '", *scale, "': allowed: log, linear"));
     }
     s.log_scale = *scale == "log";
   }
@@ -393,9 +398,8 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
                             IntField{"extra_seeds", &s.extra_seeds, 0, 64},
                             IntField{"max_probes", &s.max_probes, 2, 64}}) {
     if (!node[f.name]) continue;
-    absl::StatusOr<int64_t> v = IntIn(source, node[f.name],
-                                      absl::StrCat("'", f.name, "'"), f.min,
-                                      f.max);
+    absl::StatusOr<int64_t> v = IntIn(
+        source, node[f.name], absl::StrCat("'", f.name, "'"), f.min, f.max);
     if (!v.ok()) return v.status();
     *f.field = *v;
   }
@@ -446,8 +450,7 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   }
   SweepSpec spec;
   static const std::set<std::string> kTopKeys = {
-      "name", "kind",      "grid",  "exclude",
-      "fixed", "overrides", "search"};
+      "name", "kind", "grid", "exclude", "fixed", "overrides", "search"};
   for (const auto& item : root) {
     absl::StatusOr<std::string> key_or = Key(source, item.first);
     if (!key_or.ok()) return key_or.status();

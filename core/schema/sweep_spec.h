@@ -77,7 +77,7 @@ struct SweepSpec {
   KeyValues fixed;
   std::vector<std::string> overrides;  // as given, oldest first
   std::optional<SearchSpec> search;
-  std::string text;                    // the source text it was parsed from
+  std::string text;  // the source text it was parsed from
 };
 
 struct JobSpec {

@@ -170,9 +170,8 @@ TEST(BoundarySearch, PendingRunsAndFailedProbesStopTheNextStep) {
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> first, ExpandSweep(spec));
   // 2 cells x 2 ends x 4 seeds, each job's cell: kernel, lr, seed.
   ASSERT_EQ(first.size(), 16u);
-  EXPECT_EQ(first[0].cell, (KeyValues{{"kernel", "softmax"},
-                                      {"lr", "0.001"},
-                                      {"seed", "0"}}));
+  EXPECT_EQ(first[0].cell,
+            (KeyValues{{"kernel", "softmax"}, {"lr", "0.001"}, {"seed", "0"}}));
   std::vector<SearchJob> jobs;
   for (const JobSpec& j : first) jobs.push_back({j.cell});
   for (const CellSearch& c : PlanSearch(spec, jobs)) {
@@ -238,16 +237,14 @@ TEST(BoundarySearch, SpecErrorsNameTheSearchKeyAndWhatIsAllowed) {
         "name: s\ngrid:\n  kernel: [log]\nfixed: {lr: 1e-3}\n"
         "search: {key: lr, range: [1e-3, 1e-2]}\n"}) {
     const absl::Status s = ParseSweepSpec(text, "spec.yaml").status();
-    EXPECT_NE(s.message().find("is set by the search"), std::string::npos)
-        << s;
+    EXPECT_NE(s.message().find("is set by the search"), std::string::npos) << s;
   }
   // A tails sweep has no yes/no outcome.
-  const absl::Status tails =
-      ParseSweepSpec(
-          "name: t\nkind: tails\ngrid:\n  seed: [0]\n"
-          "search: {key: n, range: [10, 100]}\n",
-          "spec.yaml")
-          .status();
+  const absl::Status tails = ParseSweepSpec(
+                                 "name: t\nkind: tails\ngrid:\n  seed: [0]\n"
+                                 "search: {key: n, range: [10, 100]}\n",
+                                 "spec.yaml")
+                                 .status();
   EXPECT_NE(tails.message().find("for train sweeps"), std::string::npos)
       << tails;
   // It round-trips through the YAML that overrides write.

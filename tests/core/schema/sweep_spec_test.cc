@@ -12,13 +12,13 @@ namespace {
 const std::string kSweeps = std::string(TAILSWEEP_SOURCE_DIR) + "/sweeps/";
 
 TEST(SweepSpec, ShippedSpecsExpandToTheirJobs) {
-  for (const auto& [file, count] :
-       std::vector<std::pair<std::string, size_t>>{{"paper.yaml", 48},
-                                                   {"smoke.yaml", 48},
-                                                   {"tails.yaml", 15},
-                                                   {"repro-cpu.yaml", 84},
-                                                   {"beyond-cpu.yaml", 12},
-                                                   {"boundary-lr-cpu.yaml", 32}}) {
+  for (const auto& [file, count] : std::vector<std::pair<std::string, size_t>>{
+           {"paper.yaml", 48},
+           {"smoke.yaml", 48},
+           {"tails.yaml", 15},
+           {"repro-cpu.yaml", 84},
+           {"beyond-cpu.yaml", 12},
+           {"boundary-lr-cpu.yaml", 32}}) {
     TS_ASSERT_OK_AND_ASSIGN(SweepSpec spec, LoadSweepSpec(kSweeps + file));
     TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
     EXPECT_EQ(jobs.size(), count) << file;
