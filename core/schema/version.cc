@@ -1,8 +1,6 @@
 #include "core/schema/version.h"
 
-#ifndef TAILSWEEP_VERSION
-#define TAILSWEEP_VERSION "unknown"
-#endif
+#include "tailsweep_version.h"  // generated: cmake/write_version.cmake
 
 namespace tailsweep {
 

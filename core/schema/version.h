@@ -2,8 +2,10 @@
 #define TAILSWEEP_CORE_SCHEMA_VERSION_H_
 
 // The software version every executable prints for --version and every
-// report records: the CMake project version, plus the git commit the build
-// was configured from when it was built from a checkout ("0.1.0+abc1234").
+// report, result and sweep records: the CMake project version, plus, when
+// built from a checkout, the commit built and ".dirty" when tracked files
+// differed from it ("0.1.0+abc1234", "0.1.0+abc1234.dirty"). Written at
+// build time by cmake/write_version.cmake.
 
 namespace tailsweep {
 
