@@ -88,11 +88,13 @@ absl::Status PrintSearchResults(Connection& c, const SweepSpec& spec,
   std::cout << (format == "markdown" ? RenderMarkdown(t) : RenderText(t));
   if (format == "table") {
     std::cout << absl::StrFormat(
-        "where '%s' flips along %s in [%s, %s] (%s scale): boundary = the "
-        "bracket's midpoint; probes: value yes/n (+ runs to come); %d runs "
-        "in all. The plan of each probe point: tailsweep results %s --probes\n",
+        "where '%s' flips along %s in [%s, %s] (%s scale; it holds %s the "
+        "boundary): boundary = the bracket's midpoint; probes: value yes/n "
+        "(+ runs to come); %d runs in all. The plan of each probe point: "
+        "tailsweep results %s --probes\n",
         OutcomeName(s), s.key, ProbeText(s, s.lo), ProbeText(s, s.hi),
-        s.log_scale ? "log" : "linear", runs, spec.name);
+        s.log_scale ? "log" : "linear", s.rising ? "above" : "below", runs,
+        spec.name);
   }
   return absl::OkStatus();
 }

@@ -22,6 +22,13 @@ absl::Status SubmitSpecFile(Connection& c, const std::string& path,
                             std::ostream& out, std::string* name = nullptr,
                             const std::vector<std::string>& overrides = {});
 
+// `tailsweep submit --dry-run`: the same checks and expansion without a
+// coordinator; writes "sweep NAME: N jobs (dry run, nothing submitted)",
+// for a boundary sweep that these are its first round, and, with
+// overrides, the spec as it would be submitted.
+absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
+                            const std::vector<std::string>& overrides = {});
+
 }  // namespace tailsweep::cli
 
 #endif  // TAILSWEEP_CLI_SUBMIT_H_

@@ -58,14 +58,19 @@ RunFn DefineSubmit(CLI::App& app) {
     Connection c;
     std::string spec;
     std::vector<std::string> overrides;
+    bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
   app.add_option("SPEC", f->spec, "Sweep spec (YAML)")->required();
+  app.add_flag("--dry-run", f->dry_run,
+               "Check the spec and its overrides and count its jobs here; "
+               "contacts no coordinator");
   app.add_option("OVERRIDES", f->overrides,
                  "KEY=VALUE fixes a key, KEY=V1,V2 (or KEY=[V1,...]) makes it "
                  "a grid axis, name=NAME renames the sweep; the sweep "
                  "records them (sweeps/README.md)");
   return [f]() -> absl::Status {
+    if (f->dry_run) return DryRunSpecFile(f->spec, std::cout, f->overrides);
     return SubmitSpecFile(f->c, f->spec, std::cout, nullptr, f->overrides);
   };
 }

@@ -105,12 +105,18 @@ void Advance(const SearchSpec& s, CellSearch& c) {
   if (!has_lo) AddProbe(s, lo, c);
   if (!has_hi) AddProbe(s, hi, c);
   if (!has_lo || !has_hi) return;
+  // The verdicts of points above and below the boundary: a rising outcome
+  // holds (the vote is above 1/2) above it, a falling one below it.
+  const Verdict upper_side = s.rising ? Verdict::kAbove : Verdict::kBelow;
+  const Verdict lower_side = s.rising ? Verdict::kBelow : Verdict::kAbove;
+  // The bracket: the smallest point judged above the boundary, and the
+  // largest point below that judged below it.
   const auto above = std::find_if(
       c.probes.begin(), c.probes.end(),
-      [](const ProbePoint& p) { return p.verdict == Verdict::kAbove; });
+      [&](const ProbePoint& p) { return p.verdict == upper_side; });
   const ProbePoint* below = nullptr;
   for (auto it = c.probes.begin(); it != above; ++it) {
-    if (it->verdict == Verdict::kBelow) below = &*it;
+    if (it->verdict == lower_side) below = &*it;
   }
   if (above != c.probes.end() && below != nullptr) {
     c.bracket_lo = below->x;

@@ -15,10 +15,12 @@
 //   below 1/2: "below", entirely above: "above". A split vote earns
 //   `extra_seeds` more runs once; still split then, the fraction decides
 //   (1/2 counts as above);
-// - both ends are probed first. The outcome is taken to grow with the key:
-//   the bracket is [the largest point judged below the smallest point judged
-//   above, that point]. No point above: the boundary lies above the range;
-//   the lowest end above: below it;
+// - both ends are probed first. A point lies above the boundary when its
+//   vote is "above" 1/2 and the outcome is rising (holds above the boundary,
+//   SearchSpec::rising), or its vote is "below" and the outcome is falling;
+//   else below the boundary. The bracket is [the largest point below the
+//   boundary under the smallest point above it, that point]. No point above:
+//   the boundary lies above the range; the lowest end above: below it;
 // - while the bracket is wider than the tolerance (log scale: hi/lo - 1;
 //   linear: hi - lo) and probes are left, its midpoint (geometric on a log
 //   scale) is probed next. The estimate is the bracket's midpoint.
@@ -64,8 +66,8 @@ struct CellSearch {
     kSearching,    // runs to wait for or to add
     kFound,        // the bracket is within the tolerance
     kOutOfProbes,  // max_probes used; the bracket is as narrow as it got
-    kBelowRange,   // the outcome holds already at the lowest end
-    kAboveRange,   // the outcome never holds up to the highest end
+    kBelowRange,   // the lowest end is above the boundary already
+    kAboveRange,   // no point up to the highest end is above the boundary
     kNoResults,    // a probe point has no done run (all failed)
   } state = State::kSearching;
   std::vector<ProbePoint> probes;  // by x

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/job_config.h"
+#include "core/number_text.h"
 #include "core/schema/file_util.h"
 #include "core/schema/status_macros.h"
 #include "core/tails_job.h"
@@ -337,9 +338,10 @@ absl::Status ParseRange(absl::string_view source, const YAML::Node& range,
 
 absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
                          SweepSpec& spec) {
-  static const char kAllowed[] =
-      "key, range, scale, outcome, seeds, extra_seeds, max_probes, "
-      "tolerance";
+  static const std::vector<std::string> kKeys = {
+      "key",   "range",       "scale",      "outcome",  "direction",
+      "seeds", "extra_seeds", "max_probes", "tolerance"};
+  const std::string allowed = absl::StrJoin(kKeys, ", ");
   if (spec.kind != JobKind::kTrain) {
     return ErrorAt(source, node,
                    "'search' is for train sweeps (a tails job has no yes/no "
@@ -348,19 +350,16 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
   if (!node.IsMap()) {
     return ErrorAt(
         source, node,
-        absl::StrCat("'search' must be a mapping with keys ", kAllowed));
+        absl::StrCat("'search' must be a mapping with keys ", allowed));
   }
   TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, node, "'search'"));
-  static const std::set<std::string> kKeys = {
-      "key",   "range",       "scale",      "outcome",
-      "seeds", "extra_seeds", "max_probes", "tolerance"};
   for (const auto& item : node) {
     absl::StatusOr<std::string> key = Key(source, item.first);
     if (!key.ok()) return key.status();
-    if (kKeys.count(*key) == 0) {
+    if (std::find(kKeys.begin(), kKeys.end(), *key) == kKeys.end()) {
       return ErrorAt(
           source, item.first,
-          absl::StrCat("unknown search key '", *key, "'; allowed: ", kAllowed));
+          absl::StrCat("unknown search key '", *key, "'; allowed: ", allowed));
     }
   }
   for (const char* required : {"key", "range"}) {
@@ -388,6 +387,18 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
   TS_RETURN_IF_ERROR(ParseRange(source, node["range"], spec, s));
   if (node["outcome"]) {
     TS_RETURN_IF_ERROR(ParseOutcome(source, node["outcome"], s));
+  }
+  if (node["direction"]) {
+    absl::StatusOr<std::string> direction =
+        Scalar(source, node["direction"], "'direction'");
+    if (!direction.ok()) return direction.status();
+    if (*direction != "rising" && *direction != "falling") {
+      return ErrorAt(source, node["direction"],
+                     absl::StrCat("direction '", *direction,
+                                  "': allowed: rising (the outcome holds "
+                                  "above the boundary), falling (below it)"));
+    }
+    s.rising = *direction == "rising";
   }
   struct IntField {
     const char* name;
@@ -608,7 +619,7 @@ std::string OutcomeName(const SearchSpec& search) {
     case SearchSpec::Outcome::kDiverged:
       return "diverged";
     case SearchSpec::Outcome::kRatioAbove:
-      return absl::StrCat("ratio_above ", search.ratio_above);
+      return absl::StrCat("ratio_above ", FormatDouble(search.ratio_above));
   }
   return "";
 }
@@ -835,10 +846,12 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
     out << YAML::Key << "scale" << YAML::Value
         << (s.log_scale ? "log" : "linear");
     out << YAML::Key << "outcome" << YAML::Value << OutcomeName(s);
+    out << YAML::Key << "direction" << YAML::Value
+        << (s.rising ? "rising" : "falling");
     out << YAML::Key << "seeds" << YAML::Value << s.seeds;
     out << YAML::Key << "extra_seeds" << YAML::Value << s.extra_seeds;
     out << YAML::Key << "max_probes" << YAML::Value << s.max_probes;
-    out << YAML::Key << "tolerance" << YAML::Value << s.tolerance;
+    out << YAML::Key << "tolerance" << YAML::Value << FormatDouble(s.tolerance);
     out << YAML::EndMap;
   }
   if (!spec.overrides.empty()) {

@@ -53,6 +53,10 @@ struct SearchSpec {
   double lo = 0, hi = 0;
   bool log_scale = true;
   Outcome outcome = Outcome::kCollapsed;
+  // Where the outcome holds: above the boundary ("rising", e.g. collapse as
+  // the learning rate grows) or below it ("falling", e.g. collapse as the
+  // tail index falls).
+  bool rising = true;
   double ratio_above = 0;  // kRatioAbove: median distance ratio above this
   int64_t seeds = 4;
   int64_t extra_seeds = 4;

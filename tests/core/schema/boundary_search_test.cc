@@ -3,6 +3,7 @@
 
 #include "core/schema/boundary_search.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -146,6 +147,45 @@ TEST(BoundarySearch, ASplitVoteEarnsExtraSeedsOnceThenTheFractionDecides) {
   EXPECT_TRUE(saw_extra);
   EXPECT_LT(c.bracket_lo, 3e-3);
   EXPECT_GE(c.bracket_hi, 3e-3);
+}
+
+TEST(BoundarySearch, AFallingOutcomeIsBracketedFromTheOtherSide) {
+  // Collapse as the tail index falls: the outcome holds below the boundary.
+  Simulation sim;
+  std::string text = kSpec;
+  text += "  direction: falling\n";
+  TS_ASSERT_OK_AND_ASSIGN(sim.spec, ParseSweepSpec(text, "spec"));
+  EXPECT_FALSE(sim.spec.search->rising);
+  // Its stored form keeps the direction.
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec again,
+                          ParseSweepSpec(SweepSpecYaml(sim.spec), "again"));
+  EXPECT_FALSE(again.search->rising);
+  sim.collapses = [](const std::string& kernel, double lr, int64_t) {
+    if (kernel == "log") return true;  // everywhere: the flip is above
+    return lr < 4.2e-3;
+  };
+  int rounds = 0;
+  const std::vector<CellSearch> plan = sim.Run(&rounds);
+  ASSERT_EQ(plan.size(), 2u);
+  const CellSearch& softmax = plan[0];
+  EXPECT_EQ(softmax.state, CellSearch::State::kFound);
+  EXPECT_LT(softmax.bracket_lo, 4.2e-3);
+  EXPECT_GE(softmax.bracket_hi, 4.2e-3);
+  EXPECT_LE(softmax.bracket_hi / softmax.bracket_lo - 1, 0.1 + 1e-3);
+  EXPECT_EQ(softmax.runs, 4 * (2 + 5));  // the ideal bisection's, as rising
+  EXPECT_EQ(plan[1].state, CellSearch::State::kAboveRange);
+  EXPECT_EQ(plan[1].runs, 8);
+
+  // A direction that is neither is refused, naming both.
+  std::string bad = kSpec;
+  bad += "  direction: down\n";
+  absl::StatusOr<SweepSpec> refused = ParseSweepSpec(bad, "spec.yaml");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("spec.yaml"),
+                               ::testing::HasSubstr("direction 'down'"),
+                               ::testing::HasSubstr("rising"),
+                               ::testing::HasSubstr("falling")));
 }
 
 TEST(BoundarySearch, AFlipOutsideTheRangeEndsTheSearchAtItsEnds) {
