@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
+#include "cli/command_results.h"
 #include "cli/connection.h"
 #include "cli/messages.h"
 #include "cli/output.h"
@@ -21,6 +22,7 @@
 #include "cli/render.h"
 #include "cli/search_results.h"
 #include "core/number_text.h"
+#include "core/schema/command_job.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_state.h"
 #include "core/schema/json_number.h"
@@ -255,6 +257,36 @@ RunFn DefineResults(CLI::App& app) {
     absl::StatusOr<v1::GetResultsResponse> all = GetAllResults(f->c, req);
     if (!all.ok()) return all.status();
     const v1::GetResultsResponse& results = *all;
+    if (ParseJobKind(results.kind()) == JobKind::kCommand) {
+      absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+          ListAllJobs(f->c, f->sweep, "");
+      if (!jobs.ok()) return jobs.status();
+      const bool full = f->format == "csv" || f->format == "json";
+      const Table t = CommandResultsTable(*jobs, f->per_seed, full);
+      if (f->format == "json") {
+        json doc = json::array();
+        for (const auto& line : t.rows) {
+          json row = json::object();
+          for (size_t c = 0; c < t.header.size(); ++c) {
+            const json v = ParamJson(line[c]);
+            row[t.header[c]] = v.is_number() || line[c] == "nan"
+                                   ? JsonNumber(std::stod(line[c]))
+                                   : json(line[c]);
+          }
+          doc.push_back(row);
+        }
+        PrintJson(doc);
+        return absl::OkStatus();
+      }
+      PrintIn(f->format, t);
+      if (f->format == "table") {
+        std::cout << results.done() << " of " << results.jobs()
+                  << " jobs done; metrics: the last logged value (median "
+                     "over seeds); outcomes: runs where it holds, of those "
+                     "done\n";
+      }
+      return absl::OkStatus();
+    }
     if (ParseJobKind(results.kind()) == JobKind::kTails) {
       Table t = TailsTable(TailsRows(results));
       if (f->format == "json") {

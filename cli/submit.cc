@@ -1,6 +1,12 @@
 #include "cli/submit.h"
 
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/render.h"
+#include "core/schema/command_spec.h"
+#include "core/schema/job_protocol.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep::cli {
@@ -21,6 +27,16 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
     spec = ApplyOverrides(*spec, overrides);
     if (!spec.ok()) return spec.status();
   }
+  if (spec->kind == JobKind::kCommand) {
+    // Where it runs and what its code hashes to are known here, where the
+    // files are; the spec that goes records them.
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    if (absl::Status s = PrepareCommandForSubmit(dir, spec->command); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+    }
+    spec = ParseSweepSpec(SweepSpecYaml(*spec), path);
+    if (!spec.ok()) return spec.status();
+  }
   absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
   if (!jobs.ok()) return jobs.status();
   return Prepared{*std::move(spec), *std::move(jobs)};
@@ -28,10 +44,53 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
 
 }  // namespace
 
+// A word as /bin/sh would need it to read it back.
+std::string Quoted(const std::string& word) {
+  const bool plain =
+      !word.empty() && word.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+                           "XYZ0123456789_-+=./:,@%") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (char ch : word) {
+    if (ch == '\'') {
+      out += "'\\''";
+    } else {
+      out += ch;
+    }
+  }
+  return out + "'";
+}
+
 absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
-                            const std::vector<std::string>& overrides) {
+                            const std::vector<std::string>& overrides,
+                            bool print_commands) {
   absl::StatusOr<Prepared> p = Prepare(path, overrides);
   if (!p.ok()) return p.status();
+  if (print_commands) {
+    // Each job as a worker would start it (its job directory under a
+    // worker's --work-dir, here WORK; attempt 1, nothing to resume).
+    for (const JobSpec& job : p->jobs) {
+      ChildJob child;
+      child.lab_bin = "tailsweep-lab";
+      child.kind = std::string(JobKindName(p->spec.kind));
+      child.params = job.params;
+      child.dir = JobPath("WORK", job.id);
+      child.job_id = job.id;
+      absl::StatusOr<ChildCommand> command = ChildCommandFor(child);
+      if (!command.ok()) return command.status();
+      std::vector<std::string> words;
+      for (const std::string& w : command->argv) words.push_back(Quoted(w));
+      out << "job " << job.id.substr(0, 12)
+          << "\n  argv: " << EscapeControl(absl::StrJoin(words, " ")) << "\n";
+      if (!command->workdir.empty()) {
+        out << "  workdir: " << EscapeControl(command->workdir) << "\n";
+      }
+      for (const std::string& e : command->env) {
+        out << "  env: " << EscapeControl(e) << "\n";
+      }
+    }
+  }
   out << "sweep " << EscapeControl(p->spec.name) << ": " << p->jobs.size()
       << " jobs (dry run, nothing submitted)\n";
   if (p->spec.search) {

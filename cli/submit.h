@@ -25,9 +25,13 @@ absl::Status SubmitSpecFile(Connection& c, const std::string& path,
 // `tailsweep submit --dry-run`: the same checks and expansion without a
 // coordinator; writes "sweep NAME: N jobs (dry run, nothing submitted)",
 // for a boundary sweep that these are its first round, and, with
-// overrides, the spec as it would be submitted.
+// overrides, the spec as it would be submitted. With `print_commands`:
+// each job's argv (shell-quoted), working directory and the environment it
+// adds, as a worker would start it (WORK stands for the worker's
+// --work-dir).
 absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
-                            const std::vector<std::string>& overrides = {});
+                            const std::vector<std::string>& overrides = {},
+                            bool print_commands = false);
 
 }  // namespace tailsweep::cli
 

@@ -59,18 +59,29 @@ RunFn DefineSubmit(CLI::App& app) {
     std::string spec;
     std::vector<std::string> overrides;
     bool dry_run = false;
+    bool print_commands = false;
   };
   auto f = std::make_shared<Flags>();
   app.add_option("SPEC", f->spec, "Sweep spec (YAML)")->required();
   app.add_flag("--dry-run", f->dry_run,
                "Check the spec and its overrides and count its jobs here; "
                "contacts no coordinator");
+  app.add_flag("--print-commands", f->print_commands,
+               "With --dry-run: each job's exact argv, working directory "
+               "and environment, as a worker would start it");
   app.add_option("OVERRIDES", f->overrides,
                  "KEY=VALUE fixes a key, KEY=V1,V2 (or KEY=[V1,...]) makes it "
                  "a grid axis, name=NAME renames the sweep; the sweep "
                  "records them (sweeps/README.md)");
   return [f]() -> absl::Status {
-    if (f->dry_run) return DryRunSpecFile(f->spec, std::cout, f->overrides);
+    if (f->print_commands && !f->dry_run) {
+      return absl::InvalidArgumentError(
+          "--print-commands goes with --dry-run (nothing is submitted)");
+    }
+    if (f->dry_run) {
+      return DryRunSpecFile(f->spec, std::cout, f->overrides,
+                            f->print_commands);
+    }
     return SubmitSpecFile(f->c, f->spec, std::cout, nullptr, f->overrides);
   };
 }

@@ -174,7 +174,10 @@ class Store {
                     const std::string& stderr_tail = "");
 
   // Gives the lease back without counting the attempt (preemption): the job
-  // is queued again at once. Stale epoch: FailedPrecondition.
+  // is queued again at once; past kMaxReleases such give-backs it fails
+  // instead (a program that always exits with the preempt code would loop).
+  // Stale epoch: FailedPrecondition.
+  static constexpr int64_t kMaxReleases = 100;
   absl::Status Release(const std::string& worker, const std::string& job_id,
                        int64_t epoch, const std::string& reason);
 

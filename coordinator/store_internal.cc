@@ -1,5 +1,6 @@
 #include "coordinator/store_internal.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -106,6 +107,52 @@ absl::Status NoSuchSweep(sql::Db& db, const std::string& sweep) {
     }
   }
   return NoSuchSweep(sweep, names);
+}
+
+absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
+    sql::Db& db, const std::string& job_id) {
+  // 1e308 * 10 overflows to infinity in SQLite's arithmetic.
+  absl::StatusOr<sql::Statement> st = db.Prepare(
+      "SELECT name, COUNT(*), MAX(step), "
+      "MIN(CASE WHEN abs(value) < 1e308 * 10 THEN value END), "
+      "MAX(CASE WHEN abs(value) < 1e308 * 10 THEN value END), "
+      "SUM(CASE WHEN value IS NULL OR abs(value) >= 1e308 * 10 THEN 1 "
+      "ELSE 0 END), "
+      "(SELECT m2.value FROM metrics m2 WHERE m2.job_id = m.job_id AND "
+      "m2.name = m.name ORDER BY m2.step DESC LIMIT 1), "
+      "(SELECT m2.value IS NULL FROM metrics m2 WHERE m2.job_id = m.job_id "
+      "AND m2.name = m.name ORDER BY m2.step DESC LIMIT 1) "
+      "FROM metrics m WHERE job_id = ? GROUP BY name ORDER BY name");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::vector<MetricSummary> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    MetricSummary m;
+    m.name = st->Text(0);
+    m.points = st->Int(1);
+    m.last_step = st->Int(2);
+    m.min = st->IsNull(3) ? kNaN : st->Real(3);
+    m.max = st->IsNull(4) ? kNaN : st->Real(4);
+    m.not_finite = st->Int(5);
+    m.last = st->Int(7) != 0 ? kNaN : st->Real(6);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+absl::StatusOr<CommandSpec> CommandDefinitionOf(
+    const std::string& params_json) {
+  const nlohmann::json doc =
+      nlohmann::json::parse(params_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains(kCommandParam) ||
+      !doc[kCommandParam].is_string()) {
+    return absl::DataLossError("a command job without its definition");
+  }
+  return ParseCommandDefinition(doc[kCommandParam].get<std::string>());
 }
 
 }  // namespace tailsweep::store_internal

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/sqlite_db.h"
 #include "coordinator/store.h"
+#include "core/schema/command_job.h"
 #include "core/schema/status_macros.h"
 
 namespace tailsweep::store_internal {
@@ -49,6 +50,14 @@ absl::Status NoSuchSweep(sql::Db& db, const std::string& sweep);
 inline constexpr char kSweepJobState[] =
     "(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
     "WHEN sj.cancelled <> 0 THEN 'cancelled' ELSE j.state END)";
+
+// The summary of every metric of a job (command jobs), from its stored
+// points. SQLite stores NaN as NULL: a NULL value counts as not finite.
+absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
+    sql::Db& db, const std::string& job_id);
+
+// A command job's definition from its stored params (a JSON object).
+absl::StatusOr<CommandSpec> CommandDefinitionOf(const std::string& params_json);
 
 }  // namespace tailsweep::store_internal
 

@@ -262,6 +262,30 @@ absl::Status Store::Release(const std::string& worker,
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/false));
+    // A program that always says "preempted" (exit 3) would be requeued
+    // forever: past kMaxReleases uncounted releases the job fails.
+    absl::StatusOr<sql::Statement> count = db.Prepare(
+        "SELECT COUNT(*) FROM events WHERE job_id = ? AND kind = 'preempted'");
+    if (!count.ok()) return count.status();
+    count->Bind(1, job_id);
+    TS_RETURN_IF_ERROR(count->Step().status());
+    const int64_t releases = count->Int(0);
+    count->Reset().IgnoreError();
+    if (releases >= kMaxReleases) {
+      const std::string error = absl::StrCat(
+          "given back ", releases + 1,
+          " times without finishing (a program that always exits with the "
+          "preempt code 3?); last: ",
+          reason);
+      absl::StatusOr<sql::Statement> fail = db.Prepare(
+          "UPDATE jobs SET state = 'failed', holder = NULL, "
+          "lease_deadline_ms = NULL, last_error = ?, updated_ms = ? "
+          "WHERE job_id = ?");
+      if (!fail.ok()) return fail.status();
+      TS_RETURN_IF_ERROR(
+          fail->Bind(1, error).Bind(2, now).Bind(3, job_id).Run());
+      return Event(db, job_id, epoch, "failed", error);
+    }
     absl::StatusOr<sql::Statement> st = db.Prepare(
         "UPDATE jobs SET state = 'queued', attempt = MAX(attempt - 1, 0), "
         "holder = NULL, lease_deadline_ms = NULL, not_before_ms = 0, "

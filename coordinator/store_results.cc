@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
+#include "core/schema/command_job.h"
 #include "core/schema/job_result.h"
 
 namespace tailsweep {
@@ -48,7 +49,7 @@ absl::Status Store::Complete(const std::string& worker,
                                                   /*allow_done=*/true));
     // Only a result of the job's own kind is stored: aggregation reads it.
     absl::StatusOr<sql::Statement> kind =
-        db.Prepare("SELECT kind FROM jobs WHERE job_id = ?");
+        db.Prepare("SELECT kind, params FROM jobs WHERE job_id = ?");
     if (!kind.ok()) return kind.status();
     kind->Bind(1, job_id);
     TS_RETURN_IF_ERROR(kind->Step().status());
@@ -56,17 +57,23 @@ absl::Status Store::Complete(const std::string& worker,
         store_internal::ParseKind(kind->Text(0));
     if (!job_kind.ok()) return job_kind.status();
     const bool tails = *job_kind == JobKind::kTails;
+    const bool command = *job_kind == JobKind::kCommand;
+    const std::string params_json = kind->Text(1);
     kind->Reset().IgnoreError();
     int64_t resumed_from = 0;
     if (tails) {
       TS_RETURN_IF_ERROR(ParseTailsResult(result_json).status());
+    } else if (command) {
+      absl::StatusOr<CommandResult> r = ParseCommandResult(result_json);
+      if (!r.ok()) return r.status();
+      resumed_from = r->resumed_from_step;
     } else {
       absl::StatusOr<TrainResult> train = ParseTrainResult(result_json);
       if (!train.ok()) return train.status();
       resumed_from = train->resumed_from_step;
     }
     // Stored compact, one line per result (sqlite3 and pandas read it so).
-    const std::string compact = nlohmann::json::parse(result_json).dump();
+    std::string compact = nlohmann::json::parse(result_json).dump();
     // A job cancelled while this lease ran is done all the same: the
     // result exists (done wins).
     absl::StatusOr<sql::Statement> st = db.Prepare(
@@ -75,12 +82,6 @@ absl::Status Store::Complete(const std::string& worker,
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
     if (db.Changes() == 0) return absl::OkStatus();  // a replay
-    absl::StatusOr<sql::Statement> res = db.Prepare(
-        "INSERT OR REPLACE INTO results (job_id, result, completed_ms) "
-        "VALUES (?, ?, ?)");
-    if (!res.ok()) return res.status();
-    TS_RETURN_IF_ERROR(
-        res->Bind(1, job_id).Bind(2, compact).Bind(3, now).Run());
     // One run per stored curve: past the step this attempt resumed from,
     // only its own points stay (an earlier attempt may have gone further).
     absl::StatusOr<sql::Statement> splice = db.Prepare(
@@ -88,6 +89,27 @@ absl::Status Store::Complete(const std::string& worker,
     if (!splice.ok()) return splice.status();
     TS_RETURN_IF_ERROR(
         splice->Bind(1, job_id).Bind(2, epoch).Bind(3, resumed_from).Run());
+    if (command) {
+      // Judged here, on every attempt's points: a resumed attempt's host
+      // never saw the earlier ones.
+      absl::StatusOr<std::vector<MetricSummary>> summary =
+          store_internal::MetricSummaries(db, job_id);
+      if (!summary.ok()) return summary.status();
+      std::vector<OutcomeRule> rules;
+      if (absl::StatusOr<CommandSpec> def =
+              store_internal::CommandDefinitionOf(params_json);
+          def.ok()) {
+        rules = def->outcomes;
+      }
+      compact = CommandResultWithSummary(compact, *summary,
+                                         JudgeOutcomes(rules, *summary));
+    }
+    absl::StatusOr<sql::Statement> res = db.Prepare(
+        "INSERT OR REPLACE INTO results (job_id, result, completed_ms) "
+        "VALUES (?, ?, ?)");
+    if (!res.ok()) return res.status();
+    TS_RETURN_IF_ERROR(
+        res->Bind(1, job_id).Bind(2, compact).Bind(3, now).Run());
     TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "done", stderr_tail));
     return Event(db, job_id, epoch, "done", "");
   });

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/checkpoint_bundle.h"
 #include "core/schema/file_util.h"
 #include "core/schema/lease_file.h"
 #include "core/schema/metrics_line.h"
@@ -45,9 +46,58 @@ FileChunk LocalJobFiles::ReadFrom(const std::string& path, int64_t offset,
   return out;
 }
 
+namespace {
+
+// Where a job's packed checkpoint directories wait for their upload.
+constexpr char kBundleDirName[] = "checkpoint-bundles";
+
+}  // namespace
+
 absl::StatusOr<CheckpointFile> LocalJobFiles::NewestCheckpoint(
     const std::string& dir) {
-  return NewestCheckpointIn(JobPath(dir, kCheckpointDirName));
+  namespace fs = std::filesystem;
+  const std::string checkpoints = JobPath(dir, kCheckpointDirName);
+  absl::StatusOr<CheckpointDir> newest =
+      NewestCompleteCheckpointDir(checkpoints);
+  if (!newest.ok()) return NewestCheckpointIn(checkpoints);
+  const std::string bundles = JobPath(dir, kBundleDirName);
+  const std::string bundle = JobPath(bundles, CheckpointFileName(newest->step));
+  std::error_code ec;
+  if (!fs::exists(bundle, ec)) {
+    fs::create_directories(bundles, ec);
+    if (absl::Status s = PackCheckpointDir(newest->path, bundle); !s.ok()) {
+      return s;
+    }
+    // Older checkpoints (complete or not) and their bundles are not needed
+    // once a newer one is complete.
+    for (const auto& entry : fs::directory_iterator(checkpoints, ec)) {
+      absl::StatusOr<int64_t> step =
+          CheckpointDirStep(entry.path().filename().string());
+      if (step.ok() && *step < newest->step) fs::remove_all(entry.path(), ec);
+    }
+    for (const auto& entry : fs::directory_iterator(bundles, ec)) {
+      if (entry.path().string() != bundle) fs::remove(entry.path(), ec);
+    }
+  }
+  return CheckpointFile{newest->step, bundle};
+}
+
+absl::Status LocalJobFiles::UnpackCheckpoints(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const std::string checkpoints = JobPath(dir, kCheckpointDirName);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints, ec)) {
+    const std::string path = entry.path().string();
+    if (!CheckpointStepOf(entry.path().filename().string()).ok() ||
+        !IsCheckpointBundle(path)) {
+      continue;
+    }
+    if (absl::Status s = UnpackCheckpointBundle(path, checkpoints); !s.ok()) {
+      return s;
+    }
+    fs::remove(path, ec);
+  }
+  return absl::OkStatus();
 }
 
 FinishedJob LocalJobFiles::ReadFinished(const std::string& kind,

@@ -41,8 +41,17 @@ class JobFiles {
                              int64_t max_bytes) = 0;
 
   // The newest checkpoint of the job in `dir`; NotFound when it has none.
+  // A complete checkpoint directory (command jobs, checkpoint_bundle.h) is
+  // packed into a bundle file (once), and older ones are removed.
   virtual absl::StatusOr<CheckpointFile> NewestCheckpoint(
       const std::string& dir) = 0;
+
+  // Unpacks the checkpoint bundles in the job's checkpoint directory (a
+  // command job's downloaded checkpoint) into the directories they hold.
+  virtual absl::Status UnpackCheckpoints(const std::string& dir) {
+    (void)dir;
+    return absl::OkStatus();
+  }
 
   // What the job in `dir` left when its child exited with `exit_code`
   // (ReadFinishedJob).
@@ -75,6 +84,7 @@ class LocalJobFiles : public JobFiles {
                      int64_t max_bytes) override;
   absl::StatusOr<CheckpointFile> NewestCheckpoint(
       const std::string& dir) override;
+  absl::Status UnpackCheckpoints(const std::string& dir) override;
   FinishedJob ReadFinished(const std::string& kind, const std::string& dir,
                            int exit_code) override;
   std::string StderrTail(const std::string& dir, int64_t max_bytes) override;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/schema/file_util.h"
 #include "process/child_process.h"
 
 namespace tailsweep {
@@ -25,9 +26,16 @@ absl::StatusOr<std::unique_ptr<JobHandle>> ChildProcessLauncher::Start(
   absl::StatusOr<ChildCommand> command = ChildCommandFor(job);
   if (!command.ok()) return command.status();
   const std::filesystem::path dir(job.dir);
+  for (const auto& [path, text] : command->files) {
+    if (absl::Status s = WriteFileAtomic(path, text); !s.ok()) return s;
+  }
+  ChildProcessOptions options;
+  options.search_path = true;
+  options.workdir = command->workdir;
+  options.process_group = command->process_group;
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(
       command->argv, command->env, (dir / kStdoutFileName).string(),
-      (dir / kStderrFileName).string());
+      (dir / kStderrFileName).string(), options);
   if (!child.ok()) return child.status();
   return std::make_unique<ChildProcessHandle>(*std::move(child));
 }

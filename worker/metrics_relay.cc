@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace tailsweep {
@@ -15,12 +16,24 @@ constexpr int64_t kMaxReadBytes = 16 << 20;
 }  // namespace
 
 MetricsRelay::MetricsRelay(JobFiles* files, std::string path, std::string tag,
-                           int max_batch_points, int max_unacked_batches)
+                           int max_batch_points, int max_unacked_batches,
+                           bool generic)
     : files_(files),
       path_(std::move(path)),
       tag_(std::move(tag)),
       max_batch_points_(max_batch_points),
-      max_unacked_batches_(max_unacked_batches) {}
+      max_unacked_batches_(max_unacked_batches),
+      generic_(generic) {}
+
+void MetricsRelay::Skipped(int64_t at, absl::string_view why) {
+  ++skipped_;
+  if (skipped_ <= kLoggedSkips) {
+    spdlog::warn("{}: skipped a line of {} at byte {}: {}", tag_, path_, at,
+                 std::string(why));
+  } else if ((skipped_ & (skipped_ - 1)) == 0) {  // 8, 16, 32, ...
+    spdlog::warn("{}: {} lines of {} skipped so far", tag_, skipped_, path_);
+  }
+}
 
 void MetricsRelay::Seal(std::vector<MetricPoint>* points) {
   if (points->empty()) return;
@@ -42,6 +55,7 @@ void MetricsRelay::Fill() {
                    tag_, path_);
     }
     inode_ = chunk.inode;
+    in_long_line_ = false;
     offset_ = 0;
     chunk = files_->ReadFrom(path_, 0, kMaxReadBytes);
   }
@@ -50,21 +64,55 @@ void MetricsRelay::Fill() {
   size_t pos = 0;
   while (static_cast<int>(unacked_.size()) < max_unacked_batches_) {
     const size_t end = text.find('\n', pos);
-    if (end == absl::string_view::npos) break;  // the end, or a partial line
+    if (end == absl::string_view::npos) {
+      // The end, or a partial line; a partial line already too long is
+      // dropped as it comes (it could fill every read).
+      const int64_t partial = static_cast<int64_t>(text.size() - pos);
+      if (partial > kMaxLineBytes || (in_long_line_ && partial > 0)) {
+        if (!in_long_line_) {
+          Skipped(offset_ + static_cast<int64_t>(pos),
+                  absl::StrCat("a line longer than ", kMaxLineBytes, " bytes"));
+        }
+        in_long_line_ = true;
+        pos = text.size();
+      }
+      break;
+    }
     const absl::string_view line = text.substr(pos, end - pos);
+    if (in_long_line_) {  // the rest of a line already skipped
+      in_long_line_ = false;
+      pos = end + 1;
+      continue;
+    }
     if (line.empty()) {
       pos = end + 1;
       continue;
     }
-    absl::StatusOr<StepMetrics> metrics = ParseMetricsLine(line);
-    if (!metrics.ok()) {
-      spdlog::warn("{}: skipped a line of {} at byte {}: {}", tag_, path_,
-                   offset_ + static_cast<int64_t>(pos),
-                   std::string(metrics.status().message()));
+    if (static_cast<int64_t>(line.size()) > kMaxLineBytes) {
+      Skipped(offset_ + static_cast<int64_t>(pos),
+              absl::StrCat("a line longer than ", kMaxLineBytes, " bytes"));
       pos = end + 1;
       continue;
     }
-    std::vector<MetricPoint> points = StepPoints(*metrics);
+    std::vector<MetricPoint> points;
+    if (generic_) {
+      absl::StatusOr<FlatLine> flat = FlattenMetricsLine(line);
+      if (flat.ok()) points = std::move(flat->points);
+      if (!flat.ok()) {
+        Skipped(offset_ + static_cast<int64_t>(pos), flat.status().message());
+        pos = end + 1;
+        continue;
+      }
+    } else {
+      absl::StatusOr<StepMetrics> metrics = ParseMetricsLine(line);
+      if (!metrics.ok()) {
+        Skipped(offset_ + static_cast<int64_t>(pos),
+                metrics.status().message());
+        pos = end + 1;
+        continue;
+      }
+      points = StepPoints(*metrics);
+    }
     if (!batch.empty() &&
         static_cast<int>(batch.size() + points.size()) > max_batch_points_) {
       Seal(&batch);

@@ -5,8 +5,11 @@
 //
 // Fill() reads the complete lines appended since the last read: a
 // half-written last line waits for its newline; a line that is not a
-// metrics line but ends with a newline is skipped with a warning. Each line
-// becomes its StepPoints (every key, NaN and infinities as they are), and
+// metrics line but ends with a newline, or is longer than kMaxLineBytes, is
+// skipped with a warning (the first kLoggedSkips of them each, then a count
+// now and then) and counted (skipped_lines()). Each line becomes its points:
+// a train job's StepPoints (metrics_line.h: the trainer's keys), any other
+// job's FlattenMetricsLine (every key; NaN and infinities as they are), and
 // the points become numbered batches of at most `max_batch_points` points
 // (a line is never split), at most `max_unacked_batches` of them held
 // unacknowledged; the rest waits in the file for a later Fill. When the
@@ -38,8 +41,14 @@ class MetricsRelay {
  public:
   // `files` must outlive the relay; `tag` names the job in logs.
   // REQUIRES: max_batch_points >= 1, max_unacked_batches >= 1.
+  // `generic`: the file is any program's (FlattenMetricsLine), not the
+  // trainer's.
   MetricsRelay(JobFiles* files, std::string path, std::string tag,
-               int max_batch_points, int max_unacked_batches);
+               int max_batch_points, int max_unacked_batches,
+               bool generic = false);
+
+  static constexpr int64_t kMaxLineBytes = 1 << 20;
+  static constexpr int64_t kLoggedSkips = 5;
 
   // Reads what the bound allows of the new complete lines into batches.
   void Fill();
@@ -60,9 +69,12 @@ class MetricsRelay {
   // Every line read so far is acknowledged, and the last Fill read them all.
   bool idle() const { return unacked_.empty() && read_to_end_; }
   size_t unacked_batches() const { return unacked_.size(); }
+  // Lines skipped so far (not metrics lines, or too long).
+  int64_t skipped_lines() const { return skipped_; }
 
  private:
   void Seal(std::vector<MetricPoint>* points);
+  void Skipped(int64_t at, absl::string_view why);
 
   JobFiles* files_;
   const std::string path_, tag_;
@@ -70,6 +82,11 @@ class MetricsRelay {
   int64_t offset_ = 0;  // bytes of the file turned into batches
   ino_t inode_ = 0;     // of the file they were read from
   bool read_to_end_ = false;
+  const bool generic_;
+  int64_t skipped_ = 0;
+  // Inside a line longer than kMaxLineBytes: its bytes are dropped up to
+  // its newline.
+  bool in_long_line_ = false;
   int64_t next_seq_ = 1;
   std::deque<MetricsBatch> unacked_;  // oldest first
 };

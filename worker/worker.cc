@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/schema/command_job.h"
 #include "core/schema/device_placement.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_result.h"
@@ -93,6 +94,15 @@ void Worker::Refresh() {
     if (job->running) {
       if (std::optional<int> code = job->handle->Poll()) Exited(*job, *code);
     }
+    if (job->running && job->stop_sent && job->stop_grace_ms >= 0 &&
+        clock_->SteadyMs() - job->stop_sent_ms > job->stop_grace_ms) {
+      spdlog::warn(
+          "{}: still running {} ms after SIGTERM; killing its "
+          "process group",
+          job->tag, job->stop_grace_ms);
+      job->handle->Signal(SIGKILL);
+      job->stop_grace_ms = -1;  // once
+    }
     // The checkpoint is looked at before the metrics are read: every line
     // logged before it is then in this read.
     absl::StatusOr<CheckpointFile> newest = files_->NewestCheckpoint(job->dir);
@@ -159,7 +169,7 @@ PlanInput Worker::View() {
     h.id = job->id;
     h.job_id = job->lease.job_id;
     h.epoch = job->lease.epoch;
-    h.train = job->lease.kind != JobKind::kTails;
+    h.train = job->lease.kind == JobKind::kTrain;
     h.slots = job->slots;
     h.running = job->running;
     h.outcome = job->finished.outcome;
@@ -236,6 +246,7 @@ void Worker::Execute(const Action& action) {
         return;
       }
       job->handle->Signal(SIGTERM);
+      job->stop_sent_ms = clock_->SteadyMs();
       return;
     case Kind::kQueueResult:
       QueueResult(*job);
@@ -335,7 +346,8 @@ void Worker::Start(const Pending& pending) {
   job->dir = JobPath(options_.work_dir, job->lease.job_id);
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
-      options_.max_batch_points, options_.max_unacked_batches);
+      options_.max_batch_points, options_.max_unacked_batches,
+      /*generic=*/job->lease.kind == JobKind::kCommand);
   // Renewed a third into the lease, counted from when it began: at once for
   // a lease whose first answers were lost.
   job->next_heartbeat_ms = pending.asked_ms + options_.lease_ms / 3;
@@ -364,7 +376,14 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
     spdlog::warn("{}: no checkpoint downloaded ({}); it starts from step {}",
                  j.tag, std::string(download.message()), local_step);
   }
+  if (j.lease.kind == JobKind::kCommand) {
+    // A downloaded checkpoint is a bundle of the child's step-N/ directory.
+    if (absl::Status s = files_->UnpackCheckpoints(j.dir); !s.ok()) {
+      spdlog::warn("{}: {}", j.tag, std::string(s.message()));
+    }
+  }
   const int64_t from = std::max(local_step, download.ok() ? stored : 0);
+  j.resumed_from = from;
   // The child keeps metrics.jsonl up to the step it resumes from; so does
   // this, first, or the relay could send an earlier attempt's lines past it
   // under this lease (they would then stand for this attempt's).
@@ -387,6 +406,16 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
   child.device = SlotDevice(j.slots.front());
   child.threads = options_.threads_per_slot * static_cast<int>(j.slots.size());
   child.dir = j.dir;
+  child.job_id = j.lease.job_id;
+  child.attempt = j.lease.attempt;
+  child.resume_step = from;
+  if (j.lease.kind == JobKind::kCommand) {
+    for (const auto& [k, v] : j.lease.params) {
+      if (k != kCommandParam) continue;
+      absl::StatusOr<CommandSpec> def = ParseCommandDefinition(v);
+      if (def.ok()) j.stop_grace_ms = def->stop_grace_s * 1000;
+    }
+  }
   if (absl::StartsWith(child.device, "cuda:")) {
     std::vector<std::string> visible;
     for (const std::string& slot : j.slots) {
@@ -422,6 +451,14 @@ void Worker::Exited(Job& job, int exit_code) {
                                       job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.
   if (job.finished.lease_ran_out) job.lapsed = true;
+  // Asked to stop, then killed when its grace ran out: still a stop (the
+  // job was preempted), not the job's failure.
+  if (job.stop_sent && exit_code == 128 + SIGKILL &&
+      job.finished.outcome == JobOutcome::kFailed) {
+    job.finished.outcome = JobOutcome::kStopped;
+    job.finished.error =
+        "killed after its stop grace period (it ignored SIGTERM)";
+  }
   if (job.finished.outcome == JobOutcome::kFailed) {
     // A job that failed because this machine's disk filled up is not the
     // job's fault: it goes back uncounted (after its newest checkpoint),

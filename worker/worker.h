@@ -169,6 +169,12 @@ class Worker {
     bool metrics_refused = false;
     bool fenced = false;  // the lease is gone: stop, report nothing
     bool stop_sent = false;
+    // Command jobs: the step this attempt resumed from, and how long its
+    // child may take after SIGTERM before its process group is killed
+    // (-1: no limit but the shutdown's, train and tails).
+    int64_t resumed_from = 0;
+    int64_t stop_grace_ms = -1;
+    int64_t stop_sent_ms = 0;
     bool result_points_queued = false;
     bool done = false;                   // reported or dropped: forget it
     std::unique_ptr<Transfer> transfer;  // last: destroyed first

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/command_job.h"
 #include "core/schema/job_result.h"
 #include "core/schema/utf8.h"
 #include "worker/worker.h"
@@ -154,13 +155,26 @@ void Worker::Uploaded(Job& job, const Transfer& t) {
 void Worker::Report(Job& job, Action::Kind kind) {
   // A child's stderr may hold any bytes, and a tail may start mid-character:
   // text fields must be UTF-8, or the whole call would not parse.
-  const std::string tail =
-      ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
+  std::string tail = ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
+  const int64_t skipped = job.relay->skipped_lines();
+  if (skipped > 0) {
+    // Said in the job's log, where its author looks.
+    absl::StrAppend(&tail, tail.empty() || tail.back() == '\n' ? "" : "\n",
+                    "[tailsweep-worker] warning: skipped ", skipped,
+                    " line(s) of ", kMetricsFileName,
+                    " (not a metrics line, or longer than 1 MiB; the worker's "
+                    "log names each)\n");
+  }
   absl::Status status;
   const char* what = "report";
   if (kind == Action::Kind::kComplete) {
     what = "complete";
-    status = client_.CompleteJob(job.lease, job.finished.result_json, tail);
+    const std::string result =
+        job.lease.kind == JobKind::kCommand
+            ? CommandResultJson(job.finished.result_json, job.resumed_from,
+                                skipped)
+            : job.finished.result_json;
+    status = client_.CompleteJob(job.lease, result, tail);
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {
     what = "fail";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/numbers.h"
 #include "core/schema/job_result.h"
@@ -167,6 +168,18 @@ absl::string_view CellSearchStateName(CellSearch::State state) {
 
 std::optional<bool> OutcomeOf(const SearchSpec& search,
                               const std::string& result_json) {
+  if (search.outcome == SearchSpec::Outcome::kNamed) {
+    // A command job's outcomes, judged by the coordinator at completion.
+    const nlohmann::json doc =
+        nlohmann::json::parse(result_json, nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_object() || !doc.contains("outcomes") ||
+        !doc["outcomes"].is_object()) {
+      return std::nullopt;
+    }
+    const auto it = doc["outcomes"].find(search.named);
+    if (it == doc["outcomes"].end() || !it->is_boolean()) return std::nullopt;
+    return it->get<bool>();
+  }
   absl::StatusOr<TrainResult> r = ParseTrainResult(result_json);
   if (!r.ok()) return std::nullopt;
   switch (search.outcome) {
@@ -180,6 +193,8 @@ std::optional<bool> OutcomeOf(const SearchSpec& search,
         return true;
       }
       return r->evaluation->ratio_median > search.ratio_above;
+    case SearchSpec::Outcome::kNamed:
+      break;
   }
   return std::nullopt;
 }

@@ -8,7 +8,8 @@ namespace tailsweep {
 namespace {
 
 constexpr EnumName<JobKind> kKindNames[] = {{JobKind::kTrain, "train"},
-                                            {JobKind::kTails, "tails"}};
+                                            {JobKind::kTails, "tails"},
+                                            {JobKind::kCommand, "command"}};
 static_assert(std::size(kKindNames) == kJobKinds.size());
 
 }  // namespace

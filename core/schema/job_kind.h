@@ -1,8 +1,9 @@
 #ifndef TAILSWEEP_CORE_SCHEMA_JOB_KIND_H_
 #define TAILSWEEP_CORE_SCHEMA_JOB_KIND_H_
 
-// What a job is: `train` (one training run, core/job_config.h) or `tails`
-// (one tail-estimator experiment, core/tails_job.h). A sweep's jobs are all
+// What a job is: `train` (one training run, core/job_config.h), `tails`
+// (one tail-estimator experiment, core/tails_job.h) or `command` (any
+// program, core/schema/command_job.h). A sweep's jobs are all
 // of its kind. The names are the spec's `kind:` values, the database's
 // jobs.kind and sweeps.kind columns, the proto's `kind` strings and the
 // `tailsweep lab` subcommands: spelled here only. A new kind is added to
@@ -16,16 +17,16 @@
 
 namespace tailsweep {
 
-enum class JobKind { kTrain, kTails };
+enum class JobKind { kTrain, kTails, kCommand };
 
-inline constexpr std::array<JobKind, 2> kJobKinds = {JobKind::kTrain,
-                                                     JobKind::kTails};
+inline constexpr std::array<JobKind, 3> kJobKinds = {
+    JobKind::kTrain, JobKind::kTails, JobKind::kCommand};
 
-// "train" or "tails".
+// "train", "tails" or "command".
 absl::string_view JobKindName(JobKind kind);
 // The kind named `name`; nullopt for any other text.
 std::optional<JobKind> ParseJobKind(absl::string_view name);
-// "train, tails": what an error message says is allowed.
+// "train, tails, command": what an error message says is allowed.
 std::string JobKindNames();
 
 }  // namespace tailsweep

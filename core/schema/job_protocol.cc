@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/job_config.h"
 #include "core/schema/checkpoint_name.h"
+#include "core/schema/command_job.h"
 #include "core/schema/file_util.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_result.h"
@@ -26,6 +27,7 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
     return absl::InvalidArgumentError(
         absl::StrCat("job kind '", job.kind, "'; allowed: ", JobKindNames()));
   }
+  if (*kind == JobKind::kCommand) return CommandChildFor(job);
   // The child's subcommand is the kind's name (`tailsweep lab tails`).
   const std::string subcommand(JobKindName(*kind));
   if (*kind == JobKind::kTails) {
@@ -74,6 +76,7 @@ absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job) {
 FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
                             int exit_code) {
   FinishedJob out;
+  const bool command = ParseJobKind(kind) == JobKind::kCommand;
   // 128 + S: killed by signal S (process/child_process.h).
   // SIGUSR1 too: Slurm's drain signals every process of the step, and a
   // child that has not installed its handler yet dies of it.
@@ -88,9 +91,18 @@ FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
   if (exit_code != kExitOk) {
     out.error = exit_code > 128
                     ? absl::StrCat("killed by signal ", exit_code - 128)
-                    : absl::StrCat(
-                          "exit code ", exit_code,
-                          exit_code == kExitBadInput ? " (input refused)" : "");
+                    : absl::StrCat("exit code ", exit_code,
+                                   exit_code == kExitBadInput && !command
+                                       ? " (input refused)"
+                                       : "");
+    return out;
+  }
+  if (command) {
+    // The result file is the child's option: null when it wrote none (or
+    // wrote something that is not JSON, which the worker logs).
+    absl::StatusOr<std::string> text = ReadFile(JobPath(dir, kResultFileName));
+    out.outcome = JobOutcome::kDone;
+    out.result_json = text.ok() ? *text : "null";
     return out;
   }
   absl::StatusOr<std::string> text = ReadFile(JobPath(dir, kResultFileName));

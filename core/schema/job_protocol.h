@@ -30,6 +30,7 @@
 //   result: failed.
 // Torch-free.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,11 +66,22 @@ struct ChildJob {
   // For a cuda device: the child's CUDA_VISIBLE_DEVICES (e.g. "5", "5,7"
   // for a job of two GPUs, or GPU-UUIDs); empty: N of cuda:N.
   std::string visible_devices = {};
+  // For command jobs (core/schema/command_job.h): the job's id, its attempt
+  // (1, 2, ...) and the step of the checkpoint it resumes from (0: none).
+  std::string job_id = {};
+  int64_t attempt = 1;
+  int64_t resume_step = 0;
 };
 
 struct ChildCommand {
-  std::vector<std::string> argv;
-  std::vector<std::string> env;  // NAME=VALUE, added to the worker's own
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::vector<std::string> env;   // NAME=VALUE, added to the worker's own
+  std::string workdir;            // "": the worker's own
+  // The child and its descendants form their own process group, which
+  // signals reach as a whole (command jobs).
+  bool process_group = false;
+  // Files the launcher writes (atomically) before it starts the child.
+  std::vector<std::pair<std::string, std::string>> files = {};
 };
 
 // InvalidArgument for an unknown kind, a key the kind's schema does not

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/schema/file_util.h"
 #include "core/schema/json_number.h"
+#include "core/schema/status_macros.h"
 
 namespace tailsweep {
 namespace {
@@ -141,13 +142,76 @@ absl::Status KeepMetricsUpTo(const std::string& path, int64_t step) {
     std::ifstream in(path);
     std::string line;
     while (std::getline(in, line)) {
-      absl::StatusOr<StepMetrics> m = ParseMetricsLine(line);
-      // A torn last line (a crash mid-write) is dropped with the rest.
-      if (!m.ok() || m->step > step) break;
+      // Garbage a program wrote, or a torn line (a crash mid-write), is
+      // dropped; a line past `step` ends the kept part.
+      const json doc = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!doc.is_object()) continue;
+      const auto s = doc.find("step");
+      if (s == doc.end() || !s->is_number_integer()) continue;
+      if (s->get<int64_t>() > step) break;
       absl::StrAppend(&kept, line, "\n");
     }
   }
   return WriteFileAtomic(path, kept);
+}
+
+namespace {
+
+absl::Status Flatten(const std::string& name, const json& value,
+                     std::vector<MetricPoint>& out, int64_t step) {
+  if (name.size() > 128) {
+    return Bad(absl::StrCat("metric name '", name.substr(0, 40),
+                            "...' is longer than 128 bytes"));
+  }
+  if (out.size() > kMaxPointsPerLine) {
+    return Bad(
+        absl::StrCat("more than ", kMaxPointsPerLine, " values in one line"));
+  }
+  if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      TS_RETURN_IF_ERROR(
+          Flatten(absl::StrCat(name, "/", i), value[i], out, step));
+    }
+    return absl::OkStatus();
+  }
+  if (value.is_object()) {
+    for (const auto& [k, v] : value.items()) {
+      TS_RETURN_IF_ERROR(Flatten(absl::StrCat(name, "/", k), v, out, step));
+    }
+    return absl::OkStatus();
+  }
+  if (value.is_boolean()) {
+    out.push_back({name, step, value.get<bool>() ? 1.0 : 0.0});
+    return absl::OkStatus();
+  }
+  const std::optional<double> v = NumberFromJson(value);
+  if (!v) {
+    return Bad(absl::StrCat("'", name, "' is ", value.dump().substr(0, 40),
+                            ", not a number (or \"nan\", \"inf\", \"-inf\")"));
+  }
+  out.push_back({name, step, *v});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FlatLine> FlattenMetricsLine(absl::string_view line) {
+  const json doc = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Bad("not JSON");
+  if (!doc.is_object()) return Bad("not a JSON object");
+  const auto step = doc.find("step");
+  if (step == doc.end() || !step->is_number_integer() ||
+      step->get<int64_t>() < 1) {
+    return Bad("no step (an integer >= 1)");
+  }
+  FlatLine out;
+  out.step = step->get<int64_t>();
+  for (const auto& [k, v] : doc.items()) {
+    if (k == "step") continue;
+    if (k.empty()) return Bad("a metric with an empty name");
+    TS_RETURN_IF_ERROR(Flatten(k, v, out.points, out.step));
+  }
+  return out;
 }
 
 std::string LayerMetricName(absl::string_view base, size_t layer) {

@@ -52,8 +52,23 @@ nlohmann::json EvalSummaryJson(const EvalSummary& eval);
 absl::StatusOr<EvalSummary> ParseEvalSummary(const nlohmann::json& object,
                                              absl::string_view what);
 
+// Any program's metrics line (command jobs, docs/child-contract.md): a JSON
+// object with an integer "step" >= 1; every other key is a metric: a number
+// or "nan"/"inf"/"-inf" is one point NAME, a list NAME/0, NAME/1, ..., an
+// object NAME/KEY (nested as deep as it goes). Names are at most 128 bytes
+// and a line gives at most kMaxPointsPerLine points. InvalidArgument says
+// what is wrong (not JSON, no step, a value that is not a number, ...).
+inline constexpr size_t kMaxPointsPerLine = 10000;
+struct FlatLine {
+  int64_t step = 0;
+  std::vector<MetricPoint> points;
+};
+absl::StatusOr<FlatLine> FlattenMetricsLine(absl::string_view line);
+
 // Rewrites the metrics file at `path` (atomically) to its lines up to
-// `step`, dropping the rest and any torn line (0: empty). A job resumed from
+// `step`, dropping the rest and any torn line (0: empty). Any line with an
+// integer "step" counts (train lines and any program's); a line that is
+// not one is dropped, and the lines after it are kept if their step is. A job resumed from
 // step k does this before it logs; the worker does it too before it starts
 // the child, so its relay never reads an earlier attempt's lines past k.
 // A missing file becomes an empty one.

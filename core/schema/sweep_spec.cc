@@ -18,26 +18,24 @@
 #include "absl/strings/strip.h"
 #include "core/job_config.h"
 #include "core/number_text.h"
+#include "core/schema/command_spec.h"
+#include "core/schema/device_placement.h"
 #include "core/schema/file_util.h"
+#include "core/schema/spec_yaml.h"
 #include "core/schema/status_macros.h"
 #include "core/tails_job.h"
 
 namespace tailsweep {
 namespace {
 
-std::string Where(absl::string_view source, const YAML::Node& node) {
-  const YAML::Mark m = node.Mark();
-  return absl::StrCat(source, ":", m.line + 1, ":", m.column + 1, ": ");
-}
-
-absl::Status ErrorAt(absl::string_view source, const YAML::Node& node,
-                     absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(Where(source, node), message));
-}
-
 // Validates KEY=VALUE against the kind's schema on a scratch config.
 absl::Status CheckValue(JobKind kind, const std::string& key,
                         const std::string& value) {
+  if (kind == JobKind::kCommand) {
+    TS_RETURN_IF_ERROR(CheckParamName(key));
+    if (key == kGpusKey) return ParseGpus(value).status();
+    return absl::OkStatus();
+  }
   if (kind == JobKind::kTrain) {
     JobConfig scratch;
     return SetJobKey(scratch, key, value);
@@ -47,48 +45,37 @@ absl::Status CheckValue(JobKind kind, const std::string& key,
 }
 
 bool KnownKey(JobKind kind, const std::string& key) {
+  if (kind == JobKind::kCommand) return CheckParamName(key).ok();
   const std::vector<JobKey>& keys =
       kind == JobKind::kTrain ? JobKeys() : TailsJobKeys();
   return std::any_of(keys.begin(), keys.end(),
                      [&](const JobKey& k) { return k.name == key; });
 }
 
-absl::StatusOr<std::string> Scalar(absl::string_view source,
-                                   const YAML::Node& node,
-                                   absl::string_view what) {
-  if (!node.IsScalar()) {
-    return ErrorAt(source, node, absl::StrCat(what, " must be a single value"));
-  }
-  return node.as<std::string>();
-}
-
-// A mapping's key: a plain scalar (YAML also allows "? [a, b]: ..." keys).
-absl::StatusOr<std::string> Key(absl::string_view source,
-                                const YAML::Node& node) {
-  if (!node.IsScalar()) {
-    return ErrorAt(source, node, "keys must be plain words");
-  }
-  return node.as<std::string>();
-}
-
-// A mapping that names a key twice: yaml-cpp keeps both pairs, and lookups
-// would silently take the first. `what` names the mapping in the error.
-absl::Status CheckNoDuplicateKeys(absl::string_view source,
-                                  const YAML::Node& map,
-                                  absl::string_view what) {
-  std::map<std::string, YAML::Mark> seen;
-  for (const auto& item : map) {
-    if (!item.first.IsScalar()) continue;  // Key() refuses it
-    const std::string key = item.first.as<std::string>();
-    const auto [first, added] = seen.emplace(key, item.first.Mark());
-    if (!added) {
-      return ErrorAt(source, item.first,
-                     absl::StrCat("duplicate key '", key, "' in ", what,
-                                  " (first at line ", first->second.line + 1,
-                                  ", column ", first->second.column + 1, ")"));
+// A job key's value: a scalar, or for command jobs also a list of scalars
+// (stored as FlowListText).
+absl::StatusOr<std::string> ValueText(absl::string_view source,
+                                      const YAML::Node& node,
+                                      absl::string_view what, JobKind kind) {
+  if (kind == JobKind::kCommand && node.IsSequence()) {
+    std::vector<std::string> items;
+    for (const YAML::Node& item : node) {
+      if (!item.IsScalar()) {
+        return ErrorAt(source, item,
+                       absl::StrCat(what, ": a list value holds scalars only"));
+      }
+      items.push_back(item.as<std::string>());
     }
+    return FlowListText(items);
   }
-  return absl::OkStatus();
+  if (!node.IsScalar()) {
+    return ErrorAt(
+        source, node,
+        absl::StrCat(what, kind == JobKind::kCommand
+                               ? " must be a value or a list of values"
+                               : " must be a single value"));
+  }
+  return node.as<std::string>();
 }
 
 absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
@@ -118,8 +105,9 @@ absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
     std::vector<std::string> list;
     std::set<std::string> seen;
     for (const YAML::Node& v : values) {
-      absl::StatusOr<std::string> value =
-          Scalar(source, v, absl::StrCat("each value of grid key '", key, "'"));
+      absl::StatusOr<std::string> value = ValueText(
+          source, v, absl::StrCat("each value of grid key '", key, "'"),
+          spec.kind);
       if (!value.ok()) return value.status();
       if (absl::Status s = CheckValue(spec.kind, key, *value); !s.ok()) {
         return ErrorAt(source, v, s.message());
@@ -169,7 +157,7 @@ absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
                          absl::StrJoin(keys, ", ")));
       }
       absl::StatusOr<std::string> value =
-          Scalar(source, item.second, "an exclude value");
+          ValueText(source, item.second, "an exclude value", spec.kind);
       if (!value.ok()) return value.status();
       if (std::find(axis->second.begin(), axis->second.end(), *value) ==
           axis->second.end()) {
@@ -205,8 +193,8 @@ absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
             absl::StrCat("key '", key, "' is both in 'grid' and in 'fixed'"));
       }
     }
-    absl::StatusOr<std::string> value =
-        Scalar(source, item.second, absl::StrCat("fixed key '", key, "'"));
+    absl::StatusOr<std::string> value = ValueText(
+        source, item.second, absl::StrCat("fixed key '", key, "'"), spec.kind);
     if (!value.ok()) return value.status();
     if (absl::Status s = CheckValue(spec.kind, key, *value); !s.ok()) {
       return ErrorAt(source, item.first, s.message());
@@ -214,36 +202,6 @@ absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
     spec.fixed.emplace_back(key, *value);
   }
   return absl::OkStatus();
-}
-
-// A whole number in [min, max] from a scalar, or an error naming `what`.
-absl::StatusOr<int64_t> IntIn(absl::string_view source, const YAML::Node& node,
-                              absl::string_view what, int64_t min,
-                              int64_t max) {
-  absl::StatusOr<std::string> text = Scalar(source, node, what);
-  if (!text.ok()) return text.status();
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(*text, &v) || v < min || v > max) {
-    return ErrorAt(source, node,
-                   absl::StrCat(what, " '", *text,
-                                "': allowed: a whole number "
-                                "from ",
-                                min, " to ", max));
-  }
-  return v;
-}
-
-absl::StatusOr<double> NumberOf(absl::string_view source,
-                                const YAML::Node& node,
-                                absl::string_view what) {
-  absl::StatusOr<std::string> text = Scalar(source, node, what);
-  if (!text.ok()) return text.status();
-  double v = 0;
-  if (!absl::SimpleAtod(*text, &v) || !std::isfinite(v)) {
-    return ErrorAt(source, node,
-                   absl::StrCat(what, " '", *text, "' is not a number"));
-  }
-  return v;
 }
 
 absl::Status CheckSearchKey(absl::string_view source, const YAML::Node& at,
@@ -286,9 +244,27 @@ absl::Status CheckSearchKey(absl::string_view source, const YAML::Node& at,
 }
 
 absl::Status ParseOutcome(absl::string_view source, const YAML::Node& node,
-                          SearchSpec& s) {
+                          const SweepSpec& spec, SearchSpec& s) {
   absl::StatusOr<std::string> text = Scalar(source, node, "'outcome'");
   if (!text.ok()) return text.status();
+  if (spec.kind == JobKind::kCommand) {
+    std::vector<std::string> names;
+    for (const OutcomeRule& o : spec.command.outcomes) {
+      if (o.name == *text) {
+        s.outcome = SearchSpec::Outcome::kNamed;
+        s.named = *text;
+        return absl::OkStatus();
+      }
+      names.push_back(o.name);
+    }
+    return ErrorAt(source, node,
+                   absl::StrCat("outcome '", *text,
+                                "' is not one of the sweep's outcomes; "
+                                "allowed: ",
+                                names.empty() ? "(none: declare them under "
+                                                "'outcomes')"
+                                              : absl::StrJoin(names, ", ")));
+  }
   const std::vector<std::string> words =
       absl::StrSplit(*text, ' ', absl::SkipEmpty());
   if (words.size() == 1 && words[0] == "collapsed") {
@@ -342,10 +318,10 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
       "key",   "range",       "scale",      "outcome",  "direction",
       "seeds", "extra_seeds", "max_probes", "tolerance"};
   const std::string allowed = absl::StrJoin(kKeys, ", ");
-  if (spec.kind != JobKind::kTrain) {
+  if (spec.kind == JobKind::kTails) {
     return ErrorAt(source, node,
-                   "'search' is for train sweeps (a tails job has no yes/no "
-                   "outcome)");
+                   "'search' is for train and command sweeps (a tails job "
+                   "has no yes/no outcome)");
   }
   if (!node.IsMap()) {
     return ErrorAt(
@@ -386,7 +362,11 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
   }
   TS_RETURN_IF_ERROR(ParseRange(source, node["range"], spec, s));
   if (node["outcome"]) {
-    TS_RETURN_IF_ERROR(ParseOutcome(source, node["outcome"], s));
+    TS_RETURN_IF_ERROR(ParseOutcome(source, node["outcome"], spec, s));
+  } else if (spec.kind == JobKind::kCommand) {
+    return ErrorAt(source, node,
+                   "'search' of a command sweep needs 'outcome': one of its "
+                   "'outcomes'");
   }
   if (node["direction"]) {
     absl::StatusOr<std::string> direction =
@@ -462,16 +442,26 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   SweepSpec spec;
   static const std::set<std::string> kTopKeys = {
       "name", "kind", "grid", "exclude", "fixed", "overrides", "search"};
+  const bool command_kind =
+      root["kind"] && root["kind"].IsScalar() &&
+      root["kind"].as<std::string>() == JobKindName(JobKind::kCommand);
   for (const auto& item : root) {
     absl::StatusOr<std::string> key_or = Key(source, item.first);
     if (!key_or.ok()) return key_or.status();
     const std::string key = *key_or;
-    if (kTopKeys.count(key) == 0) {
+    if (IsCommandSpecKey(key) && !command_kind) {
+      return ErrorAt(
+          source, item.first,
+          absl::StrCat("'", key, "' is for command sweeps (kind: command)"));
+    }
+    if (kTopKeys.count(key) == 0 && !IsCommandSpecKey(key)) {
       return ErrorAt(
           source, item.first,
           absl::StrCat("unknown top-level key '", key,
                        "'; allowed: name, kind, grid, exclude, fixed, "
-                       "overrides, search"));
+                       "overrides, search",
+                       command_kind ? absl::StrCat(", ", CommandSpecKeys())
+                                    : std::string()));
     }
   }
   if (!root["name"]) {
@@ -496,6 +486,9 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
           absl::StrCat("kind '", *kind, "'; allowed: ", JobKindNames()));
     }
     spec.kind = *parsed;
+  }
+  if (spec.kind == JobKind::kCommand) {
+    TS_RETURN_IF_ERROR(ParseCommandSection(source, root, spec.command));
   }
   if (!root["grid"]) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'grid'"));
@@ -569,6 +562,18 @@ absl::StatusOr<KeyValues> Resolve(const SweepSpec& spec,
     }
     return absl::OkStatus();
   };
+  if (spec.kind == JobKind::kCommand) {
+    std::map<std::string, std::string> values;
+    for (const auto& [k, v] : spec.fixed) values[k] = v;
+    for (const auto& [k, v] : cell) values[k] = v;
+    KeyValues params(values.begin(), values.end());
+    TS_RETURN_IF_ERROR(CheckTemplate(spec.command, params));
+    params.emplace_back(kCommandParam, CommandDefinitionJson(spec.command));
+    if (!spec.command.workdir.empty()) {
+      params.emplace_back(kWorkdirParam, spec.command.workdir);
+    }
+    return params;
+  }
   if (spec.kind == JobKind::kTrain) {
     JobConfig config;
     if (absl::Status s = apply(config, SetJobKey); !s.ok()) return s;
@@ -590,7 +595,11 @@ absl::StatusOr<JobSpec> CellJob(const SweepSpec& spec, const KeyValues& cell) {
         "sweep '", spec.name, "', cell ", absl::StrJoin(parts, " "), ": ",
         params.status().message(), " (add the cell to 'exclude' to drop it)"));
   }
-  return JobSpec{ContentHash(*params), cell, *std::move(params)};
+  KeyValues identity;
+  for (const auto& kv : *params) {
+    if (kv.first != kWorkdirParam) identity.push_back(kv);
+  }
+  return JobSpec{ContentHash(identity), cell, *std::move(params)};
 }
 
 }  // namespace
@@ -620,6 +629,8 @@ std::string OutcomeName(const SearchSpec& search) {
       return "diverged";
     case SearchSpec::Outcome::kRatioAbove:
       return absl::StrCat("ratio_above ", FormatDouble(search.ratio_above));
+    case SearchSpec::Outcome::kNamed:
+      return search.named;
   }
   return "";
 }
@@ -815,6 +826,7 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
   out << YAML::Key << "name" << YAML::Value << spec.name;
   out << YAML::Key << "kind" << YAML::Value
       << std::string(JobKindName(spec.kind));
+  if (spec.kind == JobKind::kCommand) EmitCommandSection(out, spec.command);
   out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
   for (const auto& [key, values] : spec.grid) {
     out << YAML::Key << key << YAML::Value << YAML::Flow << values;

@@ -4,16 +4,19 @@
 // Sweep specs (YAML) and their expansion into jobs (system.md, "Sweep
 // spec"). A spec has
 //   name:    the sweep's name (letters, digits, '-', '_', '.')
-//   kind:    train | tails
+//   kind:    train | tails | command
+//   command, shell, env, workdir, code, setup, stop_grace_s, outcomes,
+//   stop_on: the program of a command sweep (core/schema/command_spec.h)
 //   grid:    KEY: [values...]   the axes; their cartesian product is the jobs
 //   exclude: [{KEY: value, ...}] partial assignments whose cells are dropped
 //   fixed:   KEY: value          scalars shared by every job
 //   overrides: [KEY=VALUE, ...]  what the command line changed (below);
 //                                informational, written by ApplyOverrides
 //   search:  a boundary search over one key (SearchSpec, below;
-//            sweeps/README.md): train sweeps only
+//            sweeps/README.md): train and command sweeps
 // Keys and values are those of the kind's job schema (core/job_config.h,
-// core/tails_job.h); every value is validated there, once. A key named
+// core/tails_job.h; for command sweeps any parameter name, values scalars
+// or lists: command_job.h); every value is validated there, once. A key named
 // twice in one mapping (top level, grid, fixed, an exclude entry) is an
 // error. Errors give file:line:column, the key and what is allowed, and
 // nothing is returned.
@@ -27,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/schema/command_job.h"
 #include "core/schema/job_kind.h"
 
 namespace tailsweep {
@@ -41,6 +45,7 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 //     range: [1e-3, 1e-2]     # lo < hi (lo > 0 on a log scale)
 //     scale: log              # log (the default) or linear
 //     outcome: collapsed      # collapsed (default) | diverged | ratio_above X
+//                             # (train); a declared outcome's name (command)
 //     seeds: 4                # runs per probe point (seed 0..seeds-1)
 //     extra_seeds: 4          # added once to a point whose vote is split
 //     max_probes: 8           # probe points per cell, both ends included
@@ -48,8 +53,9 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 //                             # (linear) of the bracket is at most this
 // The search sets `seed` itself, so `seed` is in neither grid nor fixed.
 struct SearchSpec {
-  enum class Outcome { kCollapsed, kDiverged, kRatioAbove };
+  enum class Outcome { kCollapsed, kDiverged, kRatioAbove, kNamed };
   std::string key;
+  std::string named;  // kNamed: a command sweep's outcome (OutcomeRule)
   double lo = 0, hi = 0;
   bool log_scale = true;
   Outcome outcome = Outcome::kCollapsed;
@@ -70,12 +76,14 @@ struct SearchSpec {
 // a probe's jobs keep their ids.
 std::string ProbeText(const SearchSpec& search, double value);
 
-// "collapsed", "diverged" or "ratio_above X": how the outcome is named.
+// "collapsed", "diverged", "ratio_above X" or a command sweep's outcome:
+// how the outcome is named.
 std::string OutcomeName(const SearchSpec& search);
 
 struct SweepSpec {
   std::string name;
   JobKind kind = JobKind::kTrain;
+  CommandSpec command;  // kind command only
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
   std::vector<KeyValues> exclude;
   KeyValues fixed;
@@ -85,7 +93,9 @@ struct SweepSpec {
 };
 
 struct JobSpec {
-  std::string id;    // content hash of `params` (hex SHA-256, 64 chars)
+  // content hash of `params` (hex SHA-256, 64 chars); of a command job's,
+  // without where it runs (kWorkdirParam)
+  std::string id;
   KeyValues cell;    // the grid values of this job, in grid order
   KeyValues params;  // the full assignment, canonical order, defaults filled
 };

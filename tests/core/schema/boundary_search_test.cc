@@ -285,7 +285,7 @@ TEST(BoundarySearch, SpecErrorsNameTheSearchKeyAndWhatIsAllowed) {
                                  "search: {key: n, range: [10, 100]}\n",
                                  "spec.yaml")
                                  .status();
-  EXPECT_NE(tails.message().find("for train sweeps"), std::string::npos)
+  EXPECT_NE(tails.message().find("for train and command sweeps"), std::string::npos)
       << tails;
   // It round-trips through the YAML that overrides write.
   TS_ASSERT_OK_AND_ASSIGN(SweepSpec spec, ParseSweepSpec(kSpec, "spec"));

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""The paper's experiment as a tailsweep command job, in plain PyTorch.
+
+An independent re-implementation of what `tailsweep-lab lab train` runs
+(docs/science.md; the C++ core: core/model.cc, core/kernel_attention.h,
+core/sampling.cc, core/trainer.cc, core/training_signals.h), at the CPU
+reproduction's cell (EXPERIMENTS.md): a post-norm transformer maps an input
+point cloud of N = 512 points to an output cloud, trained with the energy
+distance on heavy-tailed (mirrored Pareto) operator instances; the
+attention kernel is the axis. Post-norm softmax collapses (the prediction's
+spread goes to ~0); the log kernel does not.
+
+The tailsweep side (docs/child-contract.md) goes through tailsweep.child:
+parameters, metrics lines (loss, spread_ratio, ...), a checkpoint
+(torch.save into step-N/) every `checkpoint_every` steps, SIGTERM ->
+checkpoint -> exit 3, resume from $TAILSWEEP_RESUME_STEP, result file.
+Run by hand: PYTHONPATH=python python3 examples/pytorch/train.py --steps=20
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from tailsweep import child  # noqa: E402
+
+DEFAULTS = dict(  # the CPU cell of EXPERIMENTS.md; keys as in docs/cli.md
+    operator="sheared_swap", marginal="mirrored_pareto", kernel="softmax",
+    norm="post", symlog=False, seed=0, n_points=512, layers=6, d_model=64,
+    heads=4, ffn_multiple=4, steps=1000, batch=2, lr=5e-3, warmup=100,
+    clip=1.0, weight_decay=0.01, log_every=20, checkpoint_every=500,
+    collapse_threshold=0.05, eval_instances=16, reference_trials=16,
+    eval_seed=20261001, tail_index_min=1.1, tail_index_max=2.0)
+EVAL_COLLAPSE_SPREAD = 0.25  # training_signals.h: kEvalCollapseSpread
+
+
+# ---- Data: instances and ensembles (science.md 2-3, core/sampling.cc) ----
+
+def draw_instance(cfg, gen):
+    """One operator instance: latent marginals and the matrices A_in, A_out."""
+    u = torch.rand(8, generator=gen, dtype=torch.float64).tolist()
+    between = lambda lo, hi, v: lo + (hi - lo) * v  # noqa: E731
+    if cfg.marginal == "mirrored_pareto":  # (index a, scale lam) per axis
+        t = (cfg.tail_index_min, cfg.tail_index_max)
+        axes = [(between(*t, u[0]), between(0.5, 1.0, u[1])),
+                (between(*t, u[2]), between(1.0, 2.0, u[3]))]
+    else:  # (mean, sd) per axis
+        axes = [(between(-1, 1, u[0]), between(0.5, 1.0, u[1])),
+                (between(-1, 1, u[2]), between(1.0, 2.0, u[3]))]
+    if cfg.operator == "sheared_swap":  # x = M z, y = M E z, M = S1 S2
+        h1, h2 = between(-1, 1, u[4]), between(-1, 1, u[5])
+        m = (torch.tensor([[1.0, h1], [0.0, 1.0]], dtype=torch.float64)
+             @ torch.tensor([[1.0, 0.0], [h2, 1.0]], dtype=torch.float64))
+        a_in, a_out = m, m @ torch.tensor([[0.0, 1.0], [1.0, 0.0]],
+                                          dtype=torch.float64)
+    else:  # matrix inverse: x = B z, y = B^-1 z
+        b = torch.tensor([[between(1, 2, u[4]), between(-0.5, 0.5, u[5])],
+                          [between(-0.5, 0.5, u[6]), between(1, 2, u[7])]],
+                         dtype=torch.float64)
+        a_in, a_out = b, torch.linalg.inv(b)
+    return axes, a_in, a_out
+
+
+def sample_points(cfg, instances, side, n, gen):
+    """[B, n, 2] float64 points A z, with fresh latent z per trial."""
+    p1 = torch.tensor([[list(ax[0] for ax in i[0])] for i in instances],
+                      dtype=torch.float64)  # [B, 1, 2]: index a or mean
+    p2 = torch.tensor([[list(ax[1] for ax in i[0])] for i in instances],
+                      dtype=torch.float64)  # scale lam or sd
+    shape = (len(instances), n, 2)
+    if cfg.marginal == "gaussian":
+        z = torch.randn(shape, generator=gen, dtype=torch.float64) * p2 + p1
+    else:  # quantile transform: Q(u) = sign(u-1/2) lam ((2 min(u,1-u))^(-1/a) - 1)
+        u = torch.rand(shape, generator=gen, dtype=torch.float64).clamp(
+            2.0 ** -54, 1 - 2.0 ** -53)
+        mag = ((2 * torch.minimum(u, 1 - u)) ** (-1 / p1) - 1) * p2
+        z = torch.where(u < 0.5, -mag, mag)
+    mats = torch.stack([i[1] if side == "input" else i[2] for i in instances])
+    return z @ mats.transpose(1, 2)
+
+
+def next_batch(cfg, gen, trials, n):
+    instances = [draw_instance(cfg, gen) for _ in range(trials)]
+    return (instances, sample_points(cfg, instances, "input", n, gen),
+            sample_points(cfg, instances, "target", n, gen))
+
+
+# ---- Model (science.md 5, core/model.cc, core/kernel_attention.h) ----
+
+def kernel_weights(s, kernel):
+    """w_ij = phi(s_ij) / sum_j phi(s_ij); phi = exp(s) below 0."""
+    if kernel == "softmax":
+        return torch.softmax(s, dim=-1)  # the only one allowed a row max
+    e, p = s.clamp(max=0).exp(), s.clamp(min=0)
+    phi = {"quadratic": lambda: e + p + 0.5 * p * p,
+           "linear": lambda: e + p,
+           "log": lambda: e + torch.log1p(p)}[kernel]()
+    return phi / phi.sum(dim=-1, keepdim=True)
+
+
+def xavier_linear(n_in, n_out, gain):
+    layer = nn.Linear(n_in, n_out)
+    nn.init.xavier_normal_(layer.weight, gain=gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d, post = cfg.d_model, cfg.norm == "post"
+        beta = (8 * cfg.layers) ** -0.25 if post else 1.0  # DeepNet gain
+        self.alpha = (2 * cfg.layers) ** 0.25 if post else 1.0
+        self.cfg = cfg
+        self.query, self.key = xavier_linear(d, d, 1.0), xavier_linear(d, d, 1.0)
+        self.value, self.output = xavier_linear(d, d, beta), xavier_linear(d, d, beta)
+        self.ffn_in = xavier_linear(d, cfg.ffn_multiple * d, beta)
+        self.ffn_out = xavier_linear(cfg.ffn_multiple * d, d, beta)
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+
+    def attention(self, x):
+        b, n, d = x.shape
+        h = self.cfg.heads
+        split = lambda t: t.view(b, n, h, d // h).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        w = kernel_weights(q @ k.transpose(-1, -2) / math.sqrt(d // h),
+                           self.cfg.kernel)  # [B, H, N, N]: fine at N = 512
+        return self.output((w @ v).transpose(1, 2).reshape(b, n, d))
+
+    def forward(self, x):
+        ffn = lambda t: self.ffn_out(F.gelu(self.ffn_in(t)))  # noqa: E731
+        if self.cfg.norm == "pre":
+            x = x + self.attention(self.norm1(x))
+            return x + ffn(self.norm2(x))
+        x = self.norm1(self.alpha * x + self.attention(x))
+        return self.norm2(self.alpha * x + ffn(x))
+
+
+def symlog(x):
+    return torch.sign(x) * torch.log1p(x.abs())
+
+
+class PointTransformer(nn.Module):
+    """R^2 -> R^d, L blocks, R^d -> R^2; no positions (permutation-equivariant)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = xavier_linear(2, cfg.d_model, 1.0)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.layers))
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else None
+        self.unembed = xavier_linear(cfg.d_model, 2, 1.0)
+
+    def forward(self, points):
+        x = self.embed(symlog(points) if self.cfg.symlog else points)
+        for block in self.blocks:
+            x = block(x)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        out = self.unembed(x)
+        return torch.sign(out) * torch.expm1(out.abs()) if self.cfg.symlog else out
+
+
+# ---- Loss and signals (science.md 4 and 6) ----
+
+def energy_distance(x, y):
+    """Squared energy distance (V-statistic, p = 1) per trial: [B, n, 2] -> [B]."""
+    x, y = x.double(), y.double()
+    dist = lambda a, b: torch.cdist(  # noqa: E731  exact; grad 0 at 0
+        a, b, compute_mode="donot_use_mm_for_euclid_dist").mean(dim=(-1, -2))
+    return 2 * dist(x, y) - dist(x, x) - dist(y, y)
+
+
+def spread_ratio(pred, target):
+    """Median over axes of IQR(prediction) / IQR(target), per trial: [B].
+
+    IQRs are numpy's linear quantiles; an even count of axes averages the
+    middle two (core/ensemble_metrics.cc).
+    """
+    q = torch.tensor([0.25, 0.75], dtype=torch.float64)
+
+    def iqr(t):
+        quartiles = torch.quantile(t.double(), q, dim=-2)  # [2, B, axes]
+        return quartiles[1] - quartiles[0]
+
+    ratio = (iqr(pred) / iqr(target)).sort(dim=-1).values
+    d = ratio.shape[-1]
+    return ratio[..., d // 2] if d % 2 else (ratio[..., d // 2 - 1] + ratio[..., d // 2]) / 2
+
+
+def learning_rate(cfg, step):
+    """Linear warm-up to lr over `warmup` steps, then cosine decay to 0."""
+    if step <= cfg.warmup:
+        return cfg.lr * step / cfg.warmup
+    decay = cfg.steps - cfg.warmup
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup) / decay)) \
+        if decay > 0 else cfg.lr
+
+
+@torch.no_grad()
+def evaluate(cfg, model):
+    """Distance ratios ED(prediction, target) / delta on held-out instances."""
+    model.eval()
+    gen = torch.Generator().manual_seed(cfg.eval_seed + 1)  # sampling reference
+    refs = []
+    for _ in range(cfg.reference_trials):
+        one = [draw_instance(cfg, gen)]
+        a, b = (sample_points(cfg, one, "target", cfg.n_points, gen)
+                for _ in range(2))
+        refs.append(energy_distance(a, b).item())
+    delta = sum(refs) / len(refs)
+    gen = torch.Generator().manual_seed(cfg.eval_seed)  # the same for all cells
+    instances = [draw_instance(cfg, gen) for _ in range(cfg.eval_instances)]
+    ratios, spreads = [], []
+    for i in range(0, len(instances), cfg.batch):
+        chunk = instances[i:i + cfg.batch]
+        x, y, _ = (sample_points(cfg, chunk, side, cfg.n_points, gen)  # _: a
+                   for side in ("input", "target", "target"))  # 2nd target, as C++
+        pred = model(x.float()).double()
+        ratios += (energy_distance(pred, y) / delta).tolist()
+        spreads += spread_ratio(pred, y).tolist()
+    model.train()
+    ratios.sort()
+    mid = len(ratios) // 2
+    median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+    return {"ratio_mean": sum(ratios) / len(ratios), "ratio_median": median,
+            "spread_ratio": sum(spreads) / len(spreads), "delta": delta,
+            "eval_instances": len(ratios)}
+
+
+# ---- The job ----
+
+def parse_config():
+    """argparse over DEFAULTS, each default the job's parameter if set.
+
+    Under tailsweep the flags (${args}) and $TAILSWEEP_PARAMS_FILE agree;
+    by hand, flags override the defaults. A boolean is a bare flag.
+    """
+    params = child.params(DEFAULTS)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for key, default in DEFAULTS.items():
+        if isinstance(default, bool):
+            parser.add_argument("--" + key, action="store_true")
+        else:
+            parser.add_argument("--" + key, type=type(default))
+    parser.set_defaults(**{k: params[k] for k in DEFAULTS})
+    return parser.parse_args()
+
+
+def main():
+    cfg = parse_config()
+    child.handle_sigterm()  # SIGTERM only sets a flag, read between steps
+    torch.set_num_threads(child.num_threads())
+    torch.manual_seed(cfg.seed)
+    model = PointTransformer(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr,
+                            weight_decay=cfg.weight_decay)
+    gen = torch.Generator().manual_seed(cfg.seed ^ 0x5eed0da7a5eed0da)  # data
+    step, onset, diverged = 0, -1, -1
+
+    resume = child.resume_checkpoint()
+    if resume is not None:
+        state = torch.load(os.path.join(resume, "state.pt"))
+        if state["config"] != vars(cfg):
+            sys.exit("%s belongs to another config" % resume)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["data_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        step, onset = state["step"], state["collapse_onset"]
+        print("resumed from %s (attempt %d)" % (resume, child.attempt()),
+              file=sys.stderr)
+
+    def checkpoint():
+        with child.save_checkpoint(step) as d:
+            torch.save({"config": vars(cfg), "step": step, "collapse_onset": onset,
+                        "model": model.state_dict(), "optimizer": opt.state_dict(),
+                        "data_rng": gen.get_state(),
+                        "torch_rng": torch.get_rng_state()},
+                       os.path.join(d, "state.pt"))
+
+    loss_value = float("nan")
+    while step < cfg.steps and diverged < 0:
+        start, now = time.monotonic(), step + 1
+        lr = learning_rate(cfg, now)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        _, x, y = next_batch(cfg, gen, cfg.batch, cfg.n_points)
+        x, y = x.float(), y.float()  # float32, as the C++ trainer
+        pred = model(x)
+        loss = energy_distance(pred, y).mean()
+        loss_value, grad_norm = loss.item(), float("nan")
+        if math.isfinite(loss_value):
+            opt.zero_grad()
+            loss.backward()
+            grad_norm = nn.utils.clip_grad_norm_(model.parameters(), cfg.clip).item()
+        if math.isfinite(loss_value) and math.isfinite(grad_norm):
+            opt.step()
+        else:
+            diverged = now  # a non-finite loss is a result: the step is not applied
+        spread = spread_ratio(pred.detach(), y).mean().item()
+        if onset < 0 and not spread >= cfg.collapse_threshold:  # NaN is below
+            onset = now
+        step = now
+        if step % cfg.log_every == 0 or diverged == step:
+            child.log(step, loss=loss_value, lr=lr, grad_norm=grad_norm,
+                      spread_ratio=spread, step_seconds=time.monotonic() - start)
+        stop = child.stop_requested() or child.lease_expired()
+        if step % cfg.checkpoint_every == 0 or step == cfg.steps or stop:
+            checkpoint()
+        if stop and step < cfg.steps:
+            print("stop requested: checkpointed step %d, exit 3" % step,
+                  file=sys.stderr)
+            child.exit_preempted()
+
+    result = {"steps_done": step, "resumed_from_step": child.resume_step(),
+              "final_loss": loss_value, "diverged": diverged >= 0,
+              "diverged_step": diverged if diverged >= 0 else None,
+              "config": vars(cfg)}
+    if diverged < 0:
+        result.update(evaluate(cfg, model))
+        if onset < 0 and not result["spread_ratio"] >= EVAL_COLLAPSE_SPREAD:
+            onset = step  # collapsed at the end, by the final evaluation
+        child.log(step, {"eval": {k: v for k, v in result.items()
+                                  if k in ("ratio_mean", "ratio_median",
+                                           "spread_ratio", "delta")}})
+    result.update(collapsed=onset >= 0, collapse_step=onset if onset >= 0 else None)
+    child.write_result(result)
+    print("done: %d steps, loss %.4g, collapsed %s, median ratio %s" % (
+        step, loss_value, onset >= 0, result.get("ratio_median")), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

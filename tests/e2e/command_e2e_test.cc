@@ -1,0 +1,211 @@
+// Issue 36 with real processes: `kind: command` sweeps of shell-script
+// children through a real coordinator and worker - metrics of any name,
+// kill -9 and resume from a checkpoint directory, the preempt exit code, a
+// child that ignores SIGTERM, a grandchild left behind, a program that
+// cannot run, garbage and huge metric lines, a child that logs nothing.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "tests/testing/cluster.h"
+#include "tests/testing/wait.h"
+
+namespace tailsweep {
+namespace {
+
+using nlohmann::json;
+
+class CommandE2E : public ::testing::Test, public testing::Cluster {
+ protected:
+  CommandE2E() : testing::Cluster(TAILSWEEP_BIN_DIR, "tailsweep_command_") {}
+
+  // Writes an executable script `name` into the test directory.
+  void Script(const std::string& name, const std::string& body) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    chmod(path.c_str(), 0755);
+  }
+  // A command sweep of one job running `command` (a flow list) in the
+  // test directory.
+  std::string Spec(const std::string& name, const std::string& command,
+                   const std::string& extra = "") {
+    return absl::StrCat("name: ", name, "\nkind: command\ncommand: ", command,
+                        "\n", extra, "grid:\n  x: [1]\n");
+  }
+  int64_t JobCount(const std::string& state) {
+    return Query("SELECT COUNT(*) FROM jobs WHERE state = '" + state + "'");
+  }
+};
+
+TEST_F(CommandE2E, AChildWithThreeMetricsGivesCurvesAndATable) {
+  Script("three.sh",
+         "i=1\nwhile [ $i -le 5 ]; do\n"
+         "  echo \"{\\\"step\\\": $i, \\\"loss\\\": $i, \\\"acc\\\": 0.5, "
+         "\\\"my/own\\\": -$i}\" >> \"$TAILSWEEP_METRICS_FILE\"\n"
+         "  i=$((i+1))\ndone\n");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(Spec("three", "[./three.sh, \"${args}\"]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), 15);
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT name) FROM metrics"), 3);
+  EXPECT_EQ(QueryText("SELECT value FROM metrics WHERE name = 'my/own' AND "
+                      "step = 5"),
+            "-5.0");
+  const testing::CommandResult table = Cli("results three");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const char* column : {"acc", "loss", "my/own"}) {
+    EXPECT_NE(table.out.find(column), std::string::npos) << table.out;
+  }
+  const testing::CommandResult curve =
+      Cli("curves three --metric my/own --format csv");
+  EXPECT_NE(curve.out.find("-5"), std::string::npos) << curve.out << curve.err;
+}
+
+TEST_F(CommandE2E, KillNineThenResumeFromTheCheckpointDirectoryWithOneCurve) {
+  // Steps 1..20, a checkpoint directory every 5; the first attempt is
+  // killed (-9) right after step 12, the next resumes from step-10/.
+  Script("resume.sh",
+         "start=$TAILSWEEP_RESUME_STEP\n"
+         "if [ \"$start\" -gt 0 ]; then\n"
+         "  test -f \"$TAILSWEEP_CHECKPOINT_DIR/step-$start/state\" || exit 9\n"
+         "  echo resumed-from-$start >&2\nfi\n"
+         "i=$((start+1))\nwhile [ $i -le 20 ]; do\n"
+         "  echo \"{\\\"step\\\": $i, \\\"loss\\\": $i}\" >> "
+         "\"$TAILSWEEP_METRICS_FILE\"\n"
+         "  if [ $((i % 5)) -eq 0 ]; then\n"
+         "    d=\"$TAILSWEEP_CHECKPOINT_DIR/step-$i\"; mkdir -p \"$d\"\n"
+         "    echo $i > \"$d/state\"; touch \"$d/COMPLETE\"\n  fi\n"
+         "  if [ $i -eq 12 ] && [ ! -f ../killed ]; then touch ../killed; "
+         "kill -9 $$; fi\n"
+         "  i=$((i+1))\ndone\n");
+  std::filesystem::create_directories(dir_ + "/sub");
+  std::filesystem::copy(dir_ + "/resume.sh", dir_ + "/sub/resume.sh");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(Spec("resume", "[./resume.sh]", "workdir: sub\n"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  // One run per step, 1..20, each once; the steps past the checkpoint are
+  // the second attempt's.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics WHERE name = 'loss'"), 20);
+  EXPECT_EQ(Query("SELECT SUM(step) FROM metrics WHERE name = 'loss'"), 210);
+  EXPECT_EQ(Query("SELECT SUM(value = step) FROM metrics"), 20);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics WHERE step > 10 AND epoch = 2"),
+            10);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'failed'"), 1);
+  const std::string id = QueryText("SELECT job_id FROM jobs");
+  EXPECT_NE(Cli("logs " + id).out.find("resumed-from-10"), std::string::npos);
+  // The result says where the last attempt resumed.
+  const json result =
+      json::parse(QueryText("SELECT result FROM results"), nullptr, false);
+  EXPECT_EQ(result["resumed_from_step"], 10) << result.dump();
+  EXPECT_EQ(result["summary"]["loss"]["points"], 20) << result.dump();
+}
+
+TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {
+  Script("preempt.sh",
+         "if [ ! -f preempted ]; then touch preempted; exit 3; fi\nexit 0\n");
+  StartCoordinator({"--max-attempts", "1"});
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(Spec("preempt", "[./preempt.sh]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  EXPECT_EQ(Query("SELECT attempt FROM jobs"), 1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'preempted'"), 1);
+}
+
+TEST_F(CommandE2E, AChildThatIgnoresSigtermIsKilledWithItsGroupAfterTheGrace) {
+  Script("stubborn.sh",
+         "trap '' TERM\n(trap '' TERM; exec sleep 4321.5) &\n"
+         "touch running\nwhile true; do sleep 0.05; done\n");
+  StartCoordinator();
+  ChildProcess& worker = StartWorker("w");
+  Submit(Spec("stubborn", "[./stubborn.sh]", "stop_grace_s: 1\n"));
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return std::filesystem::exists(dir_ + "/running"); }));
+  worker.Signal(SIGTERM);
+  ASSERT_TRUE(WaitForLog("w", "killing its process group"));
+  ASSERT_TRUE(testing::WaitUntil([&] { return worker.Poll().has_value(); }));
+  EXPECT_EQ(ProcessesMentioning("stubborn.sh"), 0);
+  EXPECT_EQ(ProcessesMentioning("sleep 4321.5"), 0);
+  // Preempted, not failed: back in the queue, the attempt not spent.
+  EXPECT_EQ(JobCount("queued"), 1) << QueryText("SELECT last_error FROM jobs");
+  EXPECT_EQ(Query("SELECT attempt FROM jobs"), 0);
+}
+
+TEST_F(CommandE2E, AGrandchildThatOutlivesItsParentIsKilledWithTheGroup) {
+  Script("orphan.sh", "sleep 4322.5 &\necho started >&2\nexit 0\n");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(Spec("orphan", "[./orphan.sh]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return ProcessesMentioning("sleep 4322.5") == 0; }));
+}
+
+TEST_F(CommandE2E, AProgramThatCannotRunFailsWithTheReasonInJobsAndLogs) {
+  std::ofstream(dir_ + "/not-executable.sh") << "#!/bin/sh\nexit 0\n";
+  StartCoordinator({"--max-attempts", "1"});
+  StartWorker("w");
+  Submit(Spec("missing", "[no-such-program-tailsweep]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 1));
+  const std::string error = QueryText("SELECT last_error FROM jobs");
+  EXPECT_NE(error.find("cannot run 'no-such-program-tailsweep': No such "
+                       "file or directory"),
+            std::string::npos)
+      << error;
+  const std::string id = QueryText("SELECT job_id FROM jobs");
+  EXPECT_NE(Cli("logs " + id).out.find("cannot run"), std::string::npos);
+  Submit(Spec("noexec", "[./not-executable.sh]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 2));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM jobs WHERE last_error LIKE "
+                  "'%not-executable.sh%Permission denied%'"),
+            1)
+      << QueryText("SELECT last_error FROM jobs");
+}
+
+TEST_F(CommandE2E, GarbageAndHugeMetricLinesAreSkippedAndCounted) {
+  Script("garbage.sh",
+         "f=$TAILSWEEP_METRICS_FILE\n"
+         "echo '{\"step\": 1, \"loss\": 1}' >> $f\n"
+         "echo 'not json at all' >> $f\n"
+         "echo '{\"step\": 2, \"loss\": \"abc\"}' >> $f\n"
+         "echo '{\"loss\": 2}' >> $f\n"
+         "{ printf '{\"step\": 3, \"loss\": \"'; head -c 10000000 /dev/zero "
+         "| tr '\\0' a; echo '\"}'; } >> $f\n"
+         "echo '{\"step\": 4, \"loss\": 4, \"new_name\": \"inf\"}' >> $f\n");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(Spec("garbage", "[./garbage.sh]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics WHERE name = 'loss'"), 2);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics WHERE name = 'new_name'"), 1);
+  const std::string id = QueryText("SELECT job_id FROM jobs");
+  EXPECT_NE(Cli("logs " + id).out.find("skipped 4 line(s)"), std::string::npos)
+      << Cli("logs " + id).out;
+  const json result =
+      json::parse(QueryText("SELECT result FROM results"), nullptr, false);
+  EXPECT_EQ(result["skipped_metric_lines"], 4) << result.dump();
+}
+
+TEST_F(CommandE2E, AChildThatNeverWritesAMetricIsDone) {
+  Script("quiet.sh", "exit 0\n");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(Spec("quiet", "[./quiet.sh]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), 0);
+  const testing::CommandResult table = Cli("results quiet");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("1/1"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace tailsweep
