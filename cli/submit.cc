@@ -75,7 +75,7 @@ absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
       child.lab_bin = "tailsweep-lab";
       child.kind = std::string(JobKindName(p->spec.kind));
       child.params = job.params;
-      child.dir = JobPath("WORK", job.id);
+      child.dir = JobPath("/WORK", job.id);
       child.job_id = job.id;
       absl::StatusOr<ChildCommand> command = ChildCommandFor(child);
       if (!command.ok()) return command.status();

@@ -28,7 +28,7 @@ absl::Status SubmitSpecFile(Connection& c, const std::string& path,
 // overrides, the spec as it would be submitted. With `print_commands`:
 // each job's argv (shell-quoted), working directory and the environment it
 // adds, as a worker would start it (WORK stands for the worker's
-// --work-dir).
+// --work-dir, as /WORK).
 absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
                             const std::vector<std::string>& overrides = {},
                             bool print_commands = false);

@@ -37,7 +37,7 @@ for group in "${with[@]}"; do
     tests)
       tests=yes
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
-                 python3-pandas curl systemd) ;;
+                 python3-pandas python3-pytest curl systemd) ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     *) echo "install-deps: unknown group '$group' (allowed: tests, slurm)" >&2; exit 2 ;;
   esac

@@ -118,6 +118,9 @@ void MetricsRelay::Fill() {
       Seal(&batch);
       if (static_cast<int>(unacked_.size()) >= max_unacked_batches_) break;
     }
+    if (watch_) {
+      for (const MetricPoint& p : points) watch_(p);
+    }
     for (MetricPoint& p : points) batch.push_back(std::move(p));
     pos = end + 1;
   }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "core/schema/command_job.h"
 #include "core/schema/device_placement.h"
+#include "core/schema/file_util.h"
 #include "core/schema/job_kind.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
@@ -413,7 +414,36 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
     for (const auto& [k, v] : j.lease.params) {
       if (k != kCommandParam) continue;
       absl::StatusOr<CommandSpec> def = ParseCommandDefinition(v);
-      if (def.ok()) j.stop_grace_ms = def->stop_grace_s * 1000;
+      if (!def.ok()) continue;
+      j.stop_grace_ms = def->stop_grace_s * 1000;
+      std::vector<OutcomeRule> rules;
+      for (const OutcomeRule& rule : def->outcomes) {
+        if (std::find(def->stop_on.begin(), def->stop_on.end(), rule.name) !=
+            def->stop_on.end()) {
+          rules.push_back(rule);
+        }
+      }
+      if (rules.empty()) continue;
+      // Only rules that stay true once true (the spec checks): the run's
+      // verdict is the same as if it had gone on.
+      Job* job = &j;
+      j.relay->Watch([this, job, rules](const MetricPoint& p) {
+        if (!job->early_stop.empty() || !job->running) return;
+        for (const OutcomeRule& rule : rules) {
+          if (rule.metric != p.name || !HoldsAt(rule, p.value)) continue;
+          job->early_stop = rule.name;
+          spdlog::info(
+              "{}: outcome '{}' holds at step {} ({} = {}); "
+              "stopping it early (stop_on)",
+              job->tag, rule.name, p.step, p.name, p.value);
+          if (job->running && job->handle && !job->stop_sent) {
+            job->handle->Signal(SIGTERM);
+            job->stop_sent = true;
+            job->stop_sent_ms = clock_->SteadyMs();
+          }
+          return;
+        }
+      });
     }
   }
   if (absl::StartsWith(child.device, "cuda:")) {
@@ -451,6 +481,17 @@ void Worker::Exited(Job& job, int exit_code) {
                                       job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.
   if (job.finished.lease_ran_out) job.lapsed = true;
+  // Ended early by a stop_on outcome: done, whatever its exit (it was
+  // asked to stop).
+  if (!job.early_stop.empty()) {
+    job.finished.outcome = JobOutcome::kDone;
+    job.finished.error.clear();
+    absl::StatusOr<std::string> result =
+        ReadFile(JobPath(job.dir, kResultFileName));
+    job.finished.result_json = result.ok() ? *result : "null";
+    spdlog::info("{} ended early: {}", job.tag, job.early_stop);
+    return;
+  }
   // Asked to stop, then killed when its grace ran out: still a stop (the
   // job was preempted), not the job's failure.
   if (job.stop_sent && exit_code == 128 + SIGKILL &&

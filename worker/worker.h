@@ -175,6 +175,9 @@ class Worker {
     int64_t resumed_from = 0;
     int64_t stop_grace_ms = -1;
     int64_t stop_sent_ms = 0;
+    // A command job's stop_on outcome that held at a logged point: its
+    // child is stopped and the job is done, ended early (command_job.h).
+    std::string early_stop;
     bool result_points_queued = false;
     bool done = false;                   // reported or dropped: forget it
     std::unique_ptr<Transfer> transfer;  // last: destroyed first

@@ -172,7 +172,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
     const std::string result =
         job.lease.kind == JobKind::kCommand
             ? CommandResultJson(job.finished.result_json, job.resumed_from,
-                                skipped)
+                                skipped, job.early_stop)
             : job.finished.result_json;
     status = client_.CompleteJob(job.lease, result, tail);
     if (status.ok()) ++completed_;

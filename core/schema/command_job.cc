@@ -396,15 +396,16 @@ absl::StatusOr<ChildCommand> CommandChildFor(const ChildJob& given) {
 }
 
 std::string CommandResultJson(const std::string& child_result,
-                              int64_t resumed_from_step,
-                              int64_t skipped_lines) {
+                              int64_t resumed_from_step, int64_t skipped_lines,
+                              const std::string& early_stop) {
   json child = json::parse(child_result, nullptr, /*allow_exceptions=*/false);
   if (child.is_discarded()) child = nullptr;
-  return json{{"kind", "command"},
+  json doc = {{"kind", "command"},
               {"resumed_from_step", resumed_from_step},
               {"skipped_metric_lines", skipped_lines},
-              {"child", child}}
-      .dump();
+              {"child", child}};
+  if (!early_stop.empty()) doc["early_stop"] = early_stop;
+  return doc.dump();
 }
 
 absl::StatusOr<CommandResult> ParseCommandResult(absl::string_view text) {

@@ -111,11 +111,13 @@ absl::StatusOr<std::string> CodeHash(const std::string& base,
 // The child command of a command job (ChildCommandFor's command branch).
 absl::StatusOr<ChildCommand> CommandChildFor(const ChildJob& job);
 
-// The result a worker reports for a command job that exited 0: the child's
-// result file's object (null when it wrote none), the step it resumed from
-// and the metric lines the worker skipped.
+// The result a worker reports for a command job that is done: the child's
+// result file's object (null when it wrote none), the step it resumed from,
+// the metric lines the worker skipped and, when a `stop_on` outcome ended
+// it early, that outcome's name ("early_stop"; absent otherwise).
 std::string CommandResultJson(const std::string& child_result,
-                              int64_t resumed_from_step, int64_t skipped_lines);
+                              int64_t resumed_from_step, int64_t skipped_lines,
+                              const std::string& early_stop = "");
 struct CommandResult {
   int64_t resumed_from_step = 0;
 };

@@ -207,5 +207,43 @@ TEST_F(CommandE2E, AChildThatNeverWritesAMetricIsDone) {
   EXPECT_NE(table.out.find("1/1"), std::string::npos) << table.out;
 }
 
+TEST_F(CommandE2E, AStopOnOutcomeEndsTheRunEarlyAndTheCoordinatorJudgesIt) {
+  // loss becomes NaN at step 3 in one cell; stop_on ends that run there,
+  // the other runs to step 50. A boundary-style outcome table follows.
+  Script("diverge.sh", R"(trap 'exit 3' TERM
+i=1
+while [ $i -le 50 ]; do
+  if [ "$1" = "--blow=true" ] && [ $i -ge 3 ]; then v='"nan"'; else v=$i; fi
+  echo "{\"step\": $i, \"loss\": $v}" >> "$TAILSWEEP_METRICS_FILE"
+  sleep 0.05; i=$((i+1))
+done
+)");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(
+      "name: stop\nkind: command\ncommand: [./diverge.sh, \"--blow=${blow}\"]\n"
+      "outcomes:\n  diverged: {metric: loss, not_finite: true}\n"
+      "  big: {metric: loss, above: 40, at: max}\n"
+      "stop_on: [diverged]\ngrid:\n  blow: [true, false]\n");
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2))
+      << QueryText("SELECT last_error FROM jobs");
+  // One curve stops short of step 50, the other reaches it.
+  EXPECT_LT(Query("SELECT MIN(top) FROM (SELECT MAX(step) AS top FROM "
+                  "metrics GROUP BY job_id)"),
+            50);
+  EXPECT_EQ(Query("SELECT MAX(step) FROM metrics"), 50);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE "
+                  "json_extract(result, '$.early_stop') = 'diverged'"),
+            1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE "
+                  "json_extract(result, '$.outcomes.diverged') = 1"),
+            1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE "
+                  "json_extract(result, '$.outcomes.big') = 1"),
+            1);
+  const testing::CommandResult table = Cli("results stop");
+  EXPECT_NE(table.out.find("diverged"), std::string::npos) << table.out;
+}
+
 }  // namespace
 }  // namespace tailsweep
