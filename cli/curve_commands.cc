@@ -117,9 +117,7 @@ RunFn DefineLogs(CLI::App& app) {
     // line breaks and tabs of the tail stay readable.
     std::cerr << "job " << log.job_id() << ": " << log.state()
               << (log.last_error().empty() ? "" : ", last error: ")
-              << EscapeControl(
-                     log.last_error().substr(0, log.last_error().find('\n')))
-              << "\n";
+              << EscapeControl(ErrorHeadline(log.last_error(), 300)) << "\n";
     if (log.logs_size() == 0) {
       std::cerr << "no stderr kept for this job yet (it is sent when an "
                    "attempt ends)\n";

@@ -88,13 +88,13 @@ RunFn DefineJobs(CLI::App& app) {
     if (csv) t.header.push_back("job_state");
     for (const auto& j : *jobs) {
       // The table shows a short id (enough for `tailsweep logs`), the
-      // error's first line, and a cancelled job that another sweep sharing
-      // it still runs as such; CSV keeps everything, the job's own state in
-      // its own column.
+      // error's headline (messages.h), and a cancelled job that another sweep
+      // sharing it still runs as such; CSV keeps everything, the job's own
+      // state in its own column.
       std::string error = j.last_error();
       std::string state = j.state();
       if (!csv) {
-        error = error.substr(0, std::min(error.find('\n'), size_t{60}));
+        error = ErrorHeadline(error, 80);
         if (!j.job_state().empty() && j.job_state() != j.state()) {
           absl::StrAppend(&state, " (", j.job_state(), " for another sweep)");
         }
