@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
-#include "cli/command_results.h"
+#include "report/command_results.h"
 #include "cli/connection.h"
 #include "cli/messages.h"
 #include "cli/output.h"

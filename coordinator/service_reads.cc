@@ -220,7 +220,7 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
     return grpc::Status::OK;
   }
   // Train, or command: its table is made of the jobs' results by the
-  // client (cli/command_results.h); the counts per cell hold for it too.
+  // client (report/command_results.h); the counts per cell hold for it too.
   resp->set_kind(std::string(JobKindName(snap.kind)));
   v1::PivotTable* out = resp->mutable_pivot();
   out->set_group_by(snap.pivot.group_by);

@@ -20,6 +20,7 @@
 #include "core/schema/sweep_spec.h"
 #include "core/schema/version.h"
 #include "proto/wire_records.h"
+#include "report/command_results.h"
 #include "report/result_json.h"
 
 namespace tailsweep {
@@ -56,10 +57,12 @@ std::string ParamOr(const v1::JobInfo& job, const std::string& key,
   return fallback;
 }
 
-// One job's curves: loss and spread ratio at `curve_points`, attention per
-// layer at `attention_points`, as {name: [[steps], [values]]}.
+// One job's curves as {name: [[steps], [values]]}: a train job's loss and
+// spread ratio at `curve_points` and attention per layer at
+// `attention_points`; a command job's every metric at `curve_points`.
 absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
-                            int64_t layers, const ReportOptions& o) {
+                            int64_t layers, bool every_metric,
+                            const ReportOptions& o) {
   json series = json::object();
   auto read = [&](std::vector<std::string> names,
                   int max_points) -> absl::Status {
@@ -78,6 +81,11 @@ absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
     }
     return absl::OkStatus();
   };
+  if (every_metric) {
+    // (No names reads every metric.)
+    if (absl::Status s = read({}, o.curve_points); !s.ok()) return s;
+    return series;
+  }
   if (absl::Status s = read({kLossMetric, kSpreadRatioMetric}, o.curve_points);
       !s.ok()) {
     return s;
@@ -177,6 +185,14 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
                              const v1::GetResultsResponse& results,
                              const ReportOptions& options, json& doc) {
   const std::vector<v1::JobInfo>* jobs = &all_jobs;
+  const bool command = ParseJobKind(results.kind()) == JobKind::kCommand;
+  if (command) {
+    // A command sweep's own table: its metrics and outcomes per cell
+    // (command_results.h), as `tailsweep results` prints it.
+    const cli::Table t = CommandResultsTable(all_jobs, /*per_seed=*/false,
+                                             /*full_precision=*/false);
+    doc["command_table"] = {{"header", t.header}, {"rows", t.rows}};
+  }
   // Cells: the results' rows, each with the jobs whose grid values, seed
   // left out, are the cell's.
   json cells = json::array();
@@ -198,7 +214,7 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
     }
     const std::optional<TrainResult> result = ResultOf(job);
     json d = JobDoc(job, layers, result);
-    absl::StatusOr<json> series = Series(calls, job, layers, options);
+    absl::StatusOr<json> series = Series(calls, job, layers, command, options);
     if (!series.ok()) return series.status();
     d["series"] = std::move(*series);
     const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));

@@ -316,18 +316,34 @@
         el('table', {class: 'results cells'}, el('thead', {}, head), body));
   }
 
-  function cellSection(d, i) {
-    const c = d.cells[i];
-    const jobs = c.jobs.map((j) => d.jobs[j]);
-    const sec = el('section', {class: 'cell', id: 'cell-' + i},
-        el('h3', {text: cellLabel(c.cell)}),
-        el('p', {class: 'marks', text: resultText(c.result) + '; ' + marks(c.result)}));
-    const line = (name) => jobs.map((j, k) => ({
-      label: 'seed ' + (j.seed || k), data: j.series[name], color: COLORS[k % COLORS.length]}));
+  // A command sweep's table (report/command_results.h): per cell, done/jobs,
+  // each metric's last value (median over seeds) and each outcome's k/n.
+  function commandTable(d) {
+    const t = d.command_table;
+    const head = el('tr', {}, ...t.header.map((k) => el('th', {text: k})));
+    const body = el('tbody', {});
+    t.rows.forEach((row, i) => {
+      body.append(el('tr', {}, ...row.map((v, k) => el('td', {},
+          k === 0 && d.cells[i] ? el('a', {href: '#cell-' + i, text: v}) : v))));
+    });
+    return el('section', {}, el('h2', {text: 'Results'}),
+        el('p', {class: 'note', text: 'Per cell, seeds pooled: each metric\'s last logged value ' +
+          '(median over the done jobs); each outcome as runs where it holds, of those done.'}),
+        el('table', {class: 'results cells'}, el('thead', {}, head), body));
+  }
+
+  // A command job's curves: one chart per metric any of the cell's jobs
+  // logged, one line per seed, linear y.
+  function commandCharts(jobs, line, i) {
+    const names = Array.from(new Set(jobs.flatMap((j) => Object.keys(j.series)))).sort();
+    return names.map((name, k) => chart('metric-' + i + '-' + k, name, line(name), {smooth: true}));
+  }
+
+  // A train job's charts: loss, spread ratio, attention per layer, clouds.
+  function trainCharts(d, c, i, jobs, line, grid) {
     const onsets = jobs.flatMap((j, k) => [
       j.collapse_step !== null ? {x: j.collapse_step, color: COLORS[k % COLORS.length]} : null,
       j.diverged_step !== null ? {x: j.diverged_step, color: '#000'} : null].filter(Boolean));
-    const grid = el('div', {class: 'charts'});
     grid.append(chart('loss-' + i, 'loss (log y; dashed: collapse onset per seed)',
         line('loss'), {log: true, smooth: true, vlines: onsets}));
     // Never smoothed: the collapse rule reads the raw values against the
@@ -352,6 +368,21 @@
             ': prediction against target (symlog axes)', cloud));
       }
     }
+  }
+
+  function cellSection(d, i) {
+    const c = d.cells[i];
+    const jobs = c.jobs.map((j) => d.jobs[j]);
+    const sec = el('section', {class: 'cell', id: 'cell-' + i},
+        el('h3', {text: cellLabel(c.cell)}),
+        el('p', {class: 'marks', text: d.sweep.kind === 'command' ?
+          c.result.done + ' of ' + c.result.jobs + ' jobs done' :
+          resultText(c.result) + '; ' + marks(c.result)}));
+    const line = (name) => jobs.map((j, k) => ({
+      label: 'seed ' + (j.seed || k), data: j.series[name], color: COLORS[k % COLORS.length]}));
+    const grid = el('div', {class: 'charts'});
+    if (d.sweep.kind === 'command') grid.append(...commandCharts(jobs, line, i));
+    else trainCharts(d, c, i, jobs, line, grid);
     sec.append(grid);
     const failed = jobs.filter((j) => j.last_error);
     for (const j of failed) {
@@ -472,7 +503,7 @@
       });
       controls.append(slider, ' ', shown);
       if (d.search) parts.push(searchSection(d));
-      parts.push(pivot(d), cellsTable(d), controls);
+      parts.push(...(d.command_table ? [commandTable(d)] : [pivot(d), cellsTable(d)]), controls);
       d.cells.forEach((_, i) => parts.push(cellSection(d, i)));
     }
     parts.push(specSection(d));

@@ -242,6 +242,46 @@ fixed:
   EXPECT_NE(markup.value("text", "").find("no points yet"), std::string::npos);
 }
 
+TEST_F(ReportE2E, ACommandSweepsReportHasItsTableAndAChartPerMetric) {
+  StartDashboard();
+  // A shell child logging two metrics of its own names for 10 steps.
+  const std::string script = dir_ + "/two.sh";
+  std::ofstream(script) << R"(#!/bin/sh
+i=1
+while [ $i -le 10 ]; do
+  echo "{\"step\": $i, \"my_loss\": $((100 / i)), \"acc/top1\": $i}" >> "$TAILSWEEP_METRICS_FILE"
+  i=$((i+1))
+done
+)";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  SubmitWithToken(R"(name: cmd
+kind: command
+command: [./two.sh, "${args}"]
+outcomes:
+  good: {metric: acc/top1, above: 5}
+grid:
+  width: [1, 2]
+  seed: [0, 1]
+)");
+  StartWorker("w", {"--exit-when-idle", "--token-file", dir_ + "/token"});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 4))
+      << TokenCli("jobs cmd").out;
+  const testing::CommandResult r =
+      TokenCli("report cmd --out " + dir_ + "/report-cmd");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json cmd =
+      Browser("file://" + dir_ + "/report-cmd/report.html", "cmd");
+  ExpectCleanPage(cmd);
+  EXPECT_EQ(cmd.value("charts", 0), 4);     // 2 cells x (my_loss, acc/top1)
+  EXPECT_EQ(cmd.value("cell_rows", 0), 2);  // the command table, per cell
+  EXPECT_EQ(cmd.value("pivot_rows", -1), 0);
+  EXPECT_EQ(cmd.value("max_step", 0), 10);
+  const std::string text = cmd.value("text", "");
+  for (const char* shown : {"my_loss", "acc/top1", "good", "2/2"}) {
+    EXPECT_NE(text.find(shown), std::string::npos) << shown << "\n" << text;
+  }
+}
+
 TEST_F(ReportE2E, TheLivePageShowsANewPointWithoutAReload) {
   StartDashboard();
   SubmitWithToken(TinySpec("live", "  kernel: [softmax]\n", {}));

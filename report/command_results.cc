@@ -1,4 +1,4 @@
-#include "cli/command_results.h"
+#include "report/command_results.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "core/number_text.h"
 #include "core/schema/json_number.h"
 
-namespace tailsweep::cli {
+namespace tailsweep {
 namespace {
 
 using json = nlohmann::json;
@@ -37,8 +37,8 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-Table CommandResultsTable(const std::vector<v1::JobInfo>& jobs, bool per_seed,
-                          bool full_precision) {
+cli::Table CommandResultsTable(const std::vector<v1::JobInfo>& jobs,
+                               bool per_seed, bool full_precision) {
   std::vector<Row> rows;
   std::map<std::string, size_t> index;
   std::set<std::string> metrics, outcomes;
@@ -83,7 +83,7 @@ Table CommandResultsTable(const std::vector<v1::JobInfo>& jobs, bool per_seed,
       }
     }
   }
-  Table t;
+  cli::Table t;
   t.header = keys;
   if (per_seed) t.header.insert(t.header.begin(), "job");
   t.header.push_back("done");
@@ -123,4 +123,4 @@ Table CommandResultsTable(const std::vector<v1::JobInfo>& jobs, bool per_seed,
   return t;
 }
 
-}  // namespace tailsweep::cli
+}  // namespace tailsweep
