@@ -75,9 +75,11 @@ absl::Status Store::Complete(const std::string& worker,
     // Stored compact, one line per result (sqlite3 and pandas read it so).
     std::string compact = nlohmann::json::parse(result_json).dump();
     // A job cancelled while this lease ran is done all the same: the
-    // result exists (done wins).
+    // result exists (done wins). An earlier attempt's error is history
+    // (events), not this job's state.
     absl::StatusOr<sql::Statement> st = db.Prepare(
-        "UPDATE jobs SET state = 'done', holder = NULL, updated_ms = ? "
+        "UPDATE jobs SET state = 'done', holder = NULL, last_error = NULL, "
+        "updated_ms = ? "
         "WHERE job_id = ? AND state IN ('leased', 'cancelled')");
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());

@@ -273,6 +273,28 @@ TEST_F(StoreTest, FailuresBackOffThenFailWithTheLastError) {
   EXPECT_EQ(it->last_error, "crash two");
 }
 
+TEST_F(StoreTest, ADoneJobShowsNoErrorOfAnEarlierAttempt) {
+  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
+                          store_->LeaseJobs("w", 1, 1000));
+  ASSERT_EQ(l.size(), 1u);
+  const std::string job = l[0].job_id;
+  TS_ASSERT_OK(store_->Fail("w", job, 1, "crash one"));
+  clock_.Advance(60000);  // past the retry's backoff
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> retry,
+                          store_->LeaseJobs("w", 4, 1000));
+  auto again = std::find_if(retry.begin(), retry.end(),
+                            [&](const Lease& r) { return r.job_id == job; });
+  ASSERT_NE(again, retry.end());
+  TS_ASSERT_OK(store_->Complete("w", job, again->epoch, testing::TestResult()));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> rows, store_->Jobs("s"));
+  auto it = std::find_if(rows.begin(), rows.end(),
+                         [&](const JobRow& r) { return r.job_id == job; });
+  ASSERT_NE(it, rows.end());
+  EXPECT_EQ(it->state, JobState::kDone);
+  EXPECT_EQ(it->last_error, "");
+}
+
 // What `status` says early stopping saved: done runs whose result has an
 // early_stop, and their config's steps less the steps they ran.
 TEST_F(StoreTest, EarlyStopsCountTheRunsAndTheStepsTheyDidNotRun) {
