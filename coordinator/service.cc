@@ -8,6 +8,7 @@
 #include "coordinator/aggregate.h"
 #include "coordinator/sqlite_db.h"
 #include "coordinator/validate.h"
+#include "core/schema/job_kind.h"
 #include "core/schema/logging.h"
 #include "proto/status_details.h"
 #include "proto/wire_records.h"
@@ -61,9 +62,16 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
                                            v1::LeaseJobsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  // Only kinds the worker runs; one that names none is an older build.
+  std::vector<std::string> kinds(req->kinds().begin(), req->kinds().end());
+  if (kinds.empty()) {
+    for (JobKind k : kJobKindsOfUnnamedWorkers) {
+      kinds.emplace_back(JobKindName(k));
+    }
+  }
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id(),
-      {req->free_slots().begin(), req->free_slots().end()});
+      {req->free_slots().begin(), req->free_slots().end()}, kinds);
   if (!leases.ok()) return Answer(leases.status());
   if (leases->empty()) {
     absl::StatusOr<bool> more = store_->HasUnfinishedJobs();

@@ -130,11 +130,13 @@ class Store {
   // `free_slots`: the worker's free slots per placement unit
   // (core/schema/device_placement.h); only jobs that fit are leased, placed
   // in order as PlaceJob does, and jobs that do not fit are passed over for
-  // later ones. Empty: only jobs whose "gpus" is 1.
+  // later ones. Empty: only jobs whose "gpus" is 1. `kinds`: only jobs of
+  // these kinds (job_kind.h names) are leased; empty: every kind.
   absl::StatusOr<std::vector<Lease>> LeaseJobs(
       const std::string& worker, int64_t max_jobs, int64_t lease_ms,
       const std::string& request_id = "",
-      const std::vector<int>& free_slots = {});
+      const std::vector<int>& free_slots = {},
+      const std::vector<std::string>& kinds = {});
 
   // Whether any job is queued (ready or waiting out a retry's backoff) or
   // leased: more work may come to an idle worker. On the read connection.

@@ -49,10 +49,12 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
 }
 
 // Queued jobs in order, those asking for more units than have a free slot
-// left out by SQLite; the rest are placed one by one (PlaceJob) until
+// left out by SQLite, and those of a kind not in `kinds` (when it is not
+// empty) passed over; the rest are placed one by one (PlaceJob) until
 // max_jobs are picked or no slot is left. Into *granted, not yet taken.
 absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
                         int64_t max_jobs, const std::vector<int>& free_slots,
+                        const std::vector<std::string>& kinds,
                         std::vector<Lease>* granted) {
   std::vector<int> free = free_slots;
   int64_t units = free_slots.empty() ? 1 : 0;
@@ -72,6 +74,10 @@ absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
     absl::StatusOr<bool> row = pick->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
+    if (!kinds.empty() &&
+        std::find(kinds.begin(), kinds.end(), pick->Text(4)) == kinds.end()) {
+      continue;
+    }
     Lease l;
     l.params = FromJson(pick->Text(1));
     if (!free_slots.empty()) {
@@ -112,7 +118,8 @@ absl::StatusOr<bool> Store::MayLease(const std::string& worker,
 
 absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     const std::string& worker, int64_t max_jobs, int64_t lease_ms,
-    const std::string& request_id, const std::vector<int>& free_slots) {
+    const std::string& request_id, const std::vector<int>& free_slots,
+    const std::vector<std::string>& kinds) {
   const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   const int64_t steady = clock_->SteadyMs();
@@ -140,7 +147,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       if (*seen) return absl::OkStatus();
     }
     TS_RETURN_IF_ERROR(
-        PickQueued(db, now, lease_ms, max_jobs, free_slots, &granted));
+        PickQueued(db, now, lease_ms, max_jobs, free_slots, kinds, &granted));
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
         "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "

@@ -130,6 +130,16 @@ absl::Status Validate(const v1::LeaseJobsRequest& req) {
                                   req.free_slots(i), ")"));
     }
   }
+  if (req.kinds_size() > 16) {
+    return Invalid(
+        absl::StrCat("at most 16 kinds (got ", req.kinds_size(), ")"));
+  }
+  for (int i = 0; i < req.kinds_size(); ++i) {
+    if (req.kinds(i).size() > 64) {
+      return Invalid(
+          absl::StrCat("kinds[", i, "] is longer than 64 characters"));
+    }
+  }
   return CheckLeaseMs(req.lease_ms());
 }
 

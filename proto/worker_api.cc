@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/job_kind.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/client_channel.h"
 #include "proto/progress_watchdog.h"
@@ -122,6 +123,8 @@ absl::Status WorkerApi::LeaseJobs(const LeaseRequest& request,
   req.set_max_jobs(request.max_jobs);
   req.set_lease_ms(options_.lease_ms);
   for (int f : request.free_slots) req.add_free_slots(f);
+  // This build runs every kind it knows.
+  for (JobKind k : kJobKinds) req.add_kinds(std::string(JobKindName(k)));
   req.set_request_id(request.request_id);
   v1::LeaseJobsResponse resp;
   absl::Status status =

@@ -22,6 +22,12 @@ enum class JobKind { kTrain, kTails, kCommand };
 inline constexpr std::array<JobKind, 3> kJobKinds = {
     JobKind::kTrain, JobKind::kTails, JobKind::kCommand};
 
+// What a worker that names no kinds when it asks for jobs runs (a build
+// from before LeaseJobsRequest.kinds): it would fail every job of a later
+// kind, so it is leased only these.
+inline constexpr std::array<JobKind, 2> kJobKindsOfUnnamedWorkers = {
+    JobKind::kTrain, JobKind::kTails};
+
 // "train", "tails" or "command".
 absl::string_view JobKindName(JobKind kind);
 // The kind named `name`; nullopt for any other text.
