@@ -14,7 +14,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
-#include "report/command_results.h"
 #include "cli/connection.h"
 #include "cli/messages.h"
 #include "cli/output.h"
@@ -23,10 +22,11 @@
 #include "cli/search_results.h"
 #include "core/number_text.h"
 #include "core/schema/command_job.h"
-#include "core/schema/job_kind.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_state.h"
 #include "core/schema/json_number.h"
 #include "core/schema/sweep_spec.h"
+#include "report/command_results.h"
 #include "report/result_json.h"
 
 namespace tailsweep::cli {
@@ -257,7 +257,7 @@ RunFn DefineResults(CLI::App& app) {
     absl::StatusOr<v1::GetResultsResponse> all = GetAllResults(f->c, req);
     if (!all.ok()) return all.status();
     const v1::GetResultsResponse& results = *all;
-    if (ParseJobKind(results.kind()) == JobKind::kCommand) {
+    if (ResultTableOf(results.kind()) == ResultTable::kMetricSummary) {
       absl::StatusOr<std::vector<v1::JobInfo>> jobs =
           ListAllJobs(f->c, f->sweep, "");
       if (!jobs.ok()) return jobs.status();
@@ -287,7 +287,7 @@ RunFn DefineResults(CLI::App& app) {
       }
       return absl::OkStatus();
     }
-    if (ParseJobKind(results.kind()) == JobKind::kTails) {
+    if (ResultTableOf(results.kind()) == ResultTable::kTailsRows) {
       Table t = TailsTable(TailsRows(results));
       if (f->format == "json") {
         json doc = json::array();

@@ -5,8 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/render.h"
-#include "core/schema/command_spec.h"
-#include "core/schema/job_protocol.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep::cli {
@@ -27,11 +26,11 @@ absl::StatusOr<Prepared> Prepare(const std::string& path,
     spec = ApplyOverrides(*spec, overrides);
     if (!spec.ok()) return spec.status();
   }
-  if (spec->kind == JobKind::kCommand) {
-    // Where it runs and what its code hashes to are known here, where the
-    // files are; the spec that goes records them.
+  if (const JobKindDef& def = KindDef(spec->kind); def.prepare_submit) {
+    // What only this machine knows (a command's workdir and code hash) is
+    // resolved here, where the files are; the spec that goes records it.
     const std::string dir = std::filesystem::path(path).parent_path().string();
-    if (absl::Status s = PrepareCommandForSubmit(dir, spec->command); !s.ok()) {
+    if (absl::Status s = def.prepare_submit(dir, *spec); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
     }
     spec = ParseSweepSpec(SweepSpecYaml(*spec), path);

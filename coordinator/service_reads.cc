@@ -8,6 +8,7 @@
 #include "coordinator/downsample.h"
 #include "coordinator/service.h"
 #include "coordinator/validate.h"
+#include "core/schema/job_kinds.h"
 #include "proto/wire_records.h"
 
 namespace tailsweep {
@@ -59,7 +60,7 @@ absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
   for (const JobRow& j : *jobs) {
     if (j.state == JobState::kDone) ++s.done;
   }
-  if (s.kind == JobKind::kTails) {
+  if (KindDef(s.kind).table == ResultTable::kTailsRows) {
     s.tails = SummarizeTails(*jobs, over_seeds);
   } else {
     s.summaries = Summarize(*jobs, over_seeds);
@@ -198,8 +199,8 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
     resp->set_next_page_token(absl::StrCat(id, ".", i - 1));
     return true;
   };
-  if (snap.kind == JobKind::kTails) {
-    resp->set_kind(std::string(JobKindName(JobKind::kTails)));
+  resp->set_kind(std::string(JobKindName(snap.kind)));
+  if (KindDef(snap.kind).table == ResultTable::kTailsRows) {
     for (size_t i = first; i < snap.tails.size(); ++i) {
       const TailsSummary& t = snap.tails[i];
       v1::TailsResultRow row;
@@ -219,9 +220,9 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
     }
     return grpc::Status::OK;
   }
-  // Train, or command: its table is made of the jobs' results by the
-  // client (report/command_results.h); the counts per cell hold for it too.
-  resp->set_kind(std::string(JobKindName(snap.kind)));
+  // Train cells, or a metric summary: its table is made of the jobs'
+  // results by the client (report/command_results.h); the counts per cell
+  // hold for it too.
   v1::PivotTable* out = resp->mutable_pivot();
   out->set_group_by(snap.pivot.group_by);
   for (const std::string& c : snap.pivot.columns) out->add_columns(c);

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
-#include "core/schema/command_job.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 
 namespace tailsweep {
@@ -56,22 +56,11 @@ absl::Status Store::Complete(const std::string& worker,
     const absl::StatusOr<JobKind> job_kind =
         store_internal::ParseKind(kind->Text(0));
     if (!job_kind.ok()) return job_kind.status();
-    const bool tails = *job_kind == JobKind::kTails;
-    const bool command = *job_kind == JobKind::kCommand;
+    const JobKindDef& def = KindDef(*job_kind);
     const std::string params_json = kind->Text(1);
     kind->Reset().IgnoreError();
-    int64_t resumed_from = 0;
-    if (tails) {
-      TS_RETURN_IF_ERROR(ParseTailsResult(result_json).status());
-    } else if (command) {
-      absl::StatusOr<CommandResult> r = ParseCommandResult(result_json);
-      if (!r.ok()) return r.status();
-      resumed_from = r->resumed_from_step;
-    } else {
-      absl::StatusOr<TrainResult> train = ParseTrainResult(result_json);
-      if (!train.ok()) return train.status();
-      resumed_from = train->resumed_from_step;
-    }
+    const absl::StatusOr<int64_t> resumed_from = def.check_result(result_json);
+    if (!resumed_from.ok()) return resumed_from.status();
     // Stored compact, one line per result (sqlite3 and pandas read it so).
     std::string compact = nlohmann::json::parse(result_json).dump();
     // A job cancelled while this lease ran is done all the same: the
@@ -90,19 +79,15 @@ absl::Status Store::Complete(const std::string& worker,
         "DELETE FROM metrics WHERE job_id = ? AND epoch < ? AND step > ?");
     if (!splice.ok()) return splice.status();
     TS_RETURN_IF_ERROR(
-        splice->Bind(1, job_id).Bind(2, epoch).Bind(3, resumed_from).Run());
-    if (command) {
+        splice->Bind(1, job_id).Bind(2, epoch).Bind(3, *resumed_from).Run());
+    if (def.metric_outcomes) {
       // Judged here, on every attempt's points: a resumed attempt's host
       // never saw the earlier ones.
       absl::StatusOr<std::vector<MetricSummary>> summary =
           store_internal::MetricSummaries(db, job_id);
       if (!summary.ok()) return summary.status();
-      std::vector<OutcomeRule> rules;
-      if (absl::StatusOr<CommandSpec> def =
-              store_internal::CommandDefinitionOf(params_json);
-          def.ok()) {
-        rules = def->outcomes;
-      }
+      const std::vector<OutcomeRule> rules =
+          def.metric_outcomes(store_internal::FromJson(params_json));
       compact = CommandResultWithSummary(compact, *summary,
                                          JudgeOutcomes(rules, *summary));
     }

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/job_config.h"
 #include "core/schema/boundary_search.h"
-#include "core/schema/job_kind.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 #include "core/schema/json_number.h"
 #include "core/schema/metrics_line.h"
@@ -185,7 +185,8 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
                              const v1::GetResultsResponse& results,
                              const ReportOptions& options, json& doc) {
   const std::vector<v1::JobInfo>* jobs = &all_jobs;
-  const bool command = ParseJobKind(results.kind()) == JobKind::kCommand;
+  const bool command =
+      ResultTableOf(results.kind()) == ResultTable::kMetricSummary;
   if (command) {
     // A command sweep's own table: its metrics and outcomes per cell
     // (command_results.h), as `tailsweep results` prints it.
@@ -266,7 +267,7 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
   absl::StatusOr<v1::GetResultsResponse> results =
       GetAllResults(calls, std::move(rreq));
   if (!results.ok()) return results.status();
-  if (ParseJobKind(results->kind()) == JobKind::kTails) {
+  if (ResultTableOf(results->kind()) == ResultTable::kTailsRows) {
     doc["tails"] = TailsDoc(*results);
     return Dump(doc);
   }

@@ -15,13 +15,19 @@ type (grpc::...) or includes gRPC or the generated service header
 and see absl::Status. The coordinator's service code (GRPC_SERVICE_FILES),
 proto/, tests and benchmarks may.
 
-  tests/layers_test.py [--grpc] [REPO_ROOT]
+With --kinds, the third rule (issue 36): a job kind is one registration
+(core/schema/job_kinds.h). No file outside a kind's own file
+(core/schema/*_kind.cc) and the enum's (core/schema/job_kind.h/.cc)
+branches on which kind a job is: no comparison with a JobKind value, no
+`case JobKind::...`. Code asks the kind's definition instead.
+
+  tests/layers_test.py [--grpc | --kinds] [REPO_ROOT]
 """
 import os
 import re
 import sys
 
-ARGS = [a for a in sys.argv[1:] if a != "--grpc"]
+ARGS = [a for a in sys.argv[1:] if a not in ("--grpc", "--kinds")]
 ROOT = os.path.abspath(ARGS[0] if ARGS else
                        os.path.join(os.path.dirname(__file__), ".."))
 GRPC = re.compile(r'\bgrpc::|#include\s*[<"]grpc|\.grpc\.pb\.h"')
@@ -127,5 +133,35 @@ def grpc_main():
     return 1 if broken else 0
 
 
+KIND_FOLDERS = ("core", "worker", "cli", "report", "coordinator", "proto")
+KIND_BRANCH = re.compile(r"[=!]=\s*(?:\w+::)?JobKind::k|JobKind::k\w+\s*[=!]="
+                         r"|case\s+(?:\w+::)?JobKind::k")
+KIND_OWNERS = re.compile(r"core/schema/(\w+_kind\.cc|job_kind\.(h|cc))$")
+
+
+def kinds_main():
+    broken = 0
+    checked = 0
+    for folder in KIND_FOLDERS:
+        for base, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cc")):
+                    continue
+                path = os.path.relpath(os.path.join(base, name), ROOT)
+                if KIND_OWNERS.match(path):
+                    continue
+                checked += 1
+                for n, line in enumerate(open(os.path.join(ROOT, path),
+                                              errors="replace"), 1):
+                    if KIND_BRANCH.search(line.split("//")[0]):
+                        broken += 1
+                        print(f"{path}:{n}: {line.strip()}")
+    print(f"{checked} files outside the kinds' own files checked; {broken} "
+          f"lines branch on a job kind")
+    return 1 if broken else 0
+
+
 if __name__ == "__main__":
-    sys.exit(grpc_main() if "--grpc" in sys.argv[1:] else main())
+    if "--grpc" in sys.argv[1:]:
+        sys.exit(grpc_main())
+    sys.exit(kinds_main() if "--kinds" in sys.argv[1:] else main())

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/schema/checkpoint_bundle.h"
 #include "core/schema/file_util.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/lease_file.h"
 #include "core/schema/metrics_line.h"
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/schema/file_util.h"
+#include "core/schema/job_kinds.h"
 #include "process/child_process.h"
 
 namespace tailsweep {

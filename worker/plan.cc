@@ -64,7 +64,7 @@ void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
   // The child has exited: deliver its metrics, then its outcome.
   if (heartbeat_due) out->push_back(JobAction(Kind::kHeartbeat, job));
   const bool metrics_done = !job.metrics_unacked && job.metrics_read_to_end;
-  if (metrics_done && job.outcome == JobOutcome::kDone && job.train &&
+  if (metrics_done && job.outcome == JobOutcome::kDone && job.result_points &&
       !job.result_points_queued) {
     out->push_back(JobAction(Kind::kQueueResult, job));
     return;

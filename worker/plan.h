@@ -51,7 +51,8 @@ struct HeldJob {
   int64_t id = 0;  // the worker's own number for this attempt
   std::string job_id;
   int64_t epoch = 0;
-  bool train = true;  // kind train (else tails)
+  // Its kind adds points from a done result (job_kinds.h result_points).
+  bool result_points = true;
   // Its slots, e.g. {"cuda:0/1"}: one per device it asked for ("gpus").
   std::vector<std::string> slots;
   bool running = true;  // its child has not been seen exiting

@@ -14,7 +14,7 @@
 #include "core/schema/command_job.h"
 #include "core/schema/device_placement.h"
 #include "core/schema/file_util.h"
-#include "core/schema/job_kind.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 #include "core/schema/logging.h"
 #include "core/schema/utf8.h"
@@ -170,7 +170,7 @@ PlanInput Worker::View() {
     h.id = job->id;
     h.job_id = job->lease.job_id;
     h.epoch = job->lease.epoch;
-    h.train = job->lease.kind == JobKind::kTrain;
+    h.result_points = KindDef(job->lease.kind).result_points != nullptr;
     h.slots = job->slots;
     h.running = job->running;
     h.outcome = job->finished.outcome;
@@ -348,7 +348,7 @@ void Worker::Start(const Pending& pending) {
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
       options_.max_batch_points, options_.max_unacked_batches,
-      /*generic=*/job->lease.kind == JobKind::kCommand);
+      /*generic=*/KindDef(job->lease.kind).any_metric_names);
   // Renewed a third into the lease, counted from when it began: at once for
   // a lease whose first answers were lost.
   job->next_heartbeat_ms = pending.asked_ms + options_.lease_ms / 3;
@@ -377,7 +377,8 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
     spdlog::warn("{}: no checkpoint downloaded ({}); it starts from step {}",
                  j.tag, std::string(download.message()), local_step);
   }
-  if (j.lease.kind == JobKind::kCommand) {
+  const JobKindDef& kind = KindDef(j.lease.kind);
+  if (kind.checkpoint_directories) {
     // A downloaded checkpoint is a bundle of the child's step-N/ directory.
     if (absl::Status s = files_->UnpackCheckpoints(j.dir); !s.ok()) {
       spdlog::warn("{}: {}", j.tag, std::string(s.message()));
@@ -410,41 +411,30 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
   child.job_id = j.lease.job_id;
   child.attempt = j.lease.attempt;
   child.resume_step = from;
-  if (j.lease.kind == JobKind::kCommand) {
-    for (const auto& [k, v] : j.lease.params) {
-      if (k != kCommandParam) continue;
-      absl::StatusOr<CommandSpec> def = ParseCommandDefinition(v);
-      if (!def.ok()) continue;
-      j.stop_grace_ms = def->stop_grace_s * 1000;
-      std::vector<OutcomeRule> rules;
-      for (const OutcomeRule& rule : def->outcomes) {
-        if (std::find(def->stop_on.begin(), def->stop_on.end(), rule.name) !=
-            def->stop_on.end()) {
-          rules.push_back(rule);
+  const ChildRules rules =
+      kind.child_rules ? kind.child_rules(j.lease.params) : ChildRules{};
+  j.stop_grace_ms = rules.stop_grace_ms;
+  if (!rules.stop_on.empty()) {
+    // Only rules that stay true once true (the spec checks): the run's
+    // verdict is the same as if it had gone on.
+    Job* job = &j;
+    j.relay->Watch([this, job, stop_on = rules.stop_on](const MetricPoint& p) {
+      if (!job->early_stop.empty() || !job->running) return;
+      for (const OutcomeRule& rule : stop_on) {
+        if (rule.metric != p.name || !HoldsAt(rule, p.value)) continue;
+        job->early_stop = rule.name;
+        spdlog::info(
+            "{}: outcome '{}' holds at step {} ({} = {}); "
+            "stopping it early (stop_on)",
+            job->tag, rule.name, p.step, p.name, p.value);
+        if (job->running && job->handle && !job->stop_sent) {
+          job->handle->Signal(SIGTERM);
+          job->stop_sent = true;
+          job->stop_sent_ms = clock_->SteadyMs();
         }
+        return;
       }
-      if (rules.empty()) continue;
-      // Only rules that stay true once true (the spec checks): the run's
-      // verdict is the same as if it had gone on.
-      Job* job = &j;
-      j.relay->Watch([this, job, rules](const MetricPoint& p) {
-        if (!job->early_stop.empty() || !job->running) return;
-        for (const OutcomeRule& rule : rules) {
-          if (rule.metric != p.name || !HoldsAt(rule, p.value)) continue;
-          job->early_stop = rule.name;
-          spdlog::info(
-              "{}: outcome '{}' holds at step {} ({} = {}); "
-              "stopping it early (stop_on)",
-              job->tag, rule.name, p.step, p.name, p.value);
-          if (job->running && job->handle && !job->stop_sent) {
-            job->handle->Signal(SIGTERM);
-            job->stop_sent = true;
-            job->stop_sent_ms = clock_->SteadyMs();
-          }
-          return;
-        }
-      });
-    }
+    });
   }
   if (absl::StartsWith(child.device, "cuda:")) {
     std::vector<std::string> visible;

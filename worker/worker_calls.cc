@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/schema/command_job.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 #include "core/schema/utf8.h"
 #include "worker/worker.h"
@@ -91,9 +91,10 @@ void Worker::SendMetrics(Job& job) {
 
 void Worker::QueueResult(Job& job) {
   job.result_points_queued = true;
-  absl::StatusOr<TrainResult> result =
-      ParseTrainResult(job.finished.result_json);
-  if (result.ok()) job.relay->AddBatch(ResultPoints(*result));
+  const JobKindDef& def = KindDef(job.lease.kind);
+  if (def.result_points) {
+    job.relay->AddBatch(def.result_points(job.finished.result_json));
+  }
 }
 
 void Worker::StartTransfer(Job& job, std::unique_ptr<Transfer> transfer) {
@@ -169,10 +170,11 @@ void Worker::Report(Job& job, Action::Kind kind) {
   const char* what = "report";
   if (kind == Action::Kind::kComplete) {
     what = "complete";
+    const JobKindDef& def = KindDef(job.lease.kind);
     const std::string result =
-        job.lease.kind == JobKind::kCommand
-            ? CommandResultJson(job.finished.result_json, job.resumed_from,
-                                skipped, job.early_stop)
+        def.done_result
+            ? def.done_result({job.finished.result_json, job.resumed_from,
+                               skipped, job.early_stop})
             : job.finished.result_json;
     status = client_.CompleteJob(job.lease, result, tail);
     if (status.ok()) ++completed_;

@@ -108,7 +108,7 @@ absl::Status CheckTemplate(
 absl::StatusOr<std::string> CodeHash(const std::string& base,
                                      const std::vector<std::string>& paths);
 
-// The child command of a command job (ChildCommandFor's command branch).
+// The child command of a command job (the command kind's child_command).
 absl::StatusOr<ChildCommand> CommandChildFor(const ChildJob& job);
 
 // The result a worker reports for a command job that is done: the child's

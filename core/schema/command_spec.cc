@@ -129,11 +129,7 @@ absl::StatusOr<OutcomeRule> ParseRule(absl::string_view source,
 
 }  // namespace
 
-bool IsCommandSpecKey(absl::string_view key) {
-  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
-}
-
-std::string CommandSpecKeys() { return absl::StrJoin(kKeys, ", "); }
+absl::Span<const absl::string_view> CommandSectionKeys() { return kKeys; }
 
 absl::Status ParseCommandSection(absl::string_view source,
                                  const YAML::Node& root, CommandSpec& out) {

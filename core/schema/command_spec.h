@@ -24,14 +24,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/schema/command_job.h"
 
 namespace tailsweep {
 
-// Whether `key` is a top-level key of the command section.
-bool IsCommandSpecKey(absl::string_view key);
-// "command, shell, env, ...": for error messages.
-std::string CommandSpecKeys();
+// The section's top-level keys.
+absl::Span<const absl::string_view> CommandSectionKeys();
 
 // Parses the section's keys of `root` (a spec mapping) into `out`.
 absl::Status ParseCommandSection(absl::string_view source,

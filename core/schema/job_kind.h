@@ -6,8 +6,10 @@
 // program, core/schema/command_job.h). A sweep's jobs are all
 // of its kind. The names are the spec's `kind:` values, the database's
 // jobs.kind and sweeps.kind columns, the proto's `kind` strings and the
-// `tailsweep lab` subcommands: spelled here only. A new kind is added to
-// the enum and the table in job_kind.cc. Torch-free.
+// `tailsweep lab` subcommands: spelled here only. What a kind is (its
+// keys, program, result, outcomes) is its registration: job_kinds.h; a
+// new kind is its file there, a value here and its name in job_kind.cc.
+// Torch-free.
 
 #include <array>
 #include <optional>

@@ -5,7 +5,8 @@
 // process `tailsweep-lab lab train|tails` (cli/lab_main.cc), and what the
 // child leaves behind.
 //
-// - Command line and environment: ChildCommandFor. A train job gets every
+// - Command line and environment: ChildCommandFor (job_kinds.h). A train job
+// gets every
 //   job key as --set KEY=VALUE, --out-dir, --device (cpu or cuda; the
 //   job's GPUs are made the only visible ones: CUDA_VISIBLE_DEVICES is set
 //   to ChildJob::visible_devices, worker/allocation.h says which entries)
@@ -84,9 +85,9 @@ struct ChildCommand {
   std::vector<std::pair<std::string, std::string>> files = {};
 };
 
-// InvalidArgument for an unknown kind, a key the kind's schema does not
-// have, or a bad value (job_config.h, tails_job.h).
-absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job);
+// The start of a `tailsweep-lab lab KIND` child's command: argv up to
+// `lab`, and the thread count in its environment (train and tails jobs).
+ChildCommand LabChildCommand(const ChildJob& job);
 
 enum class JobOutcome { kDone, kStopped, kFailed };
 
@@ -100,10 +101,15 @@ struct FinishedJob {
   bool lease_ran_out = false;
 };
 
-// Reads the outcome of a job whose child exited with `exit_code` (128 + S
-// when killed by signal S) from its directory.
-FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
-                            int exit_code);
+// The outcome every kind reads the same from a child's exit status
+// (`exit_code`, 128 + S when killed by signal S): stopped (kExitStopped,
+// SIGTERM, SIGUSR1) or failed (any other status but 0; kExitBadInput says
+// "input refused" when `bad_input_code`). nullopt for status 0: the kind
+// reads its result.
+std::optional<FinishedJob> ReadExit(int exit_code, bool bad_input_code);
+
+// The child's result file, or a failure that says why there is none.
+absl::StatusOr<std::string> ReadResultFile(const std::string& dir);
 
 }  // namespace tailsweep
 

@@ -125,7 +125,7 @@ TEST(Plan, ATransferInFlightHoldsTheNextUploadAndTheReport) {
   stopped.transferring = true;
   HeldJob done = Exited(JobOutcome::kDone);
   done.transferring = true;
-  done.train = false;
+  done.result_points = false;
   EXPECT_EQ(
       (Strings{Describe(With({running})), Describe(With({sending})),
                Describe(With({stopped})), Describe(With({done}))}),

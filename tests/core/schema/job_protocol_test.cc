@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/schema/file_util.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 #include "tests/testing/status_matchers.h"
 

@@ -1,0 +1,158 @@
+#ifndef TAILSWEEP_CORE_SCHEMA_JOB_KINDS_H_
+#define TAILSWEEP_CORE_SCHEMA_JOB_KINDS_H_
+
+// Job kinds as registrations. A kind is one JobKindDef, defined in its own
+// file (train_kind.cc, tails_kind.cc, command_kind.cc), that owns
+// everything in which kinds differ: its spec keys and sections, its jobs'
+// parameters, the program a worker starts for a job and how that program's
+// end is read, its metrics lines and checkpoints, its result, its outcomes
+// and the table its results are read as. job_kinds.cc's table registers
+// it; no other code branches on a kind (the CLI, the report and the
+// coordinator's reads switch on ResultTable, a shape a kind picks).
+//
+// A new kind: its file (a JobKindDef), its enum value and name in
+// job_kind.h/.cc, and its line in job_kinds.cc's table. Torch-free.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/schema/command_job.h"
+#include "core/schema/job_kind.h"
+#include "core/schema/job_protocol.h"
+#include "core/schema/metric_point.h"
+
+namespace YAML {
+class Node;
+class Emitter;
+}  // namespace YAML
+
+namespace tailsweep {
+
+struct SweepSpec;
+struct SearchSpec;
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// The table a kind's results are read as (the coordinator's GetResults,
+// `tailsweep results`, the report).
+enum class ResultTable {
+  kTrainCells,     // per cell: the train result's columns (job_result.h)
+  kTailsRows,      // per (seam, n, index): the tails result's rows
+  kMetricSummary,  // per cell: each metric's summary and named outcomes
+};
+
+// How a worker treats a job's child, from the job's parameters.
+struct ChildRules {
+  // SIGTERM to SIGKILL of the child's process group; -1: never killed (the
+  // child stops itself, e.g. at a checkpoint).
+  int64_t stop_grace_ms = -1;
+  // Outcomes that end the run early once they hold at a logged point.
+  std::vector<OutcomeRule> stop_on;
+};
+
+// What a worker knows when it reports a done job.
+struct DoneRun {
+  std::string child_result;   // the child's result file ("null": none)
+  int64_t resumed_from = 0;   // the step this attempt resumed from
+  int64_t skipped_lines = 0;  // metrics lines it could not read
+  std::string early_stop;     // the stop_on outcome that ended it, or ""
+};
+
+struct JobKindDef {
+  JobKind kind = JobKind::kTrain;
+
+  // ---- The sweep spec (sweep_spec.h)
+  // OK if `key` is a job key of this kind; else why not, naming what is
+  // allowed.
+  absl::Status (*check_key)(const std::string& key) = nullptr;
+  // OK if `value` is a valid value of `key` (a key check_key accepts).
+  absl::Status (*check_value)(const std::string& key,
+                              const std::string& value) = nullptr;
+  // Whether a job key's value may also be a list of scalars.
+  bool list_values = false;
+  // The kind's own top-level spec keys and their parser and writer; none:
+  // no section.
+  absl::Span<const absl::string_view> section_keys = {};
+  absl::Status (*parse_section)(absl::string_view source,
+                                const YAML::Node& root,
+                                SweepSpec& spec) = nullptr;
+  void (*emit_section)(YAML::Emitter& out, const SweepSpec& spec) = nullptr;
+  // Resolves what only the submitting machine can (a command's workdir and
+  // code hash), relative to the spec's folder; nullptr: nothing.
+  absl::Status (*prepare_submit)(const std::string& spec_dir,
+                                 SweepSpec& spec) = nullptr;
+  // A job's whole parameters from the spec's fixed keys and one cell (the
+  // cell's values win), checked as a whole; canonical order.
+  absl::StatusOr<KeyValues> (*job_params)(const SweepSpec& spec,
+                                          const KeyValues& cell) = nullptr;
+  // A parameter that is not part of a job's identity ("": none).
+  absl::string_view not_identity = "";
+  // A search's `outcome:` text into `search`; InvalidArgument saying what
+  // is allowed. nullptr: the kind has no yes/no outcome, so no search.
+  absl::Status (*parse_outcome)(const std::string& text, const SweepSpec& spec,
+                                SearchSpec& search) = nullptr;
+  // Whether a search must name its outcome (else: collapsed).
+  bool outcome_required = false;
+
+  // ---- The worker (job_protocol.h)
+  absl::StatusOr<ChildCommand> (*child_command)(const ChildJob& job) = nullptr;
+  // The outcome of a child that exited with `exit_code`, from its
+  // directory; ReadExit has the statuses every kind shares.
+  FinishedJob (*read_finished)(const std::string& dir, int exit_code) = nullptr;
+  // Metrics lines of any names (metrics_line.h's generic lines), else the
+  // train keys.
+  bool any_metric_names = false;
+  // Checkpoints are step-N/ directories, uploaded as bundles and unpacked
+  // before a resumed attempt; else step-N.pt files.
+  bool checkpoint_directories = false;
+  // The points a done result adds to the job's curve, sent before it
+  // completes; nullptr: none.
+  std::vector<MetricPoint> (*result_points)(const std::string& result_json) =
+      nullptr;
+  // Grace period and early stops from a job's parameters; nullptr: the
+  // default ChildRules.
+  ChildRules (*child_rules)(const KeyValues& params) = nullptr;
+  // The result reported for a done job; nullptr: the child's as it is.
+  std::string (*done_result)(const DoneRun& run) = nullptr;
+
+  // ---- The coordinator
+  // Checks a reported result; the step its attempt resumed from.
+  absl::StatusOr<int64_t> (*check_result)(absl::string_view json) = nullptr;
+  // The outcomes the coordinator judges on a done job's stored metrics
+  // (every attempt's), added to its result with the metrics' summary;
+  // nullptr: the child judges its own.
+  std::vector<OutcomeRule> (*metric_outcomes)(const KeyValues& params) =
+      nullptr;
+
+  // ---- The readers
+  ResultTable table = ResultTable::kTrainCells;
+};
+
+// The registered definition of `kind`.
+const JobKindDef& KindDef(JobKind kind);
+// The definition named `name`; NotFound naming the kinds there are.
+absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name);
+// The kind whose section_keys hold `key`, or nullptr.
+const JobKindDef* KindOfSectionKey(absl::string_view key);
+// The table results of the kind named `name` are read as (a kind from the
+// wire); kTrainCells for a name this build does not know.
+ResultTable ResultTableOf(absl::string_view name);
+// "train and command": the kinds that have a search, for messages.
+std::string KindsWithSearch();
+
+// The child command for `job` (its kind's child_command). InvalidArgument
+// for an unknown kind, a key the kind does not have, or a bad value.
+absl::StatusOr<ChildCommand> ChildCommandFor(const ChildJob& job);
+// Reads the outcome of a job of `kind` whose child exited with `exit_code`
+// (128 + S when killed by signal S) from its directory.
+FinishedJob ReadFinishedJob(const std::string& kind, const std::string& dir,
+                            int exit_code);
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_CORE_SCHEMA_JOB_KINDS_H_

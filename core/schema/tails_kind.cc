@@ -1,0 +1,107 @@
+// The `tails` kind: one tail-estimator experiment (core/tails_job.h is its
+// schema), run as `tailsweep-lab lab tails`; its result is a table of
+// rows (job_result.h's TailsResultJson). It has no yes/no outcome, so no
+// search.
+
+#include <algorithm>
+#include <vector>
+
+#include "core/schema/job_kinds.h"
+#include "core/schema/job_result.h"
+#include "core/schema/status_macros.h"
+#include "core/schema/sweep_spec.h"
+#include "core/tails_job.h"
+
+namespace tailsweep {
+namespace tails_kind {  // named: the kinds' files share unity batches
+
+absl::Status CheckValue(const std::string& key, const std::string& value) {
+  TailsJobConfig scratch;
+  return SetTailsJobKey(scratch, key, value);
+}
+
+absl::Status CheckKey(const std::string& key) {
+  const std::vector<JobKey>& keys = TailsJobKeys();
+  if (std::any_of(keys.begin(), keys.end(),
+                  [&](const JobKey& k) { return k.name == key; })) {
+    return absl::OkStatus();
+  }
+  return CheckValue(key, "");  // the schema's message lists the keys
+}
+
+absl::StatusOr<KeyValues> Params(const SweepSpec& spec, const KeyValues& cell) {
+  TailsJobConfig config;
+  for (const KeyValues* kv : {&spec.fixed, &cell}) {
+    for (const auto& [k, v] : *kv) {
+      TS_RETURN_IF_ERROR(SetTailsJobKey(config, k, v));
+    }
+  }
+  return TailsJobToKeyValues(config);
+}
+
+// The job's keys as lab tails' flags.
+absl::StatusOr<ChildCommand> Child(const ChildJob& job) {
+  TailsJobConfig c;
+  for (const auto& [key, value] : job.params) {
+    TS_RETURN_IF_ERROR(SetTailsJobKey(c, key, value));
+  }
+  const KeyValues kv = TailsJobToKeyValues(c);
+  auto value = [&](absl::string_view key) {
+    for (const auto& [k, v] : kv) {
+      if (k == key) return v;
+    }
+    return std::string();
+  };
+  ChildCommand out = LabChildCommand(job);
+  out.argv.insert(
+      out.argv.end(),
+      {std::string(JobKindName(JobKind::kTails)), "--seams", value("seam"),
+       "--budgets", value("n"), "--index-grid", value("indices"), "--trials",
+       value("trials"), "--seed", value("seed"), "--reference-index",
+       value("reference_index"), "--out-dir", job.dir});
+  return out;
+}
+
+FinishedJob ReadFinished(const std::string& dir, int exit_code) {
+  if (std::optional<FinishedJob> ended = ReadExit(exit_code, true)) {
+    return *ended;
+  }
+  FinishedJob out;
+  absl::StatusOr<std::string> text = ReadResultFile(dir);
+  if (!text.ok()) {
+    out.error = std::string(text.status().message());
+    return out;
+  }
+  if (absl::Status rows = ParseTailsResult(*text).status(); !rows.ok()) {
+    out.error = std::string(rows.message());
+    return out;
+  }
+  out.outcome = JobOutcome::kDone;
+  out.result_json = *std::move(text);
+  return out;
+}
+
+absl::StatusOr<int64_t> CheckResult(absl::string_view json) {
+  TS_RETURN_IF_ERROR(ParseTailsResult(json).status());
+  return 0;  // run whole every attempt
+}
+
+}  // namespace tails_kind
+
+const JobKindDef& TailsKindDef() {
+  static const JobKindDef def = [] {
+    JobKindDef d;
+    d.kind = JobKind::kTails;
+    d.check_key = tails_kind::CheckKey;
+    d.check_value = tails_kind::CheckValue;
+    d.job_params = tails_kind::Params;
+    d.child_command = tails_kind::Child;
+    d.read_finished = tails_kind::ReadFinished;
+    d.check_result = tails_kind::CheckResult;
+    d.table = ResultTable::kTailsRows;
+    return d;
+  }();
+  return def;
+}
+
+}  // namespace tailsweep

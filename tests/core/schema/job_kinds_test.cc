@@ -1,0 +1,93 @@
+// The kinds' registrations (core/schema/job_kinds.h): each kind is
+// registered once, has what every kind must have, and is what the code
+// asks instead of branching on the kind.
+
+#include "core/schema/job_kinds.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "core/schema/sweep_spec.h"
+#include "tests/testing/status_matchers.h"
+
+namespace tailsweep {
+namespace {
+
+TEST(KindDefs, EveryKindIsRegisteredOnceWithWhatEveryKindNeeds) {
+  std::set<std::string> names;
+  for (JobKind kind : kJobKinds) {
+    const JobKindDef& def = KindDef(kind);
+    const std::string name(JobKindName(kind));
+    EXPECT_EQ(def.kind, kind) << name;
+    EXPECT_TRUE(names.insert(name).second) << name;
+    TS_ASSERT_OK_AND_ASSIGN(const JobKindDef* named, KindDefNamed(name));
+    EXPECT_EQ(named, &def) << name;
+    EXPECT_NE(def.check_key, nullptr) << name;
+    EXPECT_NE(def.check_value, nullptr) << name;
+    EXPECT_NE(def.job_params, nullptr) << name;
+    EXPECT_NE(def.child_command, nullptr) << name;
+    EXPECT_NE(def.read_finished, nullptr) << name;
+    EXPECT_NE(def.check_result, nullptr) << name;
+    // A section's keys come with their parser and writer.
+    EXPECT_EQ(def.section_keys.empty(), def.parse_section == nullptr) << name;
+    EXPECT_EQ(def.section_keys.empty(), def.emit_section == nullptr) << name;
+    // An outcome that must be named needs a way to name it.
+    EXPECT_TRUE(!def.outcome_required || def.parse_outcome) << name;
+    EXPECT_EQ(ResultTableOf(name), def.table) << name;
+  }
+  EXPECT_EQ(names.size(), kJobKinds.size());
+}
+
+TEST(KindDefs, AnUnknownNameSaysWhichKindsThereAre) {
+  absl::StatusOr<const JobKindDef*> none = KindDefNamed("eval");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(),
+            "job kind 'eval'; allowed: train, tails, command");
+  // A reader that meets a kind from a later build reads the first
+  // release's table.
+  EXPECT_EQ(ResultTableOf("eval"), ResultTable::kTrainCells);
+  EXPECT_EQ(KindOfSectionKey("grid"), nullptr);
+  EXPECT_EQ(KindOfSectionKey("command"), &KindDef(JobKind::kCommand));
+  EXPECT_EQ(KindsWithSearch(), "train and command");
+}
+
+TEST(KindDefs, TheWorkerAsksTheKindHowToRunItsJobs) {
+  const JobKindDef& train = KindDef(JobKind::kTrain);
+  const JobKindDef& command = KindDef(JobKind::kCommand);
+  // Train children write the train keys and step-N.pt files, and their
+  // result adds evaluation points; command children write any metric
+  // names into step-N/ directories and are judged by the coordinator.
+  EXPECT_FALSE(train.any_metric_names);
+  EXPECT_FALSE(train.checkpoint_directories);
+  EXPECT_NE(train.result_points, nullptr);
+  EXPECT_EQ(train.metric_outcomes, nullptr);
+  EXPECT_TRUE(command.any_metric_names);
+  EXPECT_TRUE(command.checkpoint_directories);
+  EXPECT_EQ(command.result_points, nullptr);
+  EXPECT_NE(command.metric_outcomes, nullptr);
+
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec spec,
+      ParseSweepSpec("name: c\nkind: command\ncommand: [prog, '${args}']\n"
+                     "stop_grace_s: 7\n"
+                     "outcomes: {diverged: {metric: loss, not_finite: true},"
+                     " big: {metric: loss, above: 9, at: last}}\n"
+                     "stop_on: [diverged]\ngrid: {x: [1]}\n",
+                     "c.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
+  ASSERT_EQ(jobs.size(), 1u);
+  const ChildRules rules = command.child_rules(jobs[0].params);
+  EXPECT_EQ(rules.stop_grace_ms, 7000);
+  ASSERT_EQ(rules.stop_on.size(), 1u);
+  EXPECT_EQ(rules.stop_on[0].name, "diverged");
+  EXPECT_EQ(command.metric_outcomes(jobs[0].params).size(), 2u);
+  // The child's own result, wrapped with what the worker knows.
+  const std::string done = command.done_result({"{\"a\": 1}", 40, 2, ""});
+  TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, command.check_result(done));
+  EXPECT_EQ(resumed, 40);
+}
+
+}  // namespace
+}  // namespace tailsweep
