@@ -17,7 +17,7 @@
 #include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/schema/file_util.h"
-#include "core/schema/job_kind.h"
+#include "core/schema/tails_kind.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
 #include "core/tail_testbed.h"
@@ -65,7 +65,7 @@ void ExitStoppedOnSignal(int) {
 
 Command TailsCommand() {
   return {
-      std::string(JobKindName(JobKind::kTails)),
+      kTailsKindName,
       "Tail-sensitivity testbed: empirical ED and W2 of spliced Pareto "
       "candidates, in noise units",
       [](CLI::App& app) -> RunFn {

@@ -25,7 +25,7 @@
 #include "core/job_runner.h"
 #include "core/number_text.h"
 #include "core/schema/file_util.h"
-#include "core/schema/job_kind.h"
+#include "core/schema/train_kind.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
 #include "core/schema/lease_file.h"
@@ -305,7 +305,7 @@ Command DevicesCommand() {
 }
 
 Command TrainCommand() {
-  return {std::string(JobKindName(JobKind::kTrain)),
+  return {kTrainKindName,
           "Train one job locally: metrics.jsonl, checkpoints/, result.json",
           DefineTrain};
 }

@@ -28,7 +28,7 @@
 namespace tailsweep {
 
 struct ResultsSnapshot {
-  JobKind kind = JobKind::kTrain;
+  JobKind kind;  // train unless set
   int64_t jobs = 0, done = 0;
   std::vector<CellSummary> summaries;  // train
   PivotTable pivot;                    // train

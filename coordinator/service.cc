@@ -8,7 +8,7 @@
 #include "coordinator/aggregate.h"
 #include "coordinator/sqlite_db.h"
 #include "coordinator/validate.h"
-#include "core/schema/job_kind.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/logging.h"
 #include "proto/status_details.h"
 #include "proto/wire_records.h"
@@ -65,8 +65,8 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
   // Only kinds the worker runs; one that names none is an older build.
   std::vector<std::string> kinds(req->kinds().begin(), req->kinds().end());
   if (kinds.empty()) {
-    for (JobKind k : kJobKindsOfUnnamedWorkers) {
-      kinds.emplace_back(JobKindName(k));
+    for (JobKind k : AllJobKinds()) {
+      if (KindDef(k).old_workers_run) kinds.emplace_back(JobKindName(k));
     }
   }
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(

@@ -289,7 +289,7 @@ class Store {
   absl::StatusOr<JobKind> Kind(const std::string& sweep);
   struct SweepRow {
     std::string name;
-    JobKind kind = JobKind::kTrain;
+    JobKind kind;  // train unless set
     int64_t created_ms = 0;
     JobCounts counts;
   };

@@ -124,7 +124,7 @@ absl::Status WorkerApi::LeaseJobs(const LeaseRequest& request,
   req.set_lease_ms(options_.lease_ms);
   for (int f : request.free_slots) req.add_free_slots(f);
   // This build runs every kind it knows.
-  for (JobKind k : kJobKinds) req.add_kinds(std::string(JobKindName(k)));
+  for (JobKind k : AllJobKinds()) req.add_kinds(std::string(JobKindName(k)));
   req.set_request_id(request.request_id);
   v1::LeaseJobsResponse resp;
   absl::Status status =

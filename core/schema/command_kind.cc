@@ -128,7 +128,7 @@ std::vector<OutcomeRule> Outcomes(const KeyValues& params) {
 const JobKindDef& CommandKindDef() {
   static const JobKindDef def = [] {
     JobKindDef d;
-    d.kind = JobKind::kCommand;
+    d.name = "command";
     d.check_key = command_kind::CheckKey;
     d.check_value = command_kind::CheckValue;
     d.list_values = true;

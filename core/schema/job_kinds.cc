@@ -1,7 +1,6 @@
 #include "core/schema/job_kinds.h"
 
 #include <algorithm>
-#include <array>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,32 +8,39 @@
 
 namespace tailsweep {
 
-// Each kind's file defines its JobKindDef.
-const JobKindDef& TrainKindDef();
+// The registrations, one line a kind: the function its file defines.
+const JobKindDef& TrainKindDef();  // the first: the default kind
 const JobKindDef& TailsKindDef();
 const JobKindDef& CommandKindDef();
 
 namespace {
 
-// The registrations, one line a kind.
 using DefOf = const JobKindDef& (*)();
-constexpr std::array<DefOf, 3> kRegistered = {
-    TrainKindDef,
-    TailsKindDef,
-    CommandKindDef,
-};
-static_assert(kRegistered.size() == kJobKinds.size(),
-              "every JobKind is registered");
+constexpr DefOf kRegistered[] = {TrainKindDef, TailsKindDef, CommandKindDef};
 
 }  // namespace
 
-const JobKindDef& KindDef(JobKind kind) {
+JobKind::JobKind() : def_(&kRegistered[0]()) {}
+
+std::vector<JobKind> AllJobKinds() {
+  std::vector<JobKind> out;
+  for (DefOf def : kRegistered) out.emplace_back(def());
+  return out;
+}
+
+absl::string_view JobKindName(JobKind kind) { return kind.def().name; }
+
+std::optional<JobKind> ParseJobKind(absl::string_view name) {
   for (DefOf def : kRegistered) {
-    if (def().kind == kind) return def();
+    if (def().name == name) return JobKind(def());
   }
-  // Unreachable while every enum value is registered (the static_assert
-  // counts them; KindDefs.EveryKindIsRegisteredOnce names them).
-  return kRegistered[0]();
+  return std::nullopt;
+}
+
+std::string JobKindNames() {
+  std::vector<absl::string_view> names;
+  for (DefOf def : kRegistered) names.push_back(def().name);
+  return absl::StrJoin(names, ", ");
 }
 
 absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name) {
@@ -43,7 +49,7 @@ absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name) {
     return absl::NotFoundError(
         absl::StrCat("job kind '", name, "'; allowed: ", JobKindNames()));
   }
-  return &KindDef(*kind);
+  return &kind->def();
 }
 
 const JobKindDef* KindOfSectionKey(absl::string_view key) {
@@ -63,7 +69,7 @@ std::string KindsWithSearch() {
   std::vector<std::string> names;
   for (DefOf def : kRegistered) {
     if (def().parse_outcome != nullptr) {
-      names.emplace_back(JobKindName(def().kind));
+      names.emplace_back(def().name);
     }
   }
   return absl::StrJoin(names, " and ");

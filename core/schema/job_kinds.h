@@ -3,15 +3,14 @@
 
 // Job kinds as registrations. A kind is one JobKindDef, defined in its own
 // file (train_kind.cc, tails_kind.cc, command_kind.cc), that owns
-// everything in which kinds differ: its spec keys and sections, its jobs'
-// parameters, the program a worker starts for a job and how that program's
-// end is read, its metrics lines and checkpoints, its result, its outcomes
-// and the table its results are read as. job_kinds.cc's table registers
-// it; no other code branches on a kind (the CLI, the report and the
-// coordinator's reads switch on ResultTable, a shape a kind picks).
-//
-// A new kind: its file (a JobKindDef), its enum value and name in
-// job_kind.h/.cc, and its line in job_kinds.cc's table. Torch-free.
+// everything in which kinds differ: its name, its spec keys and sections,
+// its jobs' parameters, the program a worker starts for a job and how that
+// program's end is read, its metrics lines and checkpoints, its result, its
+// outcomes and the table its results are read as. One line of
+// job_kinds.cc's table registers it (with its definition's declaration);
+// no other code branches on a kind (the CLI, the report and the
+// coordinator's reads switch on ResultTable, a shape a kind picks;
+// Layers.KindsBranchOnlyInTheirOwnFiles checks). Torch-free.
 
 #include <cstdint>
 #include <string>
@@ -64,7 +63,12 @@ struct DoneRun {
 };
 
 struct JobKindDef {
-  JobKind kind = JobKind::kTrain;
+  // The spec's `kind:` value, jobs.kind, the wire's kind: 1-32 lowercase
+  // letters, digits and '_'.
+  absl::string_view name;
+  // Whether a worker built before LeaseJobsRequest.kinds (one that names
+  // no kinds when it asks for jobs) runs it: train and tails only.
+  bool old_workers_run = false;
 
   // ---- The sweep spec (sweep_spec.h)
   // OK if `key` is a job key of this kind; else why not, naming what is
@@ -134,7 +138,7 @@ struct JobKindDef {
 };
 
 // The registered definition of `kind`.
-const JobKindDef& KindDef(JobKind kind);
+inline const JobKindDef& KindDef(JobKind kind) { return kind.def(); }
 // The definition named `name`; NotFound naming the kinds there are.
 absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name);
 // The kind whose section_keys hold `key`, or nullptr.

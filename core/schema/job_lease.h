@@ -17,7 +17,7 @@ namespace tailsweep {
 struct JobLease {
   std::string job_id;
   std::string sweep;
-  JobKind kind = JobKind::kTrain;
+  JobKind kind;
   int64_t epoch = 0;
   int64_t attempt = 0;      // 1 for the first attempt
   int64_t deadline_ms = 0;  // renew before this (Unix ms)

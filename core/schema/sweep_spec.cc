@@ -234,7 +234,7 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
     const std::string key = *key_or;
     const JobKindDef* owner = KindOfSectionKey(key);
     if (owner != nullptr && owner != declared) {
-      const std::string kind(JobKindName(owner->kind));
+      const std::string kind(owner->name);
       return ErrorAt(source, item.first,
                      absl::StrCat("'", key, "' is for ", kind,
                                   " sweeps (kind: ", kind, ")"));

@@ -3,6 +3,8 @@
 // rows (job_result.h's TailsResultJson). It has no yes/no outcome, so no
 // search.
 
+#include "core/schema/tails_kind.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -55,10 +57,10 @@ absl::StatusOr<ChildCommand> Child(const ChildJob& job) {
   ChildCommand out = LabChildCommand(job);
   out.argv.insert(
       out.argv.end(),
-      {std::string(JobKindName(JobKind::kTails)), "--seams", value("seam"),
-       "--budgets", value("n"), "--index-grid", value("indices"), "--trials",
-       value("trials"), "--seed", value("seed"), "--reference-index",
-       value("reference_index"), "--out-dir", job.dir});
+      {kTailsKindName, "--seams", value("seam"), "--budgets", value("n"),
+       "--index-grid", value("indices"), "--trials", value("trials"), "--seed",
+       value("seed"), "--reference-index", value("reference_index"),
+       "--out-dir", job.dir});
   return out;
 }
 
@@ -91,7 +93,8 @@ absl::StatusOr<int64_t> CheckResult(absl::string_view json) {
 const JobKindDef& TailsKindDef() {
   static const JobKindDef def = [] {
     JobKindDef d;
-    d.kind = JobKind::kTails;
+    d.name = kTailsKindName;
+    d.old_workers_run = true;
     d.check_key = tails_kind::CheckKey;
     d.check_value = tails_kind::CheckValue;
     d.job_params = tails_kind::Params;

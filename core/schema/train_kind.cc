@@ -3,6 +3,8 @@
 // job_result.h's TrainResult, its outcomes collapsed, diverged and
 // ratio_above X, judged by the child.
 
+#include "core/schema/train_kind.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -69,7 +71,7 @@ absl::Status ParseOutcome(const std::string& text, const SweepSpec&,
 // --resume when a checkpoint is there.
 absl::StatusOr<ChildCommand> Child(const ChildJob& job) {
   ChildCommand out = LabChildCommand(job);
-  out.argv.push_back(std::string(JobKindName(JobKind::kTrain)));
+  out.argv.push_back(kTrainKindName);
   JobConfig config;
   for (const auto& [key, value] : job.params) {
     TS_RETURN_IF_ERROR(SetJobKey(config, key, value));
@@ -131,7 +133,8 @@ absl::StatusOr<int64_t> CheckResult(absl::string_view json) {
 const JobKindDef& TrainKindDef() {
   static const JobKindDef def = [] {
     JobKindDef d;
-    d.kind = JobKind::kTrain;
+    d.name = kTrainKindName;
+    d.old_workers_run = true;
     d.check_key = train_kind::CheckKey;
     d.check_value = train_kind::CheckValue;
     d.job_params = train_kind::Params;

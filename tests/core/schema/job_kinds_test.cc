@@ -17,10 +17,13 @@ namespace {
 
 TEST(KindDefs, EveryKindIsRegisteredOnceWithWhatEveryKindNeeds) {
   std::set<std::string> names;
-  for (JobKind kind : kJobKinds) {
+  const std::vector<JobKind> kinds = AllJobKinds();
+  ASSERT_EQ(kinds.front(), JobKind()) << "train is the default";
+  EXPECT_EQ(JobKindName(JobKind()), "train");
+  for (JobKind kind : kinds) {
     const JobKindDef& def = KindDef(kind);
     const std::string name(JobKindName(kind));
-    EXPECT_EQ(def.kind, kind) << name;
+    EXPECT_EQ(ParseJobKind(name), kind) << name;
     EXPECT_TRUE(names.insert(name).second) << name;
     TS_ASSERT_OK_AND_ASSIGN(const JobKindDef* named, KindDefNamed(name));
     EXPECT_EQ(named, &def) << name;
@@ -37,7 +40,8 @@ TEST(KindDefs, EveryKindIsRegisteredOnceWithWhatEveryKindNeeds) {
     EXPECT_TRUE(!def.outcome_required || def.parse_outcome) << name;
     EXPECT_EQ(ResultTableOf(name), def.table) << name;
   }
-  EXPECT_EQ(names.size(), kJobKinds.size());
+  EXPECT_EQ(names.size(), kinds.size());
+  EXPECT_EQ(JobKindNames(), "train, tails, command");
 }
 
 TEST(KindDefs, AnUnknownNameSaysWhichKindsThereAre) {
@@ -49,16 +53,18 @@ TEST(KindDefs, AnUnknownNameSaysWhichKindsThereAre) {
   // release's table.
   EXPECT_EQ(ResultTableOf("eval"), ResultTable::kTrainCells);
   EXPECT_EQ(KindOfSectionKey("grid"), nullptr);
-  EXPECT_EQ(KindOfSectionKey("command"), &KindDef(JobKind::kCommand));
+  EXPECT_EQ(KindOfSectionKey("command"), &KindDef(*ParseJobKind("command")));
   EXPECT_EQ(KindsWithSearch(), "train and command");
 }
 
 TEST(KindDefs, TheWorkerAsksTheKindHowToRunItsJobs) {
-  const JobKindDef& train = KindDef(JobKind::kTrain);
-  const JobKindDef& command = KindDef(JobKind::kCommand);
+  const JobKindDef& train = KindDef(JobKind());
+  const JobKindDef& command = KindDef(*ParseJobKind("command"));
   // Train children write the train keys and step-N.pt files, and their
   // result adds evaluation points; command children write any metric
   // names into step-N/ directories and are judged by the coordinator.
+  EXPECT_TRUE(train.old_workers_run);
+  EXPECT_FALSE(command.old_workers_run);
   EXPECT_FALSE(train.any_metric_names);
   EXPECT_FALSE(train.checkpoint_directories);
   EXPECT_NE(train.result_points, nullptr);
