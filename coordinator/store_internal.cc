@@ -144,15 +144,4 @@ absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
   return out;
 }
 
-absl::StatusOr<CommandSpec> CommandDefinitionOf(
-    const std::string& params_json) {
-  const nlohmann::json doc =
-      nlohmann::json::parse(params_json, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains(kCommandParam) ||
-      !doc[kCommandParam].is_string()) {
-    return absl::DataLossError("a command job without its definition");
-  }
-  return ParseCommandDefinition(doc[kCommandParam].get<std::string>());
-}
-
 }  // namespace tailsweep::store_internal

@@ -56,9 +56,6 @@ inline constexpr char kSweepJobState[] =
 absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
     sql::Db& db, const std::string& job_id);
 
-// A command job's definition from its stored params (a JSON object).
-absl::StatusOr<CommandSpec> CommandDefinitionOf(const std::string& params_json);
-
 }  // namespace tailsweep::store_internal
 
 #endif  // TAILSWEEP_COORDINATOR_STORE_INTERNAL_H_
