@@ -175,8 +175,11 @@ class Worker {
     int64_t resumed_from = 0;
     int64_t stop_grace_ms = -1;
     int64_t stop_sent_ms = 0;
-    // A command job's stop_on outcome that held at a logged point: its
-    // child is stopped and the job is done, ended early (command_job.h).
+    // A stop_on outcome first held at this step (-1: none yet) ...
+    int64_t stop_onset_step = -1;
+    std::string stop_outcome;
+    // ... and, stop_after_steps later, the run was stopped for it: the job
+    // is done, ended early (job_kinds.h ChildRules).
     std::string early_stop;
     bool result_points_queued = false;
     bool done = false;                   // reported or dropped: forget it

@@ -145,6 +145,9 @@ std::string CommandDefinitionJson(const CommandSpec& s) {
               {"env", env},           {"code_hash", s.code_hash},
               {"setup", s.setup},     {"stop_grace_s", s.stop_grace_s},
               {"outcomes", outcomes}, {"stop_on", s.stop_on}};
+  // Only when set: definitions from before the key keep their text, hence
+  // their jobs' ids.
+  if (s.stop_after_steps != 0) doc["stop_after_steps"] = s.stop_after_steps;
   return doc.dump();
 }
 
@@ -184,6 +187,7 @@ absl::StatusOr<CommandSpec> ParseCommandDefinition(absl::string_view text) {
       s.outcomes.push_back(std::move(o));
     }
     s.stop_on = doc.at("stop_on").get<std::vector<std::string>>();
+    s.stop_after_steps = doc.value("stop_after_steps", int64_t{0});
   } catch (const json::exception& e) {
     return bad(e.what());
   }

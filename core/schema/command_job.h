@@ -70,6 +70,9 @@ struct CommandSpec {
   // The outcomes that stop a run early once they hold (each must be a
   // rule that stays true once true: at any / min / max, or not_finite).
   std::vector<std::string> stop_on;
+  // How many steps a run goes on after a stop_on outcome first holds (0:
+  // it stops then). Part of the definition only when set.
+  int64_t stop_after_steps = 0;
 };
 
 // InvalidArgument unless `name` is 1-64 letters, digits, '_', '-', '.'

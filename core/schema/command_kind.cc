@@ -98,6 +98,7 @@ ChildRules RulesOf(const KeyValues& params) {
   absl::StatusOr<CommandSpec> def = DefinitionOf(params);
   if (!def.ok()) return rules;
   rules.stop_grace_ms = def->stop_grace_s * 1000;
+  rules.stop_after_steps = def->stop_after_steps;
   for (const OutcomeRule& rule : def->outcomes) {
     if (std::find(def->stop_on.begin(), def->stop_on.end(), rule.name) !=
         def->stop_on.end()) {

@@ -16,8 +16,9 @@ namespace tailsweep {
 namespace {
 
 constexpr absl::string_view kKeys[] = {
-    "command",   "shell", "env",          "workdir",  "code",
-    "code_hash", "setup", "stop_grace_s", "outcomes", "stop_on"};
+    "command",         "shell", "env",          "workdir",  "code",
+    "code_hash",       "setup", "stop_grace_s", "outcomes", "stop_on",
+    "stop_after_steps"};
 
 absl::StatusOr<std::vector<std::string>> Words(absl::string_view source,
                                                const YAML::Node& node,
@@ -250,6 +251,17 @@ absl::Status ParseCommandSection(absl::string_view source,
     }
     out.stop_on = *std::move(stop_on);
   }
+  if (root["stop_after_steps"]) {
+    if (out.stop_on.empty()) {
+      return ErrorAt(source, root["stop_after_steps"],
+                     "'stop_after_steps' needs 'stop_on': the outcomes "
+                     "whose first step it counts from");
+    }
+    absl::StatusOr<int64_t> k = IntIn(source, root["stop_after_steps"],
+                                      "'stop_after_steps'", 0, 1000000000);
+    if (!k.ok()) return k.status();
+    out.stop_after_steps = *k;
+  }
   return absl::OkStatus();
 }
 
@@ -300,6 +312,9 @@ void EmitCommandSection(YAML::Emitter& out, const CommandSpec& s) {
   }
   if (!s.stop_on.empty()) {
     out << YAML::Key << "stop_on" << YAML::Value << YAML::Flow << s.stop_on;
+  }
+  if (s.stop_after_steps != 0) {
+    out << YAML::Key << "stop_after_steps" << YAML::Value << s.stop_after_steps;
   }
 }
 

@@ -50,8 +50,10 @@ struct ChildRules {
   // SIGTERM to SIGKILL of the child's process group; -1: never killed (the
   // child stops itself, e.g. at a checkpoint).
   int64_t stop_grace_ms = -1;
-  // Outcomes that end the run early once they hold at a logged point.
+  // Outcomes that end the run early once they hold at a logged point,
+  // `stop_after_steps` steps after the first point where one holds.
   std::vector<OutcomeRule> stop_on;
+  int64_t stop_after_steps = 0;
 };
 
 // What a worker knows when it reports a done job.

@@ -245,5 +245,32 @@ done
   EXPECT_NE(table.out.find("diverged"), std::string::npos) << table.out;
 }
 
+TEST_F(CommandE2E, StopAfterStepsLetsARunGoOnThatManyStepsPastTheOutcome) {
+  // loss is NaN from step 3; the run is stopped 10 steps later, not at
+  // once, and not at step 60.
+  Script("diverge.sh", R"(trap 'exit 3' TERM
+i=1
+while [ $i -le 60 ]; do
+  if [ $i -ge 3 ]; then v='"nan"'; else v=$i; fi
+  echo "{\"step\": $i, \"loss\": $v}" >> "$TAILSWEEP_METRICS_FILE"
+  sleep 0.05; i=$((i+1))
+done
+)");
+  StartCoordinator();
+  StartWorker("w", {"--exit-when-idle"});
+  Submit(
+      "name: later\nkind: command\ncommand: [./diverge.sh]\n"
+      "outcomes:\n  diverged: {metric: loss, not_finite: true}\n"
+      "stop_on: [diverged]\nstop_after_steps: 10\ngrid:\n  x: [1]\n");
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  const int64_t last = Query("SELECT MAX(step) FROM metrics");
+  EXPECT_GE(last, 13);
+  EXPECT_LT(last, 60);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE "
+                  "json_extract(result, '$.early_stop') = 'diverged'"),
+            1);
+}
+
 }  // namespace
 }  // namespace tailsweep
