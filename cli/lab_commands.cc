@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/lab_config.h"
 #include "cli/output.h"
 #include "core/energy_distance.h"
 #include "core/instance.h"
@@ -27,6 +28,7 @@ Command TailsCommand();    // lab_tails.cc
 Command TrainCommand();    // lab_train.cc
 Command EvalCommand();     // lab_train.cc
 Command DevicesCommand();  // lab_train.cc
+Command BenchCommand();    // lab_bench.cc
 
 namespace {
 
@@ -87,16 +89,6 @@ json InstanceJson(const Instance& inst) {
     doc["B"] = MatrixJson(inst.op_params);
   }
   return doc;
-}
-
-PointSet ToPointSet(const at::Tensor& points) {
-  const at::Tensor c = points.to(at::kDouble).contiguous();
-  PointSet p;
-  p.columns = {"x", "y"};
-  p.rows = c.size(0);
-  p.dims = c.size(1);
-  p.values.assign(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-  return p;
 }
 
 at::Tensor ToTensor(const PointSet& p) {
@@ -213,7 +205,7 @@ Command InstanceCommand() {
                {std::pair{"input.csv", batch.input[0]},
                 std::pair{"target.csv", batch.target[0]}}) {
             absl::Status s =
-                WritePointsCsv((dir / name).string(), ToPointSet(points));
+                WritePointsCsv((dir / name).string(), PointSetOf(points));
             if (!s.ok()) return s;
           }
           json params = InstanceJson(batch.instances[0]);
@@ -343,7 +335,7 @@ Command ReferenceCommand() {
 std::vector<Command> LabCommands() {
   return {SampleCommand(),    InstanceCommand(), EnergyCommand(),
           ReferenceCommand(), TailsCommand(),    TrainCommand(),
-          EvalCommand(),      DevicesCommand()};
+          EvalCommand(),      BenchCommand(),    DevicesCommand()};
 }
 
 }  // namespace tailsweep::cli

@@ -2,7 +2,6 @@
 // without any service (science.md sections 5 and 6).
 
 #include <torch/cuda.h>
-#include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -19,16 +18,17 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/lab_config.h"
 #include "cli/metrics_file.h"
 #include "cli/output.h"
 #include "core/job_config.h"
 #include "core/job_runner.h"
 #include "core/number_text.h"
 #include "core/schema/file_util.h"
-#include "core/schema/train_kind.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
 #include "core/schema/lease_file.h"
+#include "core/schema/train_kind.h"
 #include "core/schema/version.h"
 
 namespace tailsweep::cli {
@@ -57,39 +57,6 @@ absl::StatusOr<torch::Device> ParseDevice(const std::string& name) {
       absl::StrCat("--device '", name, "'; allowed: cpu, cuda, cuda:N"));
 }
 
-// Applies a flat YAML mapping of job keys. Errors give file:line:column.
-absl::Status ApplyYaml(const std::string& path, JobConfig& config) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open for reading"));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
-  }
-  if (root.IsNull()) return absl::OkStatus();
-  if (!root.IsMap()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": expected a mapping of job keys (key: value per line)"));
-  }
-  for (const auto& item : root) {
-    const YAML::Mark mark = item.first.Mark();
-    const std::string where =
-        absl::StrCat(path, ":", mark.line + 1, ":", mark.column + 1, ": ");
-    if (!item.second.IsScalar()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "key '", item.first.as<std::string>(),
-                       "' needs a scalar value"));
-    }
-    absl::Status s = SetJobKey(config, item.first.as<std::string>(),
-                               item.second.as<std::string>());
-    if (!s.ok())
-      return absl::InvalidArgumentError(absl::StrCat(where, s.message()));
-  }
-  return absl::OkStatus();
-}
-
 // Forwards metrics to the file and shows progress on stderr.
 class ProgressSink : public MetricsSink {
  public:
@@ -107,26 +74,6 @@ class ProgressSink : public MetricsSink {
   MetricsFile* file_;
   Progress progress_;
 };
-
-// The job's config: --config's file, then each --set, then the cross-key
-// rules.
-absl::StatusOr<JobConfig> ConfigFrom(const std::string& config_file,
-                                     const std::vector<std::string>& sets) {
-  JobConfig config;
-  if (!config_file.empty()) {
-    if (absl::Status s = ApplyYaml(config_file, config); !s.ok()) return s;
-  }
-  for (const std::string& set : sets) {
-    std::vector<std::string> kv = absl::StrSplit(set, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--set '", set, "': expected KEY=VALUE"));
-    }
-    if (absl::Status s = SetJobKey(config, kv[0], kv[1]); !s.ok()) return s;
-  }
-  if (absl::Status s = ValidateJobConfig(config); !s.ok()) return s;
-  return config;
-}
 
 // result.json of a run (job_result.h).
 TrainResult ResultOf(const JobResult& result, const JobConfig& config,
@@ -164,12 +111,7 @@ RunFn DefineTrain(CLI::App& app) {
     bool resume = false;
   };
   auto f = std::make_shared<Flags>();
-  std::string keys;
-  for (const JobKey& k : JobKeys())
-    absl::StrAppend(&keys, "\n  ", k.name, ": ", k.help);
-  app.add_option("--set", f->sets, "KEY=VALUE, repeatable; keys:" + keys);
-  app.add_option("--config", f->config_file,
-                 "YAML file of KEY: VALUE lines, applied before --set");
+  AddJobConfigFlags(app, &f->sets, &f->config_file);
   app.add_option("--out-dir", f->out_dir,
                  "Writes metrics.jsonl, checkpoints/, result.json here")
       ->required();
@@ -178,7 +120,8 @@ RunFn DefineTrain(CLI::App& app) {
   app.add_option("--device", f->device, "cpu, cuda or cuda:N")
       ->capture_default_str();
   return [f]() -> absl::Status {
-    absl::StatusOr<JobConfig> parsed = ConfigFrom(f->config_file, f->sets);
+    absl::StatusOr<JobConfig> parsed =
+        JobConfigFromFlags(f->config_file, f->sets);
     if (!parsed.ok()) return parsed.status();
     const JobConfig& config = *parsed;
     absl::StatusOr<torch::Device> device = ParseDevice(f->device);

@@ -8,6 +8,7 @@
 #include "core/ensemble_metrics.h"
 #include "core/reference.h"
 #include "core/sampling.h"
+#include "core/schema/status_macros.h"
 #include "core/statistics.h"
 
 namespace tailsweep {
@@ -58,69 +59,69 @@ EvalSummary SummaryOf(const EvalResult& e) {
   return s;
 }
 
-absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
-  const JobConfig& config = config_;
-  const torch::Device device = device_;
-  torch::NoGradGuard no_grad;
-  const bool was_training = model->is_training();
-  model->eval();
-  const Task task = TaskOf(config);
-  bool hill = config.marginal == MarginalFamily::kMirroredPareto;
-
-  EvalResult result;
-  result.delta = delta_;
-  TaskSampler sampler(task, config.eval_seed);
+absl::Status ForEachEvalChunk(
+    const JobConfig& config, const torch::TensorOptions& input_options,
+    const std::function<absl::Status(const EvalChunk&)>& fn) {
+  TaskSampler sampler(TaskOf(config), config.eval_seed);
   const std::vector<Instance> instances =
       sampler.DrawInstances(config.eval_instances);
-  const torch::TensorOptions on_device =
-      torch::TensorOptions()
-          .dtype(ModelScalarType(config.precision))
-          .device(device);
   const torch::TensorOptions cpu_double =
       torch::TensorOptions().dtype(torch::kDouble);
-  HillErrors hill_errors;
-  double spread_total = 0;
-  bool finite = true;
   for (size_t i0 = 0; i0 < instances.size(); i0 += config.batch) {
     const std::vector<Instance> chunk(
         instances.begin() + i0,
         instances.begin() + std::min(instances.size(), i0 + config.batch));
-    const torch::Tensor input =
-        sampler.Sample(chunk, Side::kInput, config.n_points, on_device);
-    const torch::Tensor target =
+    EvalChunk c;
+    c.first = static_cast<int64_t>(i0);
+    c.input =
+        sampler.Sample(chunk, Side::kInput, config.n_points, input_options);
+    c.target =
         sampler.Sample(chunk, Side::kTarget, config.n_points, cpu_double);
     // Drawn for every family so the instances' stream does not depend on it.
-    const torch::Tensor second =
+    c.second =
         sampler.Sample(chunk, Side::kTarget, config.n_points, cpu_double);
-    const torch::Tensor prediction =
-        model->forward(input).to(torch::kCPU, torch::kDouble);
-    for (size_t b = 0; b < chunk.size(); ++b) {
-      if (!torch::isfinite(prediction[b]).all().item<bool>()) {
-        // A diverged model: recorded as NaN, never sorted.
-        finite = false;
-        result.ratios.push_back(NAN);
-        spread_total = NAN;
-        continue;
-      }
-      const int64_t index = static_cast<int64_t>(i0 + b);
-      if (index < kSampleInstances) {
-        result.samples.push_back({index, Rows(target[b], kSamplePoints),
-                                  Rows(prediction[b], kSamplePoints)});
-      }
-      absl::StatusOr<double> ed = EnergyDistance(prediction[b], target[b]);
-      if (!ed.ok()) return ed.status();
-      result.ratios.push_back(*ed / result.delta);
-      spread_total += SpreadRatio(prediction[b], target[b]).item<double>();
-      // An undefined estimate (e.g. a fully collapsed output) leaves the
-      // statistic undefined rather than failing the evaluation.
-      hill = hill && AddHillErrors(prediction[b], target[b], second[b],
-                                   config.hill_fraction, &hill_errors)
-                         .ok();
-    }
+    if (absl::Status s = fn(c); !s.ok()) return s;
   }
-  if (was_training) model->train();
-  result.spread_ratio = spread_total / instances.size();
-  if (!finite) {
+  return absl::OkStatus();
+}
+
+EvalJudge::EvalJudge(const JobConfig& config, double delta)
+    : config_(config),
+      hill_(config.marginal == MarginalFamily::kMirroredPareto) {
+  result_.delta = delta;
+}
+
+absl::Status EvalJudge::Add(int64_t index, const torch::Tensor& prediction,
+                            const torch::Tensor& target,
+                            const torch::Tensor& second) {
+  ++added_;
+  if (!torch::isfinite(prediction).all().item<bool>()) {
+    // A diverged model: recorded as NaN, never sorted.
+    finite_ = false;
+    result_.ratios.push_back(NAN);
+    spread_total_ = NAN;
+    return absl::OkStatus();
+  }
+  if (index < kSampleInstances) {
+    result_.samples.push_back(
+        {index, Rows(target, kSamplePoints), Rows(prediction, kSamplePoints)});
+  }
+  absl::StatusOr<double> ed = EnergyDistance(prediction, target);
+  if (!ed.ok()) return ed.status();
+  result_.ratios.push_back(*ed / result_.delta);
+  spread_total_ += SpreadRatio(prediction, target).item<double>();
+  // An undefined estimate (e.g. a fully collapsed output) leaves the
+  // statistic undefined rather than failing the evaluation.
+  hill_ = hill_ && AddHillErrors(prediction, target, second,
+                                 config_.hill_fraction, &hill_errors_)
+                       .ok();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EvalResult> EvalJudge::Finish() {
+  EvalResult result = result_;
+  result.spread_ratio = spread_total_ / static_cast<double>(added_);
+  if (!finite_) {
     result.ratio_mean = result.ratio_median = NAN;
     result.ratio_ci_low = result.ratio_ci_high = NAN;
     return result;
@@ -128,12 +129,36 @@ absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
   result.ratio_mean = Mean(result.ratios);
   result.ratio_median = Median(result.ratios);
   absl::StatusOr<Interval> ci = BootstrapInterval(
-      result.ratios, Statistic::kMedian, {2000, 0.95, config.eval_seed});
+      result.ratios, Statistic::kMedian, {2000, 0.95, config_.eval_seed});
   if (!ci.ok()) return ci.status();
   result.ratio_ci_low = ci->low;
   result.ratio_ci_high = ci->high;
-  if (hill) result.hill_stat = HillErrorStatistic(hill_errors);
+  if (hill_) result.hill_stat = HillErrorStatistic(hill_errors_);
   return result;
+}
+
+absl::StatusOr<EvalResult> Evaluator::Run(PointTransformer& model) const {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  EvalJudge judge(config_, delta_);
+  const torch::TensorOptions on_device =
+      torch::TensorOptions()
+          .dtype(ModelScalarType(config_.precision))
+          .device(device_);
+  absl::Status walked = ForEachEvalChunk(
+      config_, on_device, [&](const EvalChunk& c) -> absl::Status {
+        const torch::Tensor prediction =
+            model->forward(c.input).to(torch::kCPU, torch::kDouble);
+        for (int64_t b = 0; b < prediction.size(0); ++b) {
+          TS_RETURN_IF_ERROR(
+              judge.Add(c.first + b, prediction[b], c.target[b], c.second[b]));
+        }
+        return absl::OkStatus();
+      });
+  if (was_training) model->train();
+  if (!walked.ok()) return walked;
+  return judge.Finish();
 }
 
 }  // namespace tailsweep

@@ -7,10 +7,12 @@
 // in double against the sampling reference delta(op, family, N) drawn from
 // the same seed.
 
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/ensemble_metrics.h"
 #include "core/job_config.h"
 #include "core/model.h"
 #include "core/training_signals.h"
@@ -48,12 +50,55 @@ class Evaluator {
   // from the statistics pass through.
   absl::StatusOr<EvalResult> Run(PointTransformer& model) const;
 
+  // The sampling reference delta(op, family, N): the unit of the ratios.
+  double delta() const { return delta_; }
+
  private:
   Evaluator(const JobConfig& config, torch::Device device, double delta)
       : config_(config), device_(device), delta_(delta) {}
   JobConfig config_;
   torch::Device device_;
   double delta_;
+};
+
+// The held-out instances' ensembles as Evaluator::Run draws them, chunk by
+// chunk of config.batch instances: `input` [b, n, 2] as `input_options`
+// (device, dtype: the stream is the same for the same options), `target`
+// and a second, independent target sample `second` (double, CPU; the Hill
+// statistic's noise). `first`: the chunk's first instance index. Statuses
+// from `fn` end the walk.
+struct EvalChunk {
+  int64_t first = 0;
+  torch::Tensor input, target, second;
+};
+absl::Status ForEachEvalChunk(
+    const JobConfig& config, const torch::TensorOptions& input_options,
+    const std::function<absl::Status(const EvalChunk&)>& fn);
+
+// The judging of one evaluation, a prediction at a time: what Run does with
+// a model's outputs, for predictions from anywhere (`tailsweep-lab lab bench
+// judge`: another program's model judged by the same yardstick).
+class EvalJudge {
+ public:
+  // `delta`: the sampling reference (Evaluator::delta()).
+  EvalJudge(const JobConfig& config, double delta);
+  // Instance `index`'s prediction [n, dims] against its target and second
+  // sample (all double, CPU). A prediction that is not finite makes the
+  // evaluation's ratios NaN (a diverged model). Statuses from the distances
+  // pass through.
+  absl::Status Add(int64_t index, const torch::Tensor& prediction,
+                   const torch::Tensor& target, const torch::Tensor& second);
+  // The evaluation of every instance added (config.eval_instances of them).
+  absl::StatusOr<EvalResult> Finish();
+
+ private:
+  JobConfig config_;
+  EvalResult result_;
+  HillErrors hill_errors_;
+  bool hill_;
+  double spread_total_ = 0;
+  bool finite_ = true;
+  int64_t added_ = 0;
 };
 
 // Evaluator::Create(config, device) then Run(model).

@@ -31,8 +31,8 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 TEST(LabCli, HelpOnEveryCommand) {
-  for (const char* sub :
-       {"", "sample", "instance", "energy", "reference", "tails"}) {
+  for (const char* sub : {"", "sample", "instance", "energy", "reference",
+                          "tails", "bench export", "bench judge"}) {
     const CommandResult r = Lab(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub << r.err;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
@@ -129,6 +129,64 @@ TEST_F(LabFiles, InstanceWritesEnsemblesAndParameters) {
   const std::string first = testing::ReadFile(Path("input.csv"));
   ASSERT_EQ(Lab("instance --n 300 --seed 4 --out-dir " + dir_).exit_code, 0);
   EXPECT_EQ(testing::ReadFile(Path("input.csv")), first);
+}
+
+TEST_F(LabFiles, BenchExportsTheHeldOutInputsAndJudgesAnyProgramsPredictions) {
+  const std::string data = Path("bench"), pred = Path("pred");
+  const CommandResult e =
+      Lab("bench export --set n_points=64 --set eval_instances=3 "
+          "--set reference_trials=3 --targets --out-dir " +
+          data);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const nlohmann::json bench =
+      nlohmann::json::parse(testing::ReadFile(data + "/bench.json"));
+  EXPECT_EQ(bench["instances"], 3);
+  EXPECT_EQ(bench["config"]["n_points"], "64");
+  EXPECT_GT(bench["delta"].get<double>(), 0);
+  std::filesystem::create_directories(pred);
+  auto judge = [&] {
+    const CommandResult j =
+        Lab("bench judge --data " + data + " --predictions " + pred +
+            " --out " + Path("verdict.json"));
+    EXPECT_EQ(j.exit_code, 0) << j.err;
+    EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(Path("verdict.json"))),
+              nlohmann::json::parse(j.out));
+    return nlohmann::json::parse(j.out);
+  };
+  // A program that outputs the targets themselves: distance 0, full spread.
+  for (int k = 0; k < 3; ++k) {
+    std::filesystem::copy_file(
+        data + "/target-" + std::to_string(k) + ".csv",
+        pred + "/prediction-" + std::to_string(k) + ".csv",
+        std::filesystem::copy_options::overwrite_existing);
+  }
+  nlohmann::json v = judge();
+  EXPECT_LT(std::abs(v["eval"]["ratio_median"].get<double>()), 1e-9) << v;
+  EXPECT_DOUBLE_EQ(v["eval"]["spread_ratio"].get<double>(), 1.0);
+  EXPECT_EQ(v["collapsed"], false);
+  EXPECT_EQ(v["ratios"].size(), 3u);
+  // One that outputs a single point for every input point: collapsed.
+  for (int k = 0; k < 3; ++k) {
+    std::string rows;
+    for (int i = 0; i < 64; ++i) rows += "0.5,-0.25\n";
+    Write("pred/prediction-" + std::to_string(k) + ".csv", rows);
+  }
+  v = judge();
+  EXPECT_EQ(v["collapsed"], true) << v;
+  EXPECT_GT(v["eval"]["ratio_median"].get<double>(), 1.0);
+  // A wrong shape, a missing file: exit 2, one line naming the file.
+  Write("pred/prediction-1.csv", "1,2\n3,4\n");
+  CommandResult bad =
+      Lab("bench judge --data " + data + " --predictions " + pred);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("prediction-1.csv: 2 rows of 2 columns; expected 64"),
+            std::string::npos)
+      << bad.err;
+  std::filesystem::remove(pred + "/prediction-1.csv");
+  bad = Lab("bench judge --data " + data + " --predictions " + pred);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("prediction-1.csv"), std::string::npos) << bad.err;
+  EXPECT_EQ(Lines(bad.err).size(), 1u) << bad.err;
 }
 
 TEST_F(LabFiles, EnergyOfFilesInAnyDimension) {
