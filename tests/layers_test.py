@@ -56,6 +56,11 @@ def targets():
         for name, body in TARGET.findall(text):
             files = [w for w in body.split()
                      if w.endswith((".cc", ".h")) and "$" not in w]
+            # core/'s kinds are globbed (schema/*_kind.cc).
+            if "${tailsweep_kind_sources}" in body:
+                files += ["schema/" + n for n in sorted(os.listdir(
+                    os.path.join(ROOT, folder, "schema")))
+                    if n.endswith("_kind.cc")]
             out.setdefault(name, []).extend(
                 os.path.normpath(os.path.join(folder, f)) for f in files)
     return out
