@@ -1,5 +1,8 @@
 #include "cli/running_jobs.h"
 
+#include <algorithm>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "cli/messages.h"
 #include "cli/pages.h"
@@ -18,7 +21,7 @@ absl::Status RunningJobs::Refresh(Connection& c, const std::string& sweep) {
     auto it = jobs_.find(j.job_id());
     const int64_t from = it != jobs_.end() ? it->second.step + 1 : 0;
     absl::StatusOr<std::vector<v1::MetricPoint>> got =
-        GetAllMetrics(c, j.job_id(), {kLossMetric, kSpreadRatioMetric}, from);
+        GetAllMetrics(c, j.job_id(), {}, from);
     if (!got.ok()) return got.status();
     points[j.job_id()] = *std::move(got);
   }
@@ -40,17 +43,10 @@ void RunningJobs::Update(
     const int64_t before = seen.step;
     auto it = points.find(j.job_id());
     if (it != points.end()) {
-      // By name, then step: the last of each name is its newest.
+      // Each name's newest value (names may be logged at different rates).
       for (const v1::MetricPoint& p : it->second) {
-        if (p.step() < seen.step) continue;
-        seen.step = p.step();
-        if (p.name() == kLossMetric) {
-          seen.loss = p.value();
-          seen.has_loss = true;
-        } else if (p.name() == kSpreadRatioMetric) {
-          seen.spread = p.value();
-          seen.has_spread = true;
-        }
+        seen.step = std::max(seen.step, p.step());
+        seen.values[p.name()] = p.value();  // by name, then step
       }
     }
     if (known && seen.step != before) {
@@ -63,9 +59,30 @@ void RunningJobs::Update(
   jobs_ = std::move(next);
 }
 
+std::vector<std::string> RunningJobs::Columns() const {
+  std::set<std::string> names;
+  for (const auto& [id, seen] : jobs_) {
+    for (const auto& [name, value] : seen.values) {
+      if (name.find('/') == std::string::npos) names.insert(name);
+    }
+  }
+  std::vector<std::string> out;
+  for (const char* first : {kLossMetric, kSpreadRatioMetric}) {
+    if (names.erase(first) > 0 || names.empty()) out.push_back(first);
+  }
+  for (const std::string& name : names) out.push_back(name);
+  out.resize(std::min<size_t>(out.size(), 2));
+  while (out.size() < 2) {
+    out.push_back(out.empty() || out[0] != kLossMetric ? kLossMetric
+                                                       : kSpreadRatioMetric);
+  }
+  return out;
+}
+
 Table RunningJobs::View(Clock::time_point now, size_t max_rows) const {
+  const std::vector<std::string> metrics = Columns();
   Table t{
-      {"job", "cell", "worker", "step", "loss", "spread_ratio", "last point"},
+      {"job", "cell", "worker", "step", metrics[0], metrics[1], "last point"},
       {}};
   for (const std::string& id : order_) {
     if (t.rows.size() == max_rows) {
@@ -77,10 +94,13 @@ Table RunningJobs::View(Clock::time_point now, size_t max_rows) const {
     const int64_t age_s =
         std::chrono::duration_cast<std::chrono::seconds>(now - s.changed)
             .count();
+    auto value = [&](const std::string& name) -> std::string {
+      auto v = s.values.find(name);
+      return v == s.values.end() ? "-" : FormatDouble(v->second);
+    };
     t.rows.push_back({id.substr(0, 12), s.cell, s.worker,
                       s.step > 0 ? absl::StrCat(s.step) : "-",
-                      s.has_loss ? FormatDouble(s.loss) : "-",
-                      s.has_spread ? FormatDouble(s.spread) : "-",
+                      value(metrics[0]), value(metrics[1]),
                       s.changed_seen ? absl::StrCat(age_s, "s ago") : "-"});
   }
   return t;

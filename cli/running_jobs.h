@@ -2,8 +2,11 @@
 #define TAILSWEEP_CLI_RUNNING_JOBS_H_
 
 // What `tailsweep watch` shows under its progress bar: the sweep's running
-// jobs, each with its cell, its worker, its newest logged step, loss and
-// spread ratio, and how long ago that step arrived. Points are read
+// jobs, each with its cell, its worker, its newest logged step, two of its
+// metrics (each one's newest value), and how long ago that step arrived.
+// The metrics: loss and spread_ratio for train jobs; for any program's, the
+// first two of loss, spread_ratio, then the other names in order (per-layer
+// and eval/ names, which hold a '/', left out). Points are read
 // incrementally (each refresh asks for the steps past the newest one
 // seen), so a long job costs one full read, then only what is new. The age
 // is since this watch saw the step change ("-" until it has).
@@ -34,17 +37,20 @@ class RunningJobs {
               const std::map<std::string, std::vector<v1::MetricPoint>>& points,
               Clock::time_point now);
 
-  // job, cell, worker, step, loss, spread_ratio, last point ("4s ago"):
-  // the first `max_rows` running jobs, then a row "(N more)".
+  // job, cell, worker, step, two metrics (loss, spread_ratio when nothing
+  // is logged yet), last point ("4s ago"): the first `max_rows` running
+  // jobs, then a row "(N more)".
   Table View(Clock::time_point now, size_t max_rows = 20) const;
 
  private:
+  // The two metric columns (View says which).
+  std::vector<std::string> Columns() const;
+
   struct Seen {
     std::string cell, worker;
-    int64_t step = 0;  // newest step of either metric; 0: none yet
-    double loss = 0, spread = 0;
-    bool has_loss = false, has_spread = false;
-    bool changed_seen = false;  // the step changed while watched
+    int64_t step = 0;  // newest step of any metric; 0: none yet
+    std::map<std::string, double> values;  // each name's newest value
+    bool changed_seen = false;             // the step changed while watched
     Clock::time_point changed;
   };
   std::map<std::string, Seen> jobs_;  // by job id

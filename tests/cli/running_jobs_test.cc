@@ -58,6 +58,30 @@ TEST(RunningJobs, NewestStepAndValuesAndTheAgeOnceTheStepMoved) {
   EXPECT_EQ(jobs.View(t0).rows.size(), 1u);
 }
 
+TEST(RunningJobs, AnyProgramsMetricsShowLossFirstThenByName) {
+  RunningJobs jobs;
+  const Clock::time_point t0 = Clock::now();
+  jobs.Update(
+      {Running("c", "w1")},
+      {{"c",
+        {Point("acc", 3, 0.5), Point("acc", 4, 0.625), Point("layer/0", 4, 9),
+         Point("loss", 4, 1.5), Point("zeta", 4, 2)}}},
+      t0);
+  Table t = jobs.View(t0);
+  EXPECT_EQ(t.header, (std::vector<std::string>{"job", "cell", "worker", "step",
+                                                "loss", "acc", "last point"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"c", "kernel=softmax", "w1",
+                                                 "4", "1.5", "0.625", "-"}));
+  // A program without a loss: its own names.
+  RunningJobs other;
+  other.Update({Running("d", "w1")},
+               {{"d", {Point("f1", 2, 0.25), Point("acc", 2, 0.75)}}}, t0);
+  t = other.View(t0);
+  EXPECT_EQ(t.header[4], "acc");
+  EXPECT_EQ(t.header[5], "f1");
+  EXPECT_EQ(t.rows[0][4], "0.75");
+}
+
 TEST(RunningJobs, AtMostMaxRowsThenHowManyMore) {
   RunningJobs jobs;
   std::vector<v1::JobInfo> running;
