@@ -37,6 +37,13 @@ bool IsCall(Kind kind) {
 // The actions for one held job, appended to `out`.
 void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
              std::vector<Action>* out) {
+  if (job.fenced && job.running && job.graceful_stop && !re_leased) {
+    // A child with a grace period is asked to stop first (SIGTERM; the
+    // worker kills its group once the grace is over) and forgotten once it
+    // has exited.
+    if (!job.stop_sent) out->push_back(JobAction(Kind::kSignalStop, job));
+    return;
+  }
   if (job.fenced || re_leased) {
     out->push_back(JobAction(job.running ? Kind::kKill : Kind::kForget, job));
     return;

@@ -9,7 +9,10 @@
 //
 // - A fenced job (its lease is gone: FAILED_PRECONDITION, PERMISSION_DENIED,
 //   CANCELLED or NOT_FOUND) is killed at once (SIGKILL, no graceful
-//   checkpoint) and forgotten; nothing more is sent for it, no report. A
+//   checkpoint) and forgotten; nothing more is sent for it, no report. One
+//   whose child has a grace period (graceful_stop: command jobs,
+//   stop_grace_s) gets SIGTERM instead, and is forgotten once its child has
+//   exited (the worker kills the child's group when the grace is over). A
 //   job cancelled after its child finished done is not fenced: its result
 //   is still delivered (the coordinator keeps it; done wins).
 // - A job leased again while an older local attempt of it is held: the old
@@ -53,6 +56,8 @@ struct HeldJob {
   int64_t epoch = 0;
   // Its kind adds points from a done result (job_kinds.h result_points).
   bool result_points = true;
+  // Its child has a grace period between SIGTERM and SIGKILL.
+  bool graceful_stop = false;
   // Its slots, e.g. {"cuda:0/1"}: one per device it asked for ("gpus").
   std::vector<std::string> slots;
   bool running = true;  // its child has not been seen exiting

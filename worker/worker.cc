@@ -91,19 +91,20 @@ void Worker::Run(const std::atomic<int>& stop_signal) {
 void Worker::Refresh() {
   for (auto& job : jobs_) {
     if (job->transfer && job->transfer->task->done()) TransferEnded(*job);
-    if (job->fenced || job->starting) continue;
+    if (job->starting) continue;
+    if (job->fenced) {
+      // Stopping in its grace period (Plan): only its end is watched.
+      if (job->running && job->handle && job->handle->Poll()) {
+        job->running = false;
+        spdlog::info("{} stopped (its lease is gone)", job->tag);
+      }
+      KillAfterGrace(*job);
+      continue;
+    }
     if (job->running) {
       if (std::optional<int> code = job->handle->Poll()) Exited(*job, *code);
     }
-    if (job->running && job->stop_sent && job->stop_grace_ms >= 0 &&
-        clock_->SteadyMs() - job->stop_sent_ms > job->stop_grace_ms) {
-      spdlog::warn(
-          "{}: still running {} ms after SIGTERM; killing its "
-          "process group",
-          job->tag, job->stop_grace_ms);
-      job->handle->Signal(SIGKILL);
-      job->stop_grace_ms = -1;  // once
-    }
+    KillAfterGrace(*job);
     // The checkpoint is looked at before the metrics are read: every line
     // logged before it is then in this read.
     absl::StatusOr<CheckpointFile> newest = files_->NewestCheckpoint(job->dir);
@@ -171,6 +172,7 @@ PlanInput Worker::View() {
     h.job_id = job->lease.job_id;
     h.epoch = job->lease.epoch;
     h.result_points = KindDef(job->lease.kind).result_points != nullptr;
+    h.graceful_stop = job->stop_grace_ms >= 0;
     h.slots = job->slots;
     h.running = job->running;
     h.outcome = job->finished.outcome;
@@ -535,6 +537,20 @@ void Worker::Exited(Job& job, int exit_code) {
                                        : job.finished.error);
       break;
   }
+}
+
+void Worker::KillAfterGrace(Job& job) {
+  if (!job.running || !job.handle || !job.stop_sent || job.stop_grace_ms < 0 ||
+      job.group_killed ||
+      clock_->SteadyMs() - job.stop_sent_ms <= job.stop_grace_ms) {
+    return;
+  }
+  spdlog::warn(
+      "{}: still running {} ms after SIGTERM; killing its process "
+      "group",
+      job.tag, job.stop_grace_ms);
+  job.handle->Signal(SIGKILL);
+  job.group_killed = true;  // once
 }
 
 void Worker::KillNow(Job& job) {

@@ -174,6 +174,7 @@ class Worker {
     // (-1: no limit but the shutdown's, train and tails).
     int64_t resumed_from = 0;
     int64_t stop_grace_ms = -1;
+    bool group_killed = false;  // SIGKILL sent once the grace was over
     int64_t stop_sent_ms = 0;
     // A stop_on outcome first held at this step (-1: none yet) ...
     int64_t stop_onset_step = -1;
@@ -214,6 +215,8 @@ class Worker {
   void Uploaded(Job& job, const Transfer& transfer);
   void Exited(Job& job, int exit_code);
   void KillNow(Job& job);
+  // SIGKILL to a child still running its stop_grace_ms after SIGTERM.
+  void KillAfterGrace(Job& job);
   // Writes the job's lease watchdog from its lease_until_ms.
   void TellChildTheLease(Job& job);
   void Heartbeat(Job& job);

@@ -139,6 +139,31 @@ TEST_F(CommandE2E, AChildThatIgnoresSigtermIsKilledWithItsGroupAfterTheGrace) {
   EXPECT_EQ(Query("SELECT attempt FROM jobs"), 0);
 }
 
+TEST_F(CommandE2E, ACancelledChildGetsSigtermAndItsGraceThenTheGroupIsKilled) {
+  // The child saves on SIGTERM (its trap), its grandchild ignores it: both
+  // happen, the first at cancel, the second once the grace is over.
+  Script("polite.sh",
+         "trap 'echo saved > saved; sleep 30' TERM\n"
+         "(trap '' TERM; exec sleep 4323.5) &\n"
+         "touch running\nwhile true; do sleep 0.05; done\n");
+  StartCoordinator();
+  StartWorker("w");
+  Submit(Spec("polite", "[./polite.sh]", "stop_grace_s: 1\n"));
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return std::filesystem::exists(dir_ + "/running"); }));
+  const testing::CommandResult cancel = Cli("cancel polite");
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return std::filesystem::exists(dir_ + "/saved"); }));
+  ASSERT_TRUE(WaitForLog("w", "killing its process group"));
+  ASSERT_TRUE(WaitForLog("w", "stopped (its lease is gone)"));
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    return ProcessesMentioning("polite.sh") == 0 &&
+           ProcessesMentioning("sleep 4323.5") == 0;
+  }));
+  EXPECT_EQ(JobCount("cancelled"), 1);
+}
+
 TEST_F(CommandE2E, AGrandchildThatOutlivesItsParentIsKilledWithTheGroup) {
   Script("orphan.sh", "sleep 4322.5 &\necho started >&2\nexit 0\n");
   StartCoordinator();

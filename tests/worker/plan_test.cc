@@ -60,6 +60,27 @@ TEST(Plan, FencedJobIsKilledAtOnceAndNothingIsSentForIt) {
             (Strings{"kill a epoch=1", "forget a epoch=1"}));
 }
 
+TEST(Plan, AFencedChildWithAGracePeriodIsAskedToStopThenForgotten) {
+  HeldJob j = Running("a");
+  j.fenced = true;
+  j.graceful_stop = true;
+  j.next_heartbeat_ms = 0;
+  HeldJob asked = j;
+  asked.stop_sent = true;
+  HeldJob exited = asked;
+  exited.running = false;
+  // Leased again while the old attempt runs: that one is killed at once.
+  PlanInput again = With({Running("b", 1)});
+  again.jobs[0].fenced = true;
+  again.jobs[0].graceful_stop = true;
+  again.slots = {"cpu/0", "cpu/1"};
+  again.pending = {{0, "b", 2, {"cpu/1"}}};
+  EXPECT_EQ(
+      (Strings{Describe(With({j})), Describe(With({asked})),
+               Describe(With({exited})), Describe(again).substr(0, 14)}),
+      (Strings{"stop a epoch=1", "-", "forget a epoch=1", "kill b epoch=1"}));
+}
+
 TEST(Plan, CheckpointWaitsUntilTheMetricsBeforeItAreAcknowledged) {
   HeldJob unacked = Running("a");
   unacked.checkpoint_step = 20;
