@@ -87,6 +87,21 @@ absl::Status ParsePageToken(const std::string& token, std::string* name,
 
 }  // namespace
 
+namespace {
+
+// The early-stopped runs of `sweep` and the steps they saved, into the
+// counts every read of a sweep carries (status, the list, one sweep).
+absl::Status SetEarlyStops(Store& store, const std::string& sweep,
+                           v1::GetSweepStatusResponse* counts) {
+  absl::StatusOr<Store::EarlyStops> early = store.EarlyStopsOf(sweep);
+  if (!early.ok()) return early.status();
+  counts->set_runs_stopped_early(early->runs);
+  counts->set_steps_saved(early->steps_saved);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 grpc::Status CoordinatorService::GetSweepStatus(
     grpc::ServerContext* ctx, const v1::GetSweepStatusRequest* req,
     v1::GetSweepStatusResponse* resp) {
@@ -95,10 +110,9 @@ grpc::Status CoordinatorService::GetSweepStatus(
   absl::StatusOr<JobCounts> c = store_->Counts(req->sweep());
   if (!c.ok()) return Answer(c.status());
   ToProto(*c, resp);
-  absl::StatusOr<Store::EarlyStops> early = store_->EarlyStopsOf(req->sweep());
-  if (!early.ok()) return Answer(early.status());
-  resp->set_runs_stopped_early(early->runs);
-  resp->set_steps_saved(early->steps_saved);
+  if (absl::Status e = SetEarlyStops(*store_, req->sweep(), resp); !e.ok()) {
+    return Answer(e);
+  }
   if (absl::Status h = store_->Healthy(); !h.ok()) {
     resp->set_coordinator_problem(std::string(h.message()));
   }
@@ -264,6 +278,10 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
     out->set_kind(std::string(JobKindName(s.kind)));
     out->set_created_ms(s.created_ms);
     ToProto(s.counts, out->mutable_counts());
+    if (absl::Status e = SetEarlyStops(*store_, s.name, out->mutable_counts());
+        !e.ok()) {
+      return Answer(e);
+    }
   }
   if (absl::Status h = store_->Healthy(); !h.ok()) {
     resp->set_coordinator_problem(std::string(h.message()));
@@ -354,6 +372,11 @@ grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
   info->set_kind(std::string(JobKindName(s->row.kind)));
   info->set_created_ms(s->row.created_ms);
   ToProto(s->row.counts, info->mutable_counts());
+  if (absl::Status e =
+          SetEarlyStops(*store_, req->sweep(), info->mutable_counts());
+      !e.ok()) {
+    return Answer(e);
+  }
   resp->set_spec_yaml(s->spec);
   SetCell(s->fixed, resp->mutable_fixed());
   resp->set_version(s->version);

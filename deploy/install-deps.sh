@@ -2,13 +2,15 @@
 # Installs the Debian 12 packages (and web/'s npm packages) that tailsweep
 # needs. Idempotent and quiet: it installs only what is missing and prints one
 # line per step. Needs root (or sudo) on first run.
-#   deploy/install-deps.sh [--with tests] [--with slurm]
+#   deploy/install-deps.sh [--with tests] [--with slurm] [--with bench]
 # Alone: what the build of the executables and the main job need (the
 # README's first command). --with tests adds what only the test suite uses:
 # GoogleTest, chromium (browser tests), the prometheus server, pandas,
 # systemd-analyze, curl, clang-format (the README's second command).
 # --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
-# commands), which the Slurm tests configure and start themselves.
+# commands), which the Slurm tests configure and start themselves. --with
+# bench adds what benchmarks and examples compare with or run on: pandas,
+# Optuna, PyTorch (bench/python_client_bench.py, examples/pytorch).
 set -euo pipefail
 
 with=()
@@ -16,8 +18,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --with) with+=("${2:?--with needs a group: tests or slurm}"); shift 2 ;;
     --with=*) with+=("${1#--with=}"); shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install-deps: unknown argument '$1' (allowed: --with tests, --with slurm)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument '$1' (allowed: --with tests, --with slurm, --with bench)" >&2; exit 2 ;;
   esac
 done
 
@@ -39,7 +41,8 @@ for group in "${with[@]}"; do
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
                  python3-pandas python3-pytest curl systemd) ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
-    *) echo "install-deps: unknown group '$group' (allowed: tests, slurm)" >&2; exit 2 ;;
+    bench) packages+=(python3-pandas python3-optuna python3-torch) ;;
+    *) echo "install-deps: unknown group '$group' (allowed: tests, slurm, bench)" >&2; exit 2 ;;
   esac
 done
 

@@ -65,6 +65,31 @@ class ServiceReadsTest : public ServiceTest {
   }
 };
 
+TEST_F(ServiceReadsTest, EveryReadOfASweepCountsItsEarlyStops) {
+  const v1::JobLease lease = SubmitAndLease();
+  v1::CompleteJobRequest done;
+  done.set_job_id(lease.job_id());
+  done.set_epoch(lease.epoch());
+  done.set_worker_id("w1");
+  done.set_result_json(testing::TestResult(
+      R"({"steps_done": 40, "early_stop": "collapse", "collapsed": true,
+          "collapse_step": 30, "config": {"steps": 100}})"));
+  v1::CompleteJobResponse done_resp;
+  ASSERT_TRUE(stub_->CompleteJob(Context().get(), done, &done_resp).ok());
+  v1::ListSweepsResponse list;
+  ASSERT_TRUE(
+      stub_->ListSweeps(Context().get(), v1::ListSweepsRequest(), &list).ok());
+  ASSERT_EQ(list.sweeps_size(), 1);
+  EXPECT_EQ(list.sweeps(0).counts().runs_stopped_early(), 1);
+  EXPECT_EQ(list.sweeps(0).counts().steps_saved(), 60);
+  v1::GetSweepRequest one;
+  one.set_sweep("svc");
+  v1::GetSweepResponse sweep;
+  ASSERT_TRUE(stub_->GetSweep(Context().get(), one, &sweep).ok());
+  EXPECT_EQ(sweep.sweep().counts().runs_stopped_early(), 1);
+  EXPECT_EQ(sweep.sweep().counts().steps_saved(), 60);
+}
+
 TEST_F(ServiceReadsTest, MetricSeriesComeBackPagedWithNaNKept) {
   const v1::JobLease lease = SubmitAndLease();
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -1,0 +1,54 @@
+"""The exceptions of the tailsweep client, named after the server's codes.
+
+``str(e)`` is the server's (or the database's) message word for word;
+``e.code`` is the code's name (``"NOT_FOUND"``, ...). Catch ``Error`` for
+any of them.
+"""
+
+
+class Error(Exception):
+    """A request tailsweep refused or could not answer."""
+
+    code = "UNKNOWN"
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class NotFound(Error):
+    """An unknown sweep, job or file."""
+
+    code = "NOT_FOUND"
+
+
+class InvalidArgument(Error):
+    """Bad input: what was wrong, where, what is allowed."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class FailedPrecondition(Error):
+    """The request does not fit the state it met (e.g. an ambiguous id)."""
+
+    code = "FAILED_PRECONDITION"
+
+
+class Unavailable(Error):
+    """The coordinator or the database could not be reached or read."""
+
+    code = "UNAVAILABLE"
+
+
+class ReadOnly(Error):
+    """A write through an offline client (a database file)."""
+
+    code = "FAILED_PRECONDITION"
+
+
+class NotAvailableOffline(Error):
+    """What only a running coordinator answers."""
+
+    code = "UNIMPLEMENTED"

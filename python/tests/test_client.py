@@ -1,0 +1,236 @@
+"""tailsweep.Client against a real coordinator and worker (the executables
+in $TAILSWEEP_BIN_DIR): its frames equal `tailsweep export`'s, its status
+the CLI's, a live database reads while a worker writes, and bad input
+raises the exception that names it.
+"""
+
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "python"))
+import tailsweep  # noqa: E402
+
+BIN = os.environ.get("TAILSWEEP_BIN_DIR", "")
+
+pytestmark = pytest.mark.skipif(
+    not os.path.isfile(os.path.join(BIN, "tailsweep-coordinator")),
+    reason="TAILSWEEP_BIN_DIR has no tailsweep-coordinator")
+
+TINY = """name: tiny
+grid: {kernel: [softmax, log], seed: [0, 1]}
+fixed: {steps: 20, n_points: 64, layers: 1, d_model: 16, heads: 2,
+        eval_instances: 2, reference_trials: 2, warmup: 2, log_every: 5}
+"""
+# A child that logs "nan" too, and a slow one for the live read.
+STEPS = """name: steps
+kind: command
+command: [sh, -c, 'i=1; while [ $i -le 30 ]; do v=$i; [ $i -eq 7 ] && v="\\"nan\\""; echo "{\\"step\\": $i, \\"loss\\": $v, \\"acc\\": 0.5}" >> "$TAILSWEEP_METRICS_FILE"; sleep $0; i=$((i+1)); done', "${pause}"]
+grid: {pause: [0, 0.05], variant: [a, b]}
+"""
+
+
+def wait_for(done, what, seconds=120):
+    end = time.time() + seconds
+    while time.time() < end:
+        if done():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for " + what)
+
+
+class Services:
+    def __init__(self, root):
+        self.root = root
+        self.db = os.path.join(root, "ts.db")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.address = "127.0.0.1:%d" % s.getsockname()[1]
+        self.env = dict(os.environ, TAILSWEEP_COORDINATOR=self.address,
+                        OPENBLAS_NUM_THREADS="1")
+        self.procs = []
+        self.start("tailsweep-coordinator", "--db", self.db, "--data-dir",
+                   os.path.join(root, "data"), "--listen", self.address)
+        wait_for(lambda: self.cli("status").returncode == 0, "the coordinator")
+
+    def start(self, name, *args):
+        log = open(os.path.join(self.root, name + ".log"), "a")
+        p = subprocess.Popen([os.path.join(BIN, name)] + list(args),
+                             env=self.env, stdout=log, stderr=log)
+        self.procs.append(p)
+        return p
+
+    def cli(self, *args):
+        return subprocess.run([os.path.join(BIN, "tailsweep")] + list(args),
+                              env=self.env, capture_output=True, text=True)
+
+    def worker(self):
+        return self.start("tailsweep-worker", "--devices", "cpu",
+                          "--slots-per-device", "2", "--threads-per-slot", "1",
+                          "--work-dir", os.path.join(self.root, "work"),
+                          "--exit-when-idle")
+
+    def submit(self, name, text):
+        path = os.path.join(self.root, name + ".yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        r = self.cli("submit", path)
+        assert r.returncode == 0, r.stderr
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            p.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def services():
+    root = tempfile.mkdtemp(prefix="tailsweep_client_")
+    s = Services(root)
+    s.submit("tiny", TINY)
+    s.submit("steps", STEPS)
+    client = tailsweep.Client.open(s.db)
+    live = s.worker()
+    # Read while the worker writes: every read succeeds and sees a
+    # consistent prefix of the sweep.
+    reads = 0
+    while live.poll() is None:
+        status = client.sweep("steps").status()
+        assert status["total"] == 4
+        history = client.sweep("steps").history(output="records")
+        steps = [p["step"] for p in history if p["name"] == "acc"]
+        assert len(steps) == len(set((p["job_id"], p["step"]) for p in history
+                                     if p["name"] == "acc"))
+        reads += 1
+        time.sleep(0.05)
+    assert live.returncode == 0
+    s.live_reads = reads
+    yield s
+    client.close()
+    s.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def export(services, sweep, what):
+    r = services.cli("export", sweep, "--what", what, "--format", "jsonl")
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def flat(row):
+    """An export row as the client's: nested objects dotted, the protocol's
+    "nan"/"inf" as floats."""
+    out = {}
+
+    def put(prefix, value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                put(prefix + "." + k if prefix else k, v)
+        elif isinstance(value, str) and value in ("nan", "inf", "-inf"):
+            out[prefix] = float(value)
+        else:
+            out[prefix] = value
+    for k, v in row.items():
+        put(k, v)
+    return out
+
+
+def same(a, b):
+    return a == b or (isinstance(a, float) and isinstance(b, float)
+                      and math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("sweep", ["tiny", "steps"])
+def test_results_equal_the_cli_export(services, sweep):
+    client = tailsweep.Client.open(services.db)
+    mine = client.sweep(sweep).results(output="records")
+    theirs = [flat(r) for r in export(services, sweep, "results")]
+    assert len(mine) == len(theirs) == 4
+    for m, t in zip(mine, theirs):
+        assert list(m) == list(t)
+        for k in m:
+            assert same(m[k], t[k]), (k, m[k], t[k])
+
+
+def test_history_is_unsampled_and_equals_the_cli_export(services):
+    client = tailsweep.Client.open(services.db)
+    mine = client.sweep("steps").history(output="records")
+    theirs = export(services, "steps", "metrics")
+    assert len(mine) == len(theirs) == 4 * 30 * 2
+    for m, t in zip(mine, theirs):
+        assert (m["job_id"], m["name"], m["step"]) == (t["job_id"], t["name"],
+                                                       t["step"])
+        assert same(m["value"], float(t["value"]))
+    nans = [p for p in mine if p["name"] == "loss" and p["step"] == 7]
+    assert len(nans) == 4 and all(math.isnan(p["value"]) for p in nans)
+    frame = client.sweep("steps").history(names=["loss"], step_min=10,
+                                          step_max=12)
+    assert len(frame) == 4 * 3
+    assert str(frame["job_id"].dtype) == "category"
+    assert str(frame["step"].dtype) == "int64"
+
+
+def test_status_and_jobs_match_the_cli(services):
+    client = tailsweep.Client.open(services.db)
+    r = services.cli("status", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    for row in client.sweeps():
+        assert row["counts"]["done"] == row["total"] == 4
+    jobs = list(client.sweep("tiny").jobs(where={"kernel": "log"}))
+    assert [j.params["kernel"] for j in jobs] == ["log", "log"]
+    assert all(j.state == "done" and j.result["steps_done"] == 20 for j in jobs)
+    assert client.job(jobs[0].id[:8]).id == jobs[0].id
+    frame = client.sweep("tiny").results(columns=["params_kernel",
+                                                  "ratio_median"],
+                                         where={"seed": 1})
+    assert list(frame.columns) == ["job_id", "params_kernel", "ratio_median"]
+    assert list(frame["params_kernel"]) == ["softmax", "log"]
+
+
+def test_errors_name_what_was_wrong(services, tmp_path):
+    client = tailsweep.Client.open(services.db)
+    with pytest.raises(tailsweep.NotFound,
+                       match=r"^no sweep 'nope'; sweeps: tiny, steps$"):
+        client.sweep("nope")
+    with pytest.raises(tailsweep.InvalidArgument, match="6 to 64 hex digits"):
+        client.job("xyz")
+    with pytest.raises(tailsweep.NotFound, match="no job 'abcdef0'"):
+        client.job("abcdef0")
+    with pytest.raises(tailsweep.InvalidArgument, match="state 'running'"):
+        list(client.sweep("tiny").jobs(state="running"))
+    with pytest.raises(tailsweep.InvalidArgument, match="columns nope"):
+        client.sweep("tiny").results(columns=["nope"])
+    with pytest.raises(tailsweep.NotFound, match="no such database file"):
+        tailsweep.Client.open(str(tmp_path / "none.db"))
+    other = tmp_path / "other.db"
+    import sqlite3
+    sqlite3.connect(str(other)).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(tailsweep.InvalidArgument,
+                       match="not a tailsweep database"):
+        tailsweep.Client.open(str(other))
+    assert services.live_reads >= 1
+
+
+def test_a_snapshot_reads_like_the_live_file(services, tmp_path):
+    snap = str(tmp_path / "snap.db")
+    r = services.cli("snapshot", "tiny", "--db", services.db, "--out", snap)
+    assert r.returncode == 0, r.stderr
+    live = tailsweep.Client.open(services.db).sweep("tiny")
+    copy = tailsweep.Client.open(snap).sweep("tiny")
+    assert copy.results(output="records") == live.results(output="records")
+    a, b = (s.history(output="records") for s in (live, copy))
+    assert [(p["job_id"], p["step"], p["value"]) for p in a] == \
+        [(p["job_id"], p["step"], p["value"]) for p in b]
