@@ -10,9 +10,11 @@ steps), then times, each in a fresh process (wall time and peak RSS):
   - import tailsweep (no pandas), against a bare interpreter;
   - Sweep.results() of JOBS jobs, as records and as a DataFrame;
   - Sweep.history() of POINTS points as a DataFrame;
-  - Optuna's trials_dataframe() on a SQLite study of TRIALS trials (made
-    with Optuna's API, then copied in SQL), and tailsweep's results() on a
-    sweep of the same number of jobs.
+  - Optuna's trials_dataframe() on a SQLite study of TRIALS trials that
+    hold the same data as a sweep's results (the config as params, the
+    result's fields as user attributes; made with Optuna's API, then copied
+    in SQL), and tailsweep's results() on a sweep of as many jobs.
+Imports are inside the timed code (pandas for tailsweep's frames, optuna).
 
   bench/python_client_bench.py BIN_DIR [--jobs 100000] [--points 1500000]
       [--trials 20000]
@@ -120,20 +122,29 @@ def insert(db, batch):
                    "VALUES (?, ?, 0)", [(r[1], r[5]) for r in batch])
 
 
-def optuna_study(path, trials):
-    """A SQLite study of `trials` trials: 500 through Optuna's API (2
-    params, a value, an intermediate value), then copied in SQL."""
+def optuna_study(path, trials, result):
+    """A SQLite study of `trials` trials holding what a sweep's results do:
+    the job's config as params, the result's fields as user attributes, its
+    ratio as the value. 500 through Optuna's API, then copied in SQL."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = "sqlite:///" + path
     study = optuna.create_study(study_name="bench", storage=storage)
     seed = min(trials, 500)
+    config = result["config"]
+    fields = {k: v for k, v in result.items()
+              if k not in ("config", "samples")
+              and isinstance(v, (int, float, str, bool))}
 
     def objective(t):
-        x = t.suggest_float("lr", 1e-4, 1e-1, log=True)
-        t.suggest_categorical("kernel", ["softmax", "log"])
-        t.report(x, 1)
-        return x
+        for key, value in config.items():
+            if isinstance(value, bool) or isinstance(value, str):
+                t.suggest_categorical(key, [value])
+            else:
+                t.suggest_float(key, float(value), float(value))
+        for key, value in fields.items():
+            t.set_user_attr(key, value)
+        return float(result.get("ratio_median", 1.0))
     study.optimize(objective, n_trials=seed)
     db = sqlite3.connect(path)
     copies = (trials - seed) // seed
@@ -149,8 +160,7 @@ def optuna_study(path, trials):
         for table, cols in (
                 ("trial_params", "param_name, param_value, distribution_json"),
                 ("trial_values", "objective, value, value_type"),
-                ("trial_intermediate_values",
-                 "step, intermediate_value, intermediate_value_type")):
+                ("trial_user_attributes", "key, value_json")):
             db.execute("INSERT INTO %s (trial_id, %s) SELECT trial_id + ?, %s "
                        "FROM %s WHERE trial_id <= ?" % (table, cols, cols,
                                                         table), (off, top[0]))
@@ -208,7 +218,7 @@ def main():
         fill(db, "same", args.trials, 0, result)
         built = time.time() - t0
         study = os.path.join(work, "optuna.db")
-        trials = optuna_study(study, args.trials)
+        trials = optuna_study(study, args.trials, result)
         print("database: %d jobs + %d jobs, %d points (%d jobs x %d metrics x "
               "%d steps), built in %.0f s; optuna study: %d trials"
               % (args.jobs, args.trials, history_jobs * len(METRICS) * STEPS,

@@ -71,18 +71,22 @@ def _utc(ms):
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
 
 
+def _pandas():
+    try:
+        import pandas  # lazily: it takes most of a second to import
+    except ImportError:
+        raise ImportError("tailsweep: DataFrames need pandas (apt install "
+                          "python3-pandas), or pass output='records'") from None
+    return pandas
+
+
 def _frame(records, columns, output):
     if output == "records":
         return records
     if output != "pandas":
         raise InvalidArgument(
             "output '%s'; allowed: pandas, records" % output)
-    try:
-        import pandas  # lazily: it takes most of a second to import
-    except ImportError:
-        raise ImportError("tailsweep: DataFrames need pandas (apt install "
-                          "python3-pandas), or pass output='records'") from None
-    return pandas.DataFrame.from_records(records, columns=columns)
+    return _pandas().DataFrame.from_records(records, columns=columns)
 
 
 class Client:
@@ -284,17 +288,23 @@ class Sweep:
                 "per '%s': offline results are per job (per='job'); the "
                 "table per cell is `tailsweep results`" % per)
         filt, args = self._where(where)
-        records, seen = [], {}
+        # Column by column (faster to build, and to make a frame of, than
+        # a dict per row): column name -> values, None where a row has none.
+        cols, n = {"job_id": []}, 0
+
+        def put(name, value):
+            column = cols.get(name)
+            if column is None:
+                column = cols[name] = [None] * n
+            column.append(value)
+
         for job_id, cell, text in self._c._rows(
                 "SELECT sj.job_id, sj.cell, r.result FROM sweep_jobs sj "
                 "JOIN results r USING (job_id) JOIN jobs j USING (job_id) "
                 "WHERE sj.sweep_id = ?%s ORDER BY sj.position" % filt,
                 [self._id] + args):
             doc = json.loads(text)
-            grid = {_PARAM_PREFIX + k: _typed(v)
-                    for k, v in json.loads(cell).items()}
-            rows = doc if isinstance(doc, list) else [doc]
-            for one in rows:
+            for one in doc if isinstance(doc, list) else [doc]:
                 if not isinstance(one, dict):
                     continue
                 row = {"job_id": job_id}
@@ -303,25 +313,34 @@ class Sweep:
                     for k, v in config.items():
                         row[_PARAM_PREFIX + k] = _number(v)
                 else:
-                    row.update(grid)
+                    for k, v in json.loads(cell).items():
+                        row[_PARAM_PREFIX + k] = _typed(v)
                 for k, v in one.items():
                     if k not in ("config", "samples"):
                         _flatten(k, v, row)
-                for k in row:
-                    seen.setdefault(k, None)
-                records.append(row)
-        names = list(seen) or ["job_id"]
+                for k, v in row.items():
+                    put(k, v)
+                n += 1
+                for column in cols.values():
+                    if len(column) < n:
+                        column.append(None)
+        names = list(cols)
         if columns is not None:
-            unknown = [c for c in columns if c not in seen]
-            if unknown and records:
+            unknown = [c for c in columns if c not in cols]
+            if unknown and n:
                 raise InvalidArgument(
                     "columns %s: not in the results; allowed: %s"
                     % (", ".join(unknown), ", ".join(names)))
             names = ["job_id"] + [c for c in columns if c != "job_id"]
-            records = [{k: r.get(k) for k in names} for r in records]
-        elif output == "records":
-            records = [{k: r.get(k) for k in names} for r in records]
-        return _frame(records, names, output)
+            cols = {c: cols.get(c, [None] * n) for c in names}
+        if output == "records":
+            return [dict(zip(names, values))
+                    for values in zip(*(cols[c] for c in names))]
+        if output != "pandas":
+            raise InvalidArgument(
+                "output '%s'; allowed: pandas, records" % output)
+        return _pandas().DataFrame({c: cols[c] for c in names},
+                                   columns=names)
 
     def history(self, names=None, jobs=None, step_min=None, step_max=None,
                 output="pandas"):
