@@ -245,12 +245,43 @@ def main():
              "optuna.load_study(study_name='bench', storage='sqlite:///%s')"
              ".trials_dataframe()" % study),
         ]
+        # The same database served over HTTP by a coordinator.
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            grpc_port = sock.getsockname()[1]
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            http = "127.0.0.1:%d" % sock.getsockname()[1]
+        server = subprocess.Popen(
+            [os.path.join(args.bin_dir, "tailsweep-coordinator"), "--db", db,
+             "--data-dir", db + ".data", "--listen",
+             "127.0.0.1:%d" % grpc_port, "--http-listen", http],
+            stderr=subprocess.DEVNULL)
+        import urllib.request
+        for _ in range(200):
+            try:
+                urllib.request.urlopen("http://%s/api/sweeps" % http).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        rows += [
+            ("HTTP results(), %d jobs, DataFrame" % args.jobs,
+             "import tailsweep; tailsweep.Client(%r).sweep('big').results()"
+             % http),
+            ("HTTP history(), %d points, DataFrame"
+             % (history_jobs * len(METRICS) * STEPS),
+             "import tailsweep; s = tailsweep.Client(%r).sweep('big'); "
+             "s.history(jobs=[j.id for j, _ in zip(s.jobs(), range(%d))])"
+             % (http, history_jobs)),
+        ]
         print("%-44s %10s %12s" % ("what (fresh process, best of 2)",
                                    "seconds", "peak RSS MB"))
         for what, code in rows:
             took, rss = measure(code)
             print("%-44s %10.3f %12.0f" % (what, took, rss / 2**20))
             sys.stdout.flush()
+        server.send_signal(signal.SIGTERM)
+        server.wait()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

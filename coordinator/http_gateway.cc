@@ -4,7 +4,9 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -160,6 +162,34 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
   absl::StatusOr<std::string> doc = ReportJson(calls, req.matches[1], o);
   if (!doc.ok()) return SendError(res, doc.status());
   res.set_content(*doc, "application/json");
+}
+
+// GET /api/sweeps/NAME/jobs[?state=S&page_size=N&page_token=T]: one page
+// of ListJobs (its next_page_token says where the next starts) when
+// page_size or page_token is given; without them every page in one answer
+// (the first release's form).
+void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
+               httplib::Response& res) {
+  if (!req.has_param("page_size") && !req.has_param("page_token")) {
+    absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+        ListAllJobs(calls, req.matches[1], req.get_param_value("state"));
+    if (!jobs.ok()) return SendError(res, jobs.status());
+    v1::ListJobsResponse all;
+    for (v1::JobInfo& j : *jobs) *all.add_jobs() = std::move(j);
+    return SendJson(res, all);
+  }
+  absl::StatusOr<int64_t> size = IntParam(req, "page_size", 0);
+  if (!size.ok()) return SendError(res, size.status());
+  v1::ListJobsRequest r;
+  r.set_sweep(req.matches[1]);
+  r.set_state(req.get_param_value("state"));
+  r.set_page_size(static_cast<int32_t>(
+      std::clamp<int64_t>(*size, -1, std::numeric_limits<int32_t>::max())));
+  r.set_page_token(req.get_param_value("page_token"));
+  v1::ListJobsResponse page;
+  const absl::Status st = calls.ListJobs(r, &page);
+  if (!st.ok()) return SendError(res, st);
+  SendJson(res, page);
 }
 
 // GET /api/jobs/JOB/metrics[?names=a,b&step_min=&step_max=&max_points=]:
@@ -335,12 +365,33 @@ void HttpGateway::Route() {
         }));
   s.Get(R"(/api/sweeps/([^/]+)/jobs)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          absl::StatusOr<std::vector<v1::JobInfo>> jobs =
-              ListAllJobs(calls, req.matches[1], req.get_param_value("state"));
-          if (!jobs.ok()) return SendError(res, jobs.status());
-          v1::ListJobsResponse all;
-          for (v1::JobInfo& j : *jobs) *all.add_jobs() = std::move(j);
-          SendJson(res, all);
+          ServeJobs(calls, req, res);
+        }));
+  s.Get(R"(/api/sweeps/([^/]+)/status)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          v1::GetSweepStatusRequest r;
+          r.set_sweep(req.matches[1]);
+          v1::GetSweepStatusResponse resp;
+          const absl::Status st = calls.GetSweepStatus(r, &resp);
+          if (!st.ok()) return SendError(res, st);
+          SendJson(res, resp);
+        }));
+  s.Get(R"(/api/jobs/([^/]+)/logs)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          v1::GetJobLogRequest r;
+          r.set_job(req.matches[1]);
+          v1::GetJobLogResponse resp;
+          const absl::Status st = calls.GetJobLog(r, &resp);
+          if (!st.ok()) return SendError(res, st);
+          SendJson(res, resp);
+        }));
+  s.Get("/api/workers",
+        guarded([calls](const httplib::Request&, httplib::Response& res) {
+          v1::ListWorkersResponse resp;
+          const absl::Status st =
+              calls.ListWorkers(v1::ListWorkersRequest(), &resp);
+          if (!st.ok()) return SendError(res, st);
+          SendJson(res, resp);
         }));
   s.Get(R"(/api/sweeps/([^/]+)/results)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {

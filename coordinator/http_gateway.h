@@ -11,17 +11,22 @@
 //   GET /sweeps/NAME               a sweep's report page, live
 //   GET /api/sweeps                ListSweeps
 //   GET /api/sweeps/NAME           GetSweep
-//   GET /api/sweeps/NAME/jobs      every job (?state=)
+//   GET /api/sweeps/NAME/jobs      every job (?state=); one ListJobs page
+//                                  with ?page_size= or ?page_token=
+//   GET /api/sweeps/NAME/status    GetSweepStatus
 //   GET /api/sweeps/NAME/results   every results row (?group_by=,
 //                                  ?over_seeds=true)
 //   GET /api/sweeps/NAME/report    the report document (report_data.h;
 //                                  ?group_by=, ?points=)
 //   GET /api/jobs/ID/metrics       every point (?names=a,b, ?step_min=,
 //                                  ?step_max=, ?max_points=)
+//   GET /api/jobs/ID/logs          GetJobLog (an id or 6+ of its digits)
+//   GET /api/workers               ListWorkers
 //   GET /metrics                   Prometheus text (telemetry.h)
 // API answers are JSON: proto3's JSON mapping of the RPC's answer with the
 // proto field names (64-bit integers as strings, as that mapping says), or
-// {"error": message, "code": "NOT_FOUND"} with 400, 401, 404, 500 or 503.
+// {"error": message, "code": "NOT_FOUND"} with 400, 401, 403, 404, 500
+// or 503.
 // With a token, every request needs "Authorization: Bearer TOKEN" or the
 // cookie that GET /?token=TOKEN sets (HttpOnly, SameSite=Strict) for
 // browsers. With --tls-cert/--tls-key it serves HTTPS with them.

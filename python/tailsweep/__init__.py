@@ -1,8 +1,9 @@
 """tailsweep's Python side.
 
 - ``tailsweep.Client``: sweeps' status, jobs, results and unsampled curves
-  as records or pandas DataFrames (``Client.open("tailsweep.db")`` reads a
-  coordinator's database file; docs/python.md).
+  as records or pandas DataFrames (``Client(url, token=...)`` reads a
+  coordinator's HTTP API, ``Client.open("tailsweep.db")`` its database
+  file; docs/python.md).
 - ``tailsweep.child``: helps a program that runs as a ``kind: command``
   job's child (docs/child-contract.md): parameters, metrics lines,
   checkpoints, stop signals and the result file. Optional: the contract is
@@ -15,8 +16,9 @@ Names are imported on first use, so ``import tailsweep`` stays cheap.
 
 __version__ = "0.1.0"
 __all__ = ["Client", "Error", "NotFound", "InvalidArgument",
-           "FailedPrecondition", "Unavailable", "ReadOnly",
-           "NotAvailableOffline", "child", "errors"]
+           "FailedPrecondition", "Unauthenticated", "PermissionDenied",
+           "Unavailable", "ReadOnly", "NotAvailableOffline", "child",
+           "errors"]
 
 
 def __getattr__(name):

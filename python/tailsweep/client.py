@@ -6,35 +6,26 @@ records (standard library only) or pandas DataFrames.
     s = c.sweep("smoke")
     s.status()                        # {"counts": {...}, "total": 48, ...}
     df = s.results()                  # one row per done job
-    h = s.history(names=["loss"])     # long format: job_id, name, step, value, epoch
+    h = s.history(names=["loss"])     # long format: job_id, name, step, value
 
-Offline, the client reads the coordinator's SQLite file read-only: safe
-beside a live coordinator (SQLite's WAL lets readers and the writer go on
-together), or a copy made by `tailsweep snapshot`. What it reads and how
-(the tables, the state a sweep sees a job in) is docs/cli.md's "The
-database"; the frames' columns are `tailsweep export`'s (docs/python.md).
+    c = tailsweep.Client("http://head:8080", token="...")   # online, same methods
+
+Offline, the client reads the coordinator's SQLite file read-only
+(_database.py): safe beside a live coordinator, or a copy made by
+`tailsweep snapshot`. Online it reads the coordinator's HTTP API
+(_http.py). The frames' columns are `tailsweep export`'s (docs/python.md);
 pandas is imported only when a DataFrame is asked for.
 """
 
-import datetime
 import json
 import math
 import os
-import re
-import sqlite3
-import urllib.parse
 
-from tailsweep.errors import (FailedPrecondition, InvalidArgument, NotFound,
-                              Unavailable)
+from tailsweep import _database
+from tailsweep.errors import InvalidArgument
 
-# A sweep's view of a job's state (coordinator/store_internal.h,
-# kSweepJobState): done and failed as they are, else cancelled when this
-# sweep cancelled it, else the job's own.
-_SWEEP_JOB_STATE = ("(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
-                    "WHEN sj.cancelled <> 0 THEN 'cancelled' ELSE j.state END)")
-STATES = ("queued", "leased", "done", "failed", "cancelled")
+STATES = _database.STATES
 _PARAM_PREFIX = "params_"
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
 _NUMBER_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -67,10 +58,6 @@ def _flatten(prefix, value, row):
         row[prefix] = _number(value)
 
 
-def _utc(ms):
-    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
-
-
 def _pandas():
     try:
         import pandas  # lazily: it takes most of a second to import
@@ -90,44 +77,53 @@ def _frame(records, columns, output):
 
 
 class Client:
-    """A tailsweep coordinator's data. `Client.open(path)` reads its
-    database file; every method raises tailsweep.Error subclasses with the
-    message the database or coordinator gave."""
+    """A tailsweep coordinator's sweeps. `Client(url, token=, ca=)` reads
+    its HTTP API; `Client.open(path)` its database file. Both have the same
+    methods; every failure is a tailsweep.Error subclass carrying the
+    coordinator's (or the database's) message."""
 
-    def __init__(self, db):
-        self._db = db
+    def __init__(self, url, token=None, ca=None, timeout=60.0,
+                 page_size=1000):
+        """`url`: the coordinator's --http-listen address (http:// or
+        https://); `token`: its token; `ca`: the CA file of its TLS
+        certificate; `timeout`: seconds a request may take; `page_size`:
+        jobs a request reads (1..10000)."""
+        from tailsweep import _http  # urllib and ssl: only when online
+        self._source = _http.Http(url, token=token, ca=ca, timeout=timeout,
+                                  page_size=page_size)
+        self.where = self._source.where
 
     @classmethod
     def open(cls, path):
         """The database at `path`, read-only (a live coordinator's, or a
         `tailsweep snapshot` copy). NotFound for a missing file,
         InvalidArgument for a file that is not a tailsweep database."""
-        if not os.path.isfile(path):
-            raise NotFound("%s: no such database file" % path)
-        uri = "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path))
-        try:
-            db = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            mode = db.execute("PRAGMA journal_mode").fetchone()[0]
-            tables = {r[0] for r in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as e:
-            raise Unavailable(
-                "%s: cannot read it (%s); a database in WAL mode needs its "
-                "folder writable or its -wal and -shm files beside it: read a "
-                "copy made by `tailsweep snapshot`" % (path, e))
-        missing = {"sweeps", "sweep_jobs", "jobs", "results",
-                   "metrics"} - tables
-        if missing:
-            raise InvalidArgument("%s: not a tailsweep database (no table %s)"
-                                  % (path, ", ".join(sorted(missing))))
-        db.execute("PRAGMA query_only = 1")
-        client = cls(db)
-        client.path = path
-        client.journal_mode = mode
+        client = cls.__new__(cls)
+        client._source = _database.Database(path)
+        client.where = path
         return client
 
+    @classmethod
+    def from_env(cls):
+        """Client($TAILSWEEP_URL, token from $TAILSWEEP_TOKEN_FILE, ca
+        $TAILSWEEP_TLS_CA), or Client.open($TAILSWEEP_DB)."""
+        if os.environ.get("TAILSWEEP_URL"):
+            token = None
+            if os.environ.get("TAILSWEEP_TOKEN_FILE"):
+                with open(os.environ["TAILSWEEP_TOKEN_FILE"]) as f:
+                    token = f.read().strip()
+            return cls(os.environ["TAILSWEEP_URL"], token=token,
+                       ca=os.environ.get("TAILSWEEP_TLS_CA") or None)
+        if os.environ.get("TAILSWEEP_DB"):
+            return cls.open(os.environ["TAILSWEEP_DB"])
+        raise InvalidArgument("set TAILSWEEP_URL (with TAILSWEEP_TOKEN_FILE, "
+                              "TAILSWEEP_TLS_CA) or TAILSWEEP_DB")
+
+    def __repr__(self):
+        return "Client(%r)" % self.where
+
     def close(self):
-        self._db.close()
+        self._source.close()
 
     def __enter__(self):
         return self
@@ -135,69 +131,29 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
-    def _rows(self, sql, args=()):
-        try:
-            return self._db.execute(sql, args)
-        except sqlite3.DatabaseError as e:
-            raise Unavailable("%s: %s" % (getattr(self, "path", "database"), e))
-
     def sweeps(self):
         """Every sweep, oldest first: name, kind, created (UTC datetime),
         counts by state (as the sweep sees its jobs), total."""
-        out = {}
-        for name, kind, created, state, n in self._rows(
-                "SELECT s.name, s.kind, s.created_ms, %s, COUNT(sj.job_id) "
-                "FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
-                "LEFT JOIN jobs j USING (job_id) GROUP BY s.sweep_id, 4 "
-                "ORDER BY s.sweep_id" % _SWEEP_JOB_STATE):
-            info = out.setdefault(name, {
-                "name": name, "kind": kind, "created": _utc(created),
-                "counts": dict.fromkeys(STATES, 0), "total": 0})
-            if state is not None:
-                info["counts"][state] = n
-                info["total"] += n
-        return list(out.values())
+        return self._source.sweeps()
 
     def sweep(self, name):
         """The sweep `name`; NotFound naming the sweeps there are."""
-        row = self._rows("SELECT sweep_id, kind FROM sweeps WHERE name = ?",
-                         (name,)).fetchone()
-        if row is None:
-            names = [r[0] for r in self._rows(
-                "SELECT name FROM sweeps ORDER BY sweep_id")]
-            listed = names[-20:]
-            text = ", ".join(listed) if listed else "none yet"
-            if len(names) > 20:
-                text = "%d older, then %s" % (len(names) - 20, text)
-            raise NotFound("no sweep '%s'; sweeps: %s" % (name, text))
-        return Sweep(self, name, row[0], row[1])
+        return Sweep(self._source, self._source.info(name))
 
     def job(self, job_id):
         """The job whose id is or starts with `job_id` (6 or more hex
         digits)."""
-        if not re.fullmatch(r"[0-9a-f]{6,64}", job_id or ""):
-            raise InvalidArgument(
-                "job id '%s': 6 to 64 hex digits (lowercase)" % job_id)
-        rows = self._rows(
-            "SELECT job_id FROM jobs WHERE job_id >= ? AND job_id < ? "
-            "LIMIT 2", (job_id, job_id + "g")).fetchall()
-        if not rows:
-            raise NotFound("no job '%s'" % job_id)
-        if len(rows) > 1:
-            raise FailedPrecondition(
-                "job id prefix '%s' matches more than one job; give more "
-                "digits" % job_id)
-        return Job(self, rows[0][0])
+        return Job(self._source, self._source.job_row(job_id))
 
 
 class Sweep:
-    """One sweep's jobs, results and curves."""
+    """One sweep's status, jobs, results and curves."""
 
-    def __init__(self, client, name, sweep_id, kind):
-        self._c = client
-        self.name = name
-        self.kind = kind
-        self._id = sweep_id
+    def __init__(self, source, info):
+        self._s = source
+        self.name = info["name"]
+        self.kind = info["kind"]
+        self._info = info
 
     def __repr__(self):
         return "Sweep(%r, kind=%r)" % (self.name, self.kind)
@@ -205,74 +161,30 @@ class Sweep:
     def info(self):
         """name, kind, created, fixed (typed), spec (the text submitted),
         version (the build that expanded it)."""
-        created, fixed, spec, version = self._c._rows(
-            "SELECT created_ms, fixed, spec, version FROM sweeps "
-            "WHERE sweep_id = ?", (self._id,)).fetchone()
-        return {"name": self.name, "kind": self.kind,
-                "created": _utc(created),
-                "fixed": {k: _typed(v) for k, v in json.loads(fixed).items()},
-                "spec": spec, "version": version}
+        info = dict(self._info)
+        info["fixed"] = {k: _typed(v) for k, v in info["fixed"].items()}
+        return info
 
     def status(self):
         """counts (by state, as this sweep sees its jobs), total, done
-        fraction, runs_stopped_early and the training steps they saved."""
-        counts = dict.fromkeys(STATES, 0)
-        for state, n in self._c._rows(
-                "SELECT %s, COUNT(*) FROM sweep_jobs sj JOIN jobs j "
-                "USING (job_id) WHERE sj.sweep_id = ? GROUP BY 1"
-                % _SWEEP_JOB_STATE, (self._id,)):
-            counts[state] = n
-        early, saved = self._c._rows(
-            "SELECT COUNT(*), COALESCE(SUM(MAX(COALESCE(json_extract("
-            "r.result, '$.config.steps'), 0) - COALESCE(json_extract("
-            "r.result, '$.steps_done'), 0), 0)), 0) FROM sweep_jobs sj "
-            "JOIN results r USING (job_id) WHERE sj.sweep_id = ? AND "
-            "json_type(r.result) = 'object' AND "
-            "json_extract(r.result, '$.early_stop') IS NOT NULL",
-            (self._id,)).fetchone()
+        fraction, runs_stopped_early and the training steps they saved,
+        and the coordinator's problem ("" when none; online only)."""
+        counts, early, saved, problem = self._s.status(self.name)
         total = sum(counts.values())
         return {"sweep": self.name, "counts": counts, "total": total,
                 "done_fraction": counts["done"] / total if total else 0.0,
-                "runs_stopped_early": early, "steps_saved": saved}
-
-    def _where(self, where, column="j.params"):
-        """SQL and arguments for `where`: {key: value or [values]}, keys
-        compared with the job's parameters as text."""
-        sql, args = "", []
-        for key, value in (where or {}).items():
-            if not _KEY.match(key):
-                raise InvalidArgument("where: key '%s' is not a parameter "
-                                      "name" % key)
-            values = value if isinstance(value, (list, tuple, set)) else [value]
-            texts = [json.dumps(v) if isinstance(v, bool) else str(v)
-                     for v in values]
-            sql += " AND json_extract(%s, ?) IN (%s)" % (
-                column, ", ".join("?" * len(texts)))
-            args += ['$."%s"' % key] + texts
-        return sql, args
+                "runs_stopped_early": early, "steps_saved": saved,
+                "problem": problem}
 
     def jobs(self, state=None, where=None):
         """The sweep's jobs in grid order, lazily: Job objects with state
-        (as this sweep sees it), attempt, cell, params and result."""
+        (as this sweep sees it), attempt, cell, params and result.
+        `where`: {param: value or [values]}."""
         if state is not None and state not in STATES:
             raise InvalidArgument("state '%s'; allowed: %s"
                                   % (state, ", ".join(STATES)))
-        filt, args = self._where(where)
-        sql = ("SELECT j.job_id, %s, j.state, j.attempt, j.epoch, j.holder, "
-               "j.last_error, sj.cell, j.params, r.result FROM sweep_jobs sj "
-               "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
-               "WHERE sj.sweep_id = ?%s" % (_SWEEP_JOB_STATE, filt))
-        if state is not None:
-            sql += " AND %s = ?" % _SWEEP_JOB_STATE
-            args.append(state)
-        cursor = self._c._rows(sql + " ORDER BY sj.position",
-                               [self._id] + args)
-        while True:
-            page = cursor.fetchmany(1000)
-            if not page:
-                return
-            for row in page:
-                yield Job(self._c, row[0], row)
+        for row in self._s.job_rows(self.name, state, where):
+            yield Job(self._s, row)
 
     def results(self, per="job", columns=None, where=None, output="pandas"):
         """One row per done job, in grid order, with `tailsweep export
@@ -287,7 +199,6 @@ class Sweep:
             raise InvalidArgument(
                 "per '%s': offline results are per job (per='job'); the "
                 "table per cell is `tailsweep results`" % per)
-        filt, args = self._where(where)
         # Column by column (faster to build, and to make a frame of, than
         # a dict per row): column name -> values, None where a row has none.
         cols, n = {"job_id": []}, 0
@@ -298,11 +209,7 @@ class Sweep:
                 column = cols[name] = [None] * n
             column.append(value)
 
-        for job_id, cell, text in self._c._rows(
-                "SELECT sj.job_id, sj.cell, r.result FROM sweep_jobs sj "
-                "JOIN results r USING (job_id) JOIN jobs j USING (job_id) "
-                "WHERE sj.sweep_id = ?%s ORDER BY sj.position" % filt,
-                [self._id] + args):
+        for job_id, cell, text in self._s.result_rows(self.name, where):
             doc = json.loads(text)
             for one in doc if isinstance(doc, list) else [doc]:
                 if not isinstance(one, dict):
@@ -345,60 +252,44 @@ class Sweep:
     def history(self, names=None, jobs=None, step_min=None, step_max=None,
                 output="pandas"):
         """Every stored point, unsampled, in long format: job_id, name,
-        step, value (NaN kept), epoch (the lease that sent it); in grid
-        order, then by name and step. `names`, `jobs` (ids) and the step
-        range narrow it."""
-        sql = ("SELECT m.job_id, m.name, m.step, m.value, m.epoch "
-               "FROM sweep_jobs sj JOIN metrics m ON m.job_id = sj.job_id "
-               "WHERE sj.sweep_id = ?")
-        args = [self._id]
-        if names is not None:
-            names = [names] if isinstance(names, str) else list(names)
-            sql += " AND m.name IN (%s)" % ", ".join("?" * len(names))
-            args += names
-        if jobs is not None:
-            jobs = [jobs] if isinstance(jobs, str) else list(jobs)
-            sql += " AND sj.job_id IN (%s)" % ", ".join("?" * len(jobs))
-            args += jobs
-        if step_min is not None:
-            sql += " AND m.step >= ?"
-            args.append(int(step_min))
-        if step_max is not None:
-            sql += " AND m.step <= ?"
-            args.append(int(step_max))
-        rows = self._c._rows(sql + " ORDER BY sj.position, m.name, m.step",
-                             args).fetchall()
-        columns = ["job_id", "name", "step", "value", "epoch"]
-        if output == "records":
-            return [{"job_id": j, "name": n, "step": s,
-                     "value": math.nan if v is None else v, "epoch": e}
-                    for j, n, s, v, e in rows]
-        frame = _frame(rows, columns, output)
-        frame["value"] = frame["value"].astype("float64")  # None: NaN
-        for c in ("job_id", "name"):
-            frame[c] = frame[c].astype("category")
-        for c in ("step", "epoch"):
-            frame[c] = frame[c].astype("int64")
-        return frame
+        step, value (NaN kept); in grid order, then by name and step.
+        `names`, `jobs` (ids) and the step range narrow it."""
+        if isinstance(names, str):
+            names = [names]
+        if isinstance(jobs, str):
+            jobs = [jobs]
+        rows = self._s.point_rows(self.name,
+                                  None if names is None else list(names),
+                                  None if jobs is None else list(jobs),
+                                  step_min, step_max)
+        return _points(rows, output)
+
+
+def _points(rows, output):
+    """Point rows (job_id, name, step, value or None) as a long frame."""
+    columns = ["job_id", "name", "step", "value"]
+    if output == "records":
+        return [{"job_id": j, "name": n, "step": s,
+                 "value": math.nan if v is None else v}
+                for j, n, s, v in rows]
+    frame = _frame(rows, columns, output)
+    frame["value"] = frame["value"].astype("float64")  # None: NaN
+    for c in ("job_id", "name"):
+        frame[c] = frame[c].astype("category")
+    frame["step"] = frame["step"].astype("int64")
+    return frame
 
 
 class Job:
     """One job: its state, parameters, result, curves and logs."""
 
-    def __init__(self, client, job_id, row=None):
-        self._c = client
-        self.id = job_id
-        if row is None:
-            row = client._rows(
-                "SELECT j.job_id, j.state, j.state, j.attempt, j.epoch, "
-                "j.holder, j.last_error, NULL, j.params, r.result FROM jobs j "
-                "LEFT JOIN results r USING (job_id) WHERE j.job_id = ?",
-                (job_id,)).fetchone()
-        (_, self.state, self.job_state, self.attempt, self.epoch, self.holder,
-         self.last_error, cell, params, result) = row
-        self.cell = ({k: _typed(v) for k, v in json.loads(cell).items()}
-                     if cell else None)
-        self.params = {k: _typed(v) for k, v in json.loads(params).items()}
+    def __init__(self, source, row):
+        self._s = source
+        (self.id, self.state, self.job_state, self.attempt, self.epoch,
+         self.holder, self.last_error, cell, params, result) = row
+        self.cell = ({k: _typed(v) for k, v in cell.items()}
+                     if cell is not None else None)
+        self.params = {k: _typed(v) for k, v in params.items()}
         self.result = json.loads(result) if result else None
 
     def __repr__(self):
@@ -407,29 +298,13 @@ class Job:
     def logs(self):
         """The stderr tail each finished attempt sent, oldest first: epoch,
         outcome (done | failed), stderr_tail, at (UTC datetime)."""
-        return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": _utc(at)}
-                for e, o, t, at in self._c._rows(
-                    "SELECT epoch, outcome, stderr_tail, at_ms FROM job_logs "
-                    "WHERE job_id = ? ORDER BY epoch", (self.id,))]
+        return self._s.logs(self.id)
 
     def history(self, names=None, step_min=None, step_max=None,
                 output="records"):
         """This job's points (as Sweep.history), records by default."""
-        sql = "SELECT name, step, value, epoch FROM metrics WHERE job_id = ?"
-        args = [self.id]
-        if names is not None:
-            names = [names] if isinstance(names, str) else list(names)
-            sql += " AND name IN (%s)" % ", ".join("?" * len(names))
-            args += names
-        if step_min is not None:
-            sql += " AND step >= ?"
-            args.append(int(step_min))
-        if step_max is not None:
-            sql += " AND step <= ?"
-            args.append(int(step_max))
-        records = [{"job_id": self.id, "name": n, "step": s,
-                    "value": math.nan if v is None else v, "epoch": e}
-                   for n, s, v, e in self._c._rows(
-                       sql + " ORDER BY name, step", args)]
-        return _frame(records, ["job_id", "name", "step", "value", "epoch"],
-                      output)
+        if isinstance(names, str):
+            names = [names]
+        return _points(self._s.job_points(
+            self.id, None if names is None else list(names), step_min,
+            step_max), output)

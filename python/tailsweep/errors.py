@@ -36,6 +36,18 @@ class FailedPrecondition(Error):
     code = "FAILED_PRECONDITION"
 
 
+class Unauthenticated(Error):
+    """A missing or wrong token."""
+
+    code = "UNAUTHENTICATED"
+
+
+class PermissionDenied(Error):
+    """A token or worker not allowed this call."""
+
+    code = "PERMISSION_DENIED"
+
+
 class Unavailable(Error):
     """The coordinator or the database could not be reached or read."""
 

@@ -57,11 +57,20 @@ class Services:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.address = "127.0.0.1:%d" % s.getsockname()[1]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.http = "http://127.0.0.1:%d" % s.getsockname()[1]
+        self.token = "client-test-token"
+        token_file = os.path.join(root, "token")
+        with open(token_file, "w") as f:
+            f.write(self.token + "\n")
         self.env = dict(os.environ, TAILSWEEP_COORDINATOR=self.address,
+                        TAILSWEEP_TOKEN_FILE=token_file,
                         OPENBLAS_NUM_THREADS="1")
         self.procs = []
         self.start("tailsweep-coordinator", "--db", self.db, "--data-dir",
-                   os.path.join(root, "data"), "--listen", self.address)
+                   os.path.join(root, "data"), "--listen", self.address,
+                   "--http-listen", self.http[len("http://"):])
         wait_for(lambda: self.cli("status").returncode == 0, "the coordinator")
 
     def start(self, name, *args):
@@ -222,6 +231,50 @@ def test_errors_name_what_was_wrong(services, tmp_path):
                        match="not a tailsweep database"):
         tailsweep.Client.open(str(other))
     assert services.live_reads >= 1
+
+
+def test_online_reads_equal_offline_reads(services):
+    # One job a page: paging returns every row once, in order.
+    online = tailsweep.Client(services.http, token=services.token,
+                              page_size=1)
+    offline = tailsweep.Client.open(services.db)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "created"}  # noqa: E731
+                          for r in rows]
+    assert strip(online.sweeps()) == strip(offline.sweeps())
+    for name in ("tiny", "steps"):
+        a, b = online.sweep(name), offline.sweep(name)
+        assert a.info() == b.info()
+        sa, sb = a.status(), b.status()
+        assert sa == sb
+        ra, rb = a.results(output="records"), b.results(output="records")
+        assert len(ra) == len(rb) == 4
+        for x, y in zip(ra, rb):
+            assert list(x) == list(y)
+            assert all(same(x[k], y[k]) for k in x)
+        ha, hb = a.history(output="records"), b.history(output="records")
+        assert len(ha) == len(hb) > 0
+        assert all(x["job_id"] == y["job_id"] and x["step"] == y["step"] and
+                   same(x["value"], y["value"]) for x, y in zip(ha, hb))
+        ja, jb = list(a.jobs(where={"variant": "a"} if name == "steps"
+                             else None)), \
+            list(b.jobs(where={"variant": "a"} if name == "steps" else None))
+        assert [(j.id, j.state, j.params, j.result) for j in ja] == \
+            [(j.id, j.state, j.params, j.result) for j in jb]
+    job = next(offline.sweep("tiny").jobs())
+    assert online.job(job.id[:10]).params == job.params
+    assert online.job(job.id).logs() == offline.job(job.id).logs()
+    with pytest.raises(tailsweep.NotFound,
+                       match=r"^no sweep 'nope'; sweeps: tiny, steps$"):
+        online.sweep("nope")
+    with pytest.raises(tailsweep.Unauthenticated, match="missing or wrong "
+                                                        "token"):
+        tailsweep.Client(services.http, token="wrong").sweeps()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = "http://127.0.0.1:%d" % s.getsockname()[1]
+    with pytest.raises(tailsweep.Unavailable,
+                       match="cannot reach the coordinator at " + closed):
+        tailsweep.Client(closed).sweeps()
 
 
 def test_a_snapshot_reads_like_the_live_file(services, tmp_path):

@@ -1,0 +1,228 @@
+"""The database file as a source for tailsweep.Client: the coordinator's
+SQLite file read-only, with the store's own rules (docs/cli.md, "The
+results database"). Rows come out in the shapes client.py builds from:
+
+  job rows:    (job_id, state, job_state, attempt, epoch, holder,
+                last_error, cell {key: text} or None, params {key: text},
+                result text or None)
+  point rows:  (job_id, name, step, value or None for NaN)
+"""
+
+import datetime
+import json
+import os
+import re
+import sqlite3
+import urllib.parse
+
+from tailsweep.errors import (FailedPrecondition, InvalidArgument, NotFound,
+                              Unavailable)
+
+STATES = ("queued", "leased", "done", "failed", "cancelled")
+# A sweep's view of a job's state (coordinator/store_internal.h,
+# kSweepJobState): done and failed as they are, else cancelled when this
+# sweep cancelled it, else the job's own.
+_SWEEP_JOB_STATE = ("(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
+                    "WHEN sj.cancelled <> 0 THEN 'cancelled' ELSE j.state END)")
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
+
+
+def utc(ms):
+    return datetime.datetime.fromtimestamp(int(ms) / 1000,
+                                           tz=datetime.timezone.utc)
+
+
+def no_sweep(name, names):
+    """NotFound as the coordinator words it (store_internal.h NoSuchSweep)."""
+    listed = names[-20:]
+    text = ", ".join(listed) if listed else "none yet"
+    if len(names) > 20:
+        text = "%d older, then %s" % (len(names) - 20, text)
+    return NotFound("no sweep '%s'; sweeps: %s" % (name, text))
+
+
+def check_job_id(job_id):
+    if not re.fullmatch(r"[0-9a-f]{6,64}", job_id or ""):
+        raise InvalidArgument(
+            "job id '%s': 6 to 64 hex digits (lowercase)" % job_id)
+
+
+class Database:
+    def __init__(self, path):
+        if not os.path.isfile(path):
+            raise NotFound("%s: no such database file" % path)
+        self.where = path
+        uri = "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path))
+        try:
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            tables = {r[0] for r in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as e:
+            raise Unavailable(
+                "%s: cannot read it (%s); a database in WAL mode needs its "
+                "folder writable or its -wal and -shm files beside it: read a "
+                "copy made by `tailsweep snapshot`" % (path, e))
+        missing = {"sweeps", "sweep_jobs", "jobs", "results",
+                   "metrics"} - tables
+        if missing:
+            raise InvalidArgument("%s: not a tailsweep database (no table %s)"
+                                  % (path, ", ".join(sorted(missing))))
+        self._db.execute("PRAGMA query_only = 1")
+
+    def close(self):
+        self._db.close()
+
+    def _rows(self, sql, args=()):
+        try:
+            return self._db.execute(sql, args)
+        except sqlite3.DatabaseError as e:
+            raise Unavailable("%s: %s" % (self.where, e))
+
+    def _sweep_id(self, name):
+        row = self._rows("SELECT sweep_id FROM sweeps WHERE name = ?",
+                         (name,)).fetchone()
+        if row is None:
+            raise no_sweep(name, [r[0] for r in self._rows(
+                "SELECT name FROM sweeps ORDER BY sweep_id")])
+        return row[0]
+
+    def sweeps(self):
+        out = {}
+        for name, kind, created, state, n in self._rows(
+                "SELECT s.name, s.kind, s.created_ms, %s, COUNT(sj.job_id) "
+                "FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
+                "LEFT JOIN jobs j USING (job_id) GROUP BY s.sweep_id, 4 "
+                "ORDER BY s.sweep_id" % _SWEEP_JOB_STATE):
+            info = out.setdefault(name, {
+                "name": name, "kind": kind, "created": utc(created),
+                "counts": dict.fromkeys(STATES, 0), "total": 0})
+            if state is not None:
+                info["counts"][state] = n
+                info["total"] += n
+        return list(out.values())
+
+    def info(self, name):
+        created, kind, fixed, spec, version = self._rows(
+            "SELECT created_ms, kind, fixed, spec, version FROM sweeps "
+            "WHERE sweep_id = ?", (self._sweep_id(name),)).fetchone()
+        return {"name": name, "kind": kind, "created": utc(created),
+                "fixed": json.loads(fixed), "spec": spec, "version": version}
+
+    def status(self, name):
+        sweep_id = self._sweep_id(name)
+        counts = dict.fromkeys(STATES, 0)
+        for state, n in self._rows(
+                "SELECT %s, COUNT(*) FROM sweep_jobs sj JOIN jobs j "
+                "USING (job_id) WHERE sj.sweep_id = ? GROUP BY 1"
+                % _SWEEP_JOB_STATE, (sweep_id,)):
+            counts[state] = n
+        # As Store::EarlyStopsOf.
+        early, saved = self._rows(
+            "SELECT COUNT(*), COALESCE(SUM(MAX(COALESCE(json_extract("
+            "r.result, '$.config.steps'), 0) - json_extract(r.result, "
+            "'$.steps_done'), 0)), 0) FROM sweep_jobs sj JOIN results r "
+            "USING (job_id) WHERE sj.sweep_id = ? AND json_type(r.result) = "
+            "'object' AND json_extract(r.result, '$.early_stop') IS NOT NULL",
+            (sweep_id,)).fetchone()
+        return counts, early, saved, ""
+
+    @staticmethod
+    def _where(where):
+        sql, args = "", []
+        for key, value in (where or {}).items():
+            if not _KEY.match(key):
+                raise InvalidArgument("where: key '%s' is not a parameter "
+                                      "name" % key)
+            values = value if isinstance(value, (list, tuple, set)) else [value]
+            texts = [json.dumps(v) if isinstance(v, bool) else str(v)
+                     for v in values]
+            sql += " AND json_extract(j.params, ?) IN (%s)" % ", ".join(
+                "?" * len(texts))
+            args += ['$."%s"' % key] + texts
+        return sql, args
+
+    def job_rows(self, name, state=None, where=None):
+        sweep_id = self._sweep_id(name)
+        filt, args = self._where(where)
+        sql = ("SELECT j.job_id, %s, j.state, j.attempt, j.epoch, j.holder, "
+               "j.last_error, sj.cell, j.params, r.result FROM sweep_jobs sj "
+               "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
+               "WHERE sj.sweep_id = ?%s" % (_SWEEP_JOB_STATE, filt))
+        if state is not None:
+            sql += " AND %s = ?" % _SWEEP_JOB_STATE
+            args.append(state)
+        cursor = self._rows(sql + " ORDER BY sj.position", [sweep_id] + args)
+        while True:
+            page = cursor.fetchmany(1000)
+            if not page:
+                return
+            for r in page:
+                yield r[:7] + (json.loads(r[7]), json.loads(r[8]), r[9])
+
+    def result_rows(self, name, where=None):
+        """(job_id, cell {key: text}, result text) of the done jobs."""
+        sweep_id = self._sweep_id(name)
+        filt, args = self._where(where)
+        for job_id, cell, text in self._rows(
+                "SELECT sj.job_id, sj.cell, r.result FROM sweep_jobs sj "
+                "JOIN results r USING (job_id) JOIN jobs j USING (job_id) "
+                "WHERE sj.sweep_id = ?%s ORDER BY sj.position" % filt,
+                [sweep_id] + args):
+            yield job_id, cell, text
+
+    def point_rows(self, name, names, jobs, step_min, step_max):
+        sql = ("SELECT m.job_id, m.name, m.step, m.value "
+               "FROM sweep_jobs sj JOIN metrics m ON m.job_id = sj.job_id "
+               "WHERE sj.sweep_id = ?")
+        args = [self._sweep_id(name)]
+        if names is not None:
+            sql += " AND m.name IN (%s)" % ", ".join("?" * len(names))
+            args += names
+        if jobs is not None:
+            sql += " AND sj.job_id IN (%s)" % ", ".join("?" * len(jobs))
+            args += jobs
+        if step_min is not None:
+            sql += " AND m.step >= ?"
+            args.append(int(step_min))
+        if step_max is not None:
+            sql += " AND m.step <= ?"
+            args.append(int(step_max))
+        return self._rows(sql + " ORDER BY sj.position, m.name, m.step",
+                          args).fetchall()
+
+    def job_points(self, job_id, names, step_min, step_max):
+        sql = ("SELECT job_id, name, step, value FROM metrics "
+               "WHERE job_id = ?")
+        args = [job_id]
+        if names is not None:
+            sql += " AND name IN (%s)" % ", ".join("?" * len(names))
+            args += names
+        if step_min is not None:
+            sql += " AND step >= ?"
+            args.append(int(step_min))
+        if step_max is not None:
+            sql += " AND step <= ?"
+            args.append(int(step_max))
+        return self._rows(sql + " ORDER BY name, step", args).fetchall()
+
+    def job_row(self, job_id):
+        check_job_id(job_id)
+        rows = self._rows(
+            "SELECT j.job_id, j.state, j.state, j.attempt, j.epoch, j.holder, "
+            "j.last_error, NULL, j.params, r.result FROM jobs j LEFT JOIN "
+            "results r USING (job_id) WHERE j.job_id >= ? AND j.job_id < ? "
+            "LIMIT 2", (job_id, job_id + "g")).fetchall()
+        if not rows:
+            raise NotFound("no job '%s'" % job_id)
+        if len(rows) > 1:
+            raise FailedPrecondition(
+                "job id prefix '%s' matches more than one job; give more "
+                "digits" % job_id)
+        r = rows[0]
+        return r[:7] + (None, json.loads(r[8]), r[9])
+
+    def logs(self, job_id):
+        return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": utc(at)}
+                for e, o, t, at in self._rows(
+                    "SELECT epoch, outcome, stderr_tail, at_ms FROM job_logs "
+                    "WHERE job_id = ? ORDER BY epoch", (job_id,))]

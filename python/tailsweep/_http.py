@@ -1,0 +1,193 @@
+"""A coordinator's HTTP API (tailsweep-coordinator --http-listen;
+docs/operations.md, "Dashboard, HTTP API and Prometheus") as a source for
+tailsweep.Client, in the row shapes _database.py gives. Answers are
+proto3 JSON (64-bit integers as strings, "NaN"/"Infinity" for doubles);
+errors {"error", "code"} become the exceptions named after the code.
+"""
+
+import gzip
+import json
+import math
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from tailsweep import errors
+from tailsweep._database import STATES, check_job_id, utc
+
+_DOUBLE_WORDS = {"NaN": math.nan, "Infinity": math.inf,
+                 "-Infinity": -math.inf}
+_BY_CODE = {"NOT_FOUND": errors.NotFound,
+            "INVALID_ARGUMENT": errors.InvalidArgument,
+            "OUT_OF_RANGE": errors.InvalidArgument,
+            "FAILED_PRECONDITION": errors.FailedPrecondition,
+            "UNAUTHENTICATED": errors.Unauthenticated,
+            "PERMISSION_DENIED": errors.PermissionDenied,
+            "UNAVAILABLE": errors.Unavailable}
+
+
+def _double(value):
+    return _DOUBLE_WORDS.get(value, value) if isinstance(value, str) \
+        else value
+
+
+def _cells(items):
+    return {kv["key"]: kv["value"] for kv in items or []}
+
+
+class Http:
+    def __init__(self, url, token=None, ca=None, timeout=60.0,
+                 page_size=1000):
+        if not url.startswith(("http://", "https://")):
+            url = "http://" + url
+        self.where = url.rstrip("/")
+        self._token = token
+        self._timeout = timeout
+        self._page_size = page_size
+        self._ssl = ssl.create_default_context(cafile=ca) if ca else None
+
+    def close(self):
+        pass
+
+    def get(self, path, **query):
+        query = {k: v for k, v in query.items() if v is not None}
+        url = self.where + path + ("?" + urllib.parse.urlencode(query)
+                                   if query else "")
+        request = urllib.request.Request(url, headers={
+            "Accept-Encoding": "gzip"})
+        if self._token:
+            request.add_header("Authorization", "Bearer " + self._token)
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout,
+                                        context=self._ssl) as answer:
+                body = answer.read()
+                if answer.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+        except urllib.error.HTTPError as e:
+            body = e.read()
+            if e.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            try:
+                doc = json.loads(body)
+                message, code = doc["error"], doc["code"]
+            except (ValueError, KeyError, TypeError):
+                raise errors.Error("%s: HTTP %d" % (url, e.code)) from None
+            raise _BY_CODE.get(code, errors.Error)(message, code) from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise errors.Unavailable("cannot reach the coordinator at %s: %s"
+                                     % (self.where, reason)) from None
+        return json.loads(body)
+
+    @staticmethod
+    def _counts(doc):
+        by_state = {k: int(v) for k, v in (doc.get("jobs_by_state") or
+                                            {}).items()}
+        return {s: by_state.get(s, int(doc.get(s, 0))) for s in STATES}
+
+    def _quoted(self, name):
+        return urllib.parse.quote(name, safe="")
+
+    def sweeps(self):
+        out = []
+        for s in self.get("/api/sweeps").get("sweeps", []):
+            counts = self._counts(s.get("counts", {}))
+            out.append({"name": s["name"], "kind": s["kind"],
+                        "created": utc(s["created_ms"]), "counts": counts,
+                        "total": sum(counts.values())})
+        return out
+
+    def info(self, name):
+        doc = self.get("/api/sweeps/" + self._quoted(name))
+        s = doc["sweep"]
+        return {"name": s["name"], "kind": s["kind"],
+                "created": utc(s["created_ms"]),
+                "fixed": _cells(doc.get("fixed")),
+                "spec": doc.get("spec_yaml", ""),
+                "version": doc.get("version", "")}
+
+    def status(self, name):
+        doc = self.get("/api/sweeps/%s/status" % self._quoted(name))
+        return (self._counts(doc), int(doc.get("runs_stopped_early", 0)),
+                int(doc.get("steps_saved", 0)),
+                doc.get("coordinator_problem", ""))
+
+    def _job_pages(self, name, state):
+        token = ""
+        while True:
+            doc = self.get("/api/sweeps/%s/jobs" % self._quoted(name),
+                           state=state, page_size=self._page_size,
+                           page_token=token)
+            yield doc.get("jobs", [])
+            token = doc.get("next_page_token", "")
+            if not token:
+                return
+
+    @staticmethod
+    def _matches(params, where):
+        for key, value in (where or {}).items():
+            values = value if isinstance(value, (list, tuple, set)) else [value]
+            texts = {json.dumps(v) if isinstance(v, bool) else str(v)
+                     for v in values}
+            if params.get(key) not in texts:
+                return False
+        return True
+
+    def job_rows(self, name, state=None, where=None):
+        for page in self._job_pages(name, state):
+            for j in page:
+                params = _cells(j.get("params"))
+                if not self._matches(params, where):
+                    continue
+                yield (j["job_id"], j["state"], j.get("job_state", ""),
+                       int(j.get("attempt", 0)), int(j.get("epoch", 0)),
+                       j.get("holder", ""), j.get("last_error", ""),
+                       _cells(j.get("cell")), params,
+                       j.get("result_json") or None)
+
+    def result_rows(self, name, where=None):
+        for row in self.job_rows(name, "done", where):
+            if row[9]:
+                yield row[0], json.dumps(row[7]), row[9]
+
+    def _points(self, job_id, names, step_min, step_max):
+        doc = self.get("/api/jobs/%s/metrics" % job_id,
+                       names=",".join(names) if names else None,
+                       step_min=step_min, step_max=step_max)
+        return [(job_id, p["name"], int(p["step"]),
+                 _double(p.get("value", 0.0)))
+                for p in doc.get("points", [])]
+
+    def point_rows(self, name, names, jobs, step_min, step_max):
+        # One request a job: the bulk route over a whole sweep is to come.
+        wanted = set(jobs) if jobs is not None else None
+        out = []
+        for row in self.job_rows(name):
+            if wanted is None or row[0] in wanted:
+                out += self._points(row[0], names, step_min, step_max)
+        return out
+
+    def job_points(self, job_id, names, step_min, step_max):
+        return self._points(job_id, names, step_min, step_max)
+
+    def job_row(self, job_id):
+        check_job_id(job_id)
+        doc = self.get("/api/jobs/%s/logs" % job_id)
+        full = doc["job_id"]
+        # The job's own fields come from a sweep that holds it.
+        for s in self.sweeps():
+            for row in self.job_rows(s["name"]):
+                if row[0] == full:
+                    return (full, doc.get("state", row[2]), row[2]) + row[3:7] \
+                        + (None, row[8], row[9])
+        raise errors.NotFound("no job '%s' in any sweep" % job_id)
+
+    def logs(self, job_id):
+        doc = self.get("/api/jobs/%s/logs" % job_id)
+        return sorted(({"epoch": int(g.get("epoch", 0)),
+                        "outcome": g.get("outcome", ""),
+                        "stderr_tail": g.get("stderr_tail", ""),
+                        "at": utc(g.get("at_ms", 0))}
+                       for g in doc.get("logs", [])),
+                      key=lambda g: g["epoch"])
