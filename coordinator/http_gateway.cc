@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "proto/client_channel.h"
 #include "proto/paged_reads.h"
@@ -164,7 +165,41 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
   res.set_content(*doc, "application/json");
 }
 
-// GET /api/sweeps/NAME/jobs[?state=S&page_size=N&page_token=T]: one page
+// ?fields=job_id,cell,result_json: only those JobInfo fields of each job (a
+// client's projection: the rest need not be printed, sent or decoded).
+// InvalidArgument naming a field JobInfo does not have.
+absl::Status KeepFields(const std::string& fields, v1::ListJobsResponse* page) {
+  const google::protobuf::Descriptor* d = v1::JobInfo::descriptor();
+  std::vector<const google::protobuf::FieldDescriptor*> drop;
+  const std::vector<std::string> keep =
+      absl::StrSplit(fields, ',', absl::SkipEmpty());
+  for (const std::string& name : keep) {
+    if (d->FindFieldByName(name) == nullptr) {
+      std::vector<std::string> all;
+      for (int i = 0; i < d->field_count(); ++i) {
+        all.push_back(d->field(i)->name());
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("query parameter 'fields': no field '", name,
+                       "'; allowed: ", absl::StrJoin(all, ", ")));
+    }
+  }
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (std::find(keep.begin(), keep.end(), d->field(i)->name()) ==
+        keep.end()) {
+      drop.push_back(d->field(i));
+    }
+  }
+  for (v1::JobInfo& job : *page->mutable_jobs()) {
+    const google::protobuf::Reflection* r = job.GetReflection();
+    for (const google::protobuf::FieldDescriptor* f : drop) {
+      r->ClearField(&job, f);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// GET /api/sweeps/NAME/jobs[?state=S&page_size=N&page_token=T&fields=F]: one page
 // of ListJobs (its next_page_token says where the next starts) when
 // page_size or page_token is given; without them every page in one answer
 // (the first release's form).
@@ -189,6 +224,10 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
   v1::ListJobsResponse page;
   const absl::Status st = calls.ListJobs(r, &page);
   if (!st.ok()) return SendError(res, st);
+  if (req.has_param("fields")) {
+    absl::Status kept = KeepFields(req.get_param_value("fields"), &page);
+    if (!kept.ok()) return SendError(res, kept);
+  }
   SendJson(res, page);
 }
 

@@ -12,7 +12,8 @@
 //   GET /api/sweeps                ListSweeps
 //   GET /api/sweeps/NAME           GetSweep
 //   GET /api/sweeps/NAME/jobs      every job (?state=); one ListJobs page
-//                                  with ?page_size= or ?page_token=
+//                                  with ?page_size= or ?page_token=, only
+//                                  the JobInfo fields in ?fields=a,b
 //   GET /api/sweeps/NAME/status    GetSweepStatus
 //   GET /api/sweeps/NAME/results   every results row (?group_by=,
 //                                  ?over_seeds=true)

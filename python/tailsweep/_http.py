@@ -113,12 +113,12 @@ class Http:
                 int(doc.get("steps_saved", 0)),
                 doc.get("coordinator_problem", ""))
 
-    def _job_pages(self, name, state):
+    def _job_pages(self, name, state, fields=None):
         token = ""
         while True:
             doc = self.get("/api/sweeps/%s/jobs" % self._quoted(name),
                            state=state, page_size=self._page_size,
-                           page_token=token)
+                           page_token=token, fields=fields)
             yield doc.get("jobs", [])
             token = doc.get("next_page_token", "")
             if not token:
@@ -134,20 +134,22 @@ class Http:
                 return False
         return True
 
-    def job_rows(self, name, state=None, where=None):
-        for page in self._job_pages(name, state):
+    def job_rows(self, name, state=None, where=None, fields=None):
+        for page in self._job_pages(name, state, fields):
             for j in page:
                 params = _cells(j.get("params"))
                 if not self._matches(params, where):
                     continue
-                yield (j["job_id"], j["state"], j.get("job_state", ""),
+                yield (j["job_id"], j.get("state", ""), j.get("job_state", ""),
                        int(j.get("attempt", 0)), int(j.get("epoch", 0)),
                        j.get("holder", ""), j.get("last_error", ""),
                        _cells(j.get("cell")), params,
                        j.get("result_json") or None)
 
     def result_rows(self, name, where=None):
-        for row in self.job_rows(name, "done", where):
+        # Only what a results row is made of (and the params `where` reads).
+        fields = "job_id,cell,result_json" + (",params" if where else "")
+        for row in self.job_rows(name, "done", where, fields):
             if row[9]:
                 yield row[0], json.dumps(row[7]), row[9]
 
@@ -163,7 +165,7 @@ class Http:
         # One request a job: the bulk route over a whole sweep is to come.
         wanted = set(jobs) if jobs is not None else None
         out = []
-        for row in self.job_rows(name):
+        for row in self.job_rows(name, fields="job_id"):
             if wanted is None or row[0] in wanted:
                 out += self._points(row[0], names, step_min, step_max)
         return out
