@@ -165,6 +165,18 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
   res.set_content(*doc, "application/json");
 }
 
+// A route that answers one read call: its answer, or its error.
+template <typename Request, typename Response>
+void ServeCall(const CoordinatorApi& calls,
+               absl::Status (CoordinatorApi::*call)(const Request&, Response*)
+                   const,
+               const Request& request, httplib::Response& res) {
+  Response answer;
+  const absl::Status st = (calls.*call)(request, &answer);
+  if (!st.ok()) return SendError(res, st);
+  SendJson(res, answer);
+}
+
 // ?fields=job_id,cell,result_json: only those JobInfo fields of each job (a
 // client's projection: the rest need not be printed, sent or decoded).
 // InvalidArgument naming a field JobInfo does not have.
@@ -199,8 +211,8 @@ absl::Status KeepFields(const std::string& fields, v1::ListJobsResponse* page) {
   return absl::OkStatus();
 }
 
-// GET /api/sweeps/NAME/jobs[?state=S&page_size=N&page_token=T&fields=F]: one page
-// of ListJobs (its next_page_token says where the next starts) when
+// GET /api/sweeps/NAME/jobs[?state=S&page_size=N&page_token=T&fields=F]: one
+// page of ListJobs (its next_page_token says where the next starts) when
 // page_size or page_token is given; without them every page in one answer
 // (the first release's form).
 void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
@@ -410,27 +422,18 @@ void HttpGateway::Route() {
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
           v1::GetSweepStatusRequest r;
           r.set_sweep(req.matches[1]);
-          v1::GetSweepStatusResponse resp;
-          const absl::Status st = calls.GetSweepStatus(r, &resp);
-          if (!st.ok()) return SendError(res, st);
-          SendJson(res, resp);
+          ServeCall(calls, &CoordinatorApi::GetSweepStatus, r, res);
         }));
   s.Get(R"(/api/jobs/([^/]+)/logs)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
           v1::GetJobLogRequest r;
           r.set_job(req.matches[1]);
-          v1::GetJobLogResponse resp;
-          const absl::Status st = calls.GetJobLog(r, &resp);
-          if (!st.ok()) return SendError(res, st);
-          SendJson(res, resp);
+          ServeCall(calls, &CoordinatorApi::GetJobLog, r, res);
         }));
   s.Get("/api/workers",
         guarded([calls](const httplib::Request&, httplib::Response& res) {
-          v1::ListWorkersResponse resp;
-          const absl::Status st =
-              calls.ListWorkers(v1::ListWorkersRequest(), &resp);
-          if (!st.ok()) return SendError(res, st);
-          SendJson(res, resp);
+          ServeCall(calls, &CoordinatorApi::ListWorkers,
+                    v1::ListWorkersRequest(), res);
         }));
   s.Get(R"(/api/sweeps/([^/]+)/results)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {

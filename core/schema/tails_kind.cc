@@ -10,6 +10,7 @@
 
 #include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
+#include "core/schema/schema_kind.h"
 #include "core/schema/status_macros.h"
 #include "core/schema/sweep_spec.h"
 #include "core/tails_job.h"
@@ -17,27 +18,10 @@
 namespace tailsweep {
 namespace tails_kind {  // named: the kinds' files share unity batches
 
-absl::Status CheckValue(const std::string& key, const std::string& value) {
-  TailsJobConfig scratch;
-  return SetTailsJobKey(scratch, key, value);
-}
-
-absl::Status CheckKey(const std::string& key) {
-  const std::vector<JobKey>& keys = TailsJobKeys();
-  if (std::any_of(keys.begin(), keys.end(),
-                  [&](const JobKey& k) { return k.name == key; })) {
-    return absl::OkStatus();
-  }
-  return CheckValue(key, "");  // the schema's message lists the keys
-}
-
 absl::StatusOr<KeyValues> Params(const SweepSpec& spec, const KeyValues& cell) {
   TailsJobConfig config;
-  for (const KeyValues* kv : {&spec.fixed, &cell}) {
-    for (const auto& [k, v] : *kv) {
-      TS_RETURN_IF_ERROR(SetTailsJobKey(config, k, v));
-    }
-  }
+  TS_RETURN_IF_ERROR(
+      (SchemaConfig<TailsJobConfig, SetTailsJobKey>(spec, cell, &config)));
   return TailsJobToKeyValues(config);
 }
 
@@ -95,8 +79,8 @@ const JobKindDef& TailsKindDef() {
     JobKindDef d;
     d.name = kTailsKindName;
     d.old_workers_run = true;
-    d.check_key = tails_kind::CheckKey;
-    d.check_value = tails_kind::CheckValue;
+    d.check_key = SchemaCheckKey<TailsJobConfig, TailsJobKeys, SetTailsJobKey>;
+    d.check_value = SchemaCheckValue<TailsJobConfig, SetTailsJobKey>;
     d.job_params = tails_kind::Params;
     d.child_command = tails_kind::Child;
     d.read_finished = tails_kind::ReadFinished;

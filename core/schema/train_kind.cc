@@ -17,31 +17,16 @@
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
+#include "core/schema/schema_kind.h"
 #include "core/schema/status_macros.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
 namespace train_kind {  // named: the kinds' files share unity batches
 
-absl::Status CheckValue(const std::string& key, const std::string& value) {
-  JobConfig scratch;
-  return SetJobKey(scratch, key, value);
-}
-
-absl::Status CheckKey(const std::string& key) {
-  const std::vector<JobKey>& keys = JobKeys();
-  if (std::any_of(keys.begin(), keys.end(),
-                  [&](const JobKey& k) { return k.name == key; })) {
-    return absl::OkStatus();
-  }
-  return CheckValue(key, "");  // the schema's message lists the keys
-}
-
 absl::StatusOr<KeyValues> Params(const SweepSpec& spec, const KeyValues& cell) {
   JobConfig config;
-  for (const KeyValues* kv : {&spec.fixed, &cell}) {
-    for (const auto& [k, v] : *kv) TS_RETURN_IF_ERROR(SetJobKey(config, k, v));
-  }
+  TS_RETURN_IF_ERROR((SchemaConfig<JobConfig, SetJobKey>(spec, cell, &config)));
   TS_RETURN_IF_ERROR(ValidateJobConfig(config));
   return JobConfigToKeyValues(config);
 }
@@ -135,8 +120,8 @@ const JobKindDef& TrainKindDef() {
     JobKindDef d;
     d.name = kTrainKindName;
     d.old_workers_run = true;
-    d.check_key = train_kind::CheckKey;
-    d.check_value = train_kind::CheckValue;
+    d.check_key = SchemaCheckKey<JobConfig, JobKeys, SetJobKey>;
+    d.check_value = SchemaCheckValue<JobConfig, SetJobKey>;
     d.job_params = train_kind::Params;
     d.parse_outcome = train_kind::ParseOutcome;
     d.child_command = train_kind::Child;

@@ -170,40 +170,36 @@ class Database:
                 [sweep_id] + args):
             yield job_id, cell, text
 
+    @staticmethod
+    def _point_filters(column, names, step_min, step_max):
+        """SQL and arguments narrowing points to `names` and the steps."""
+        sql, args = "", []
+        if names is not None:
+            sql += " AND %sname IN (%s)" % (column, ", ".join("?" * len(names)))
+            args += names
+        for op, bound in ((">=", step_min), ("<=", step_max)):
+            if bound is not None:
+                sql += " AND %sstep %s ?" % (column, op)
+                args.append(int(bound))
+        return sql, args
+
     def point_rows(self, name, names, jobs, step_min, step_max):
+        filt, args = self._point_filters("m.", names, step_min, step_max)
         sql = ("SELECT m.job_id, m.name, m.step, m.value "
                "FROM sweep_jobs sj JOIN metrics m ON m.job_id = sj.job_id "
-               "WHERE sj.sweep_id = ?")
-        args = [self._sweep_id(name)]
-        if names is not None:
-            sql += " AND m.name IN (%s)" % ", ".join("?" * len(names))
-            args += names
+               "WHERE sj.sweep_id = ?" + filt)
+        args = [self._sweep_id(name)] + args
         if jobs is not None:
             sql += " AND sj.job_id IN (%s)" % ", ".join("?" * len(jobs))
             args += jobs
-        if step_min is not None:
-            sql += " AND m.step >= ?"
-            args.append(int(step_min))
-        if step_max is not None:
-            sql += " AND m.step <= ?"
-            args.append(int(step_max))
         return self._rows(sql + " ORDER BY sj.position, m.name, m.step",
                           args).fetchall()
 
     def job_points(self, job_id, names, step_min, step_max):
-        sql = ("SELECT job_id, name, step, value FROM metrics "
-               "WHERE job_id = ?")
-        args = [job_id]
-        if names is not None:
-            sql += " AND name IN (%s)" % ", ".join("?" * len(names))
-            args += names
-        if step_min is not None:
-            sql += " AND step >= ?"
-            args.append(int(step_min))
-        if step_max is not None:
-            sql += " AND step <= ?"
-            args.append(int(step_max))
-        return self._rows(sql + " ORDER BY name, step", args).fetchall()
+        filt, args = self._point_filters("", names, step_min, step_max)
+        return self._rows("SELECT job_id, name, step, value FROM metrics "
+                          "WHERE job_id = ?" + filt + " ORDER BY name, step",
+                          [job_id] + args).fetchall()
 
     def job_row(self, job_id):
         check_job_id(job_id)
