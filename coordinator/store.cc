@@ -144,6 +144,30 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
         "ALTER TABLE ", table, " ADD COLUMN ", column, " ", type)));
     return backfill.empty() ? absl::OkStatus() : (*db)->Exec(backfill);
   };
+  auto pragma = [&](absl::string_view name) -> absl::StatusOr<int64_t> {
+    absl::StatusOr<sql::Statement> st =
+        (*db)->Prepare(absl::StrCat("PRAGMA ", name));
+    if (!st.ok()) return st.status();
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    return *row ? st->Int(0) : 0;
+  };
+  absl::StatusOr<int64_t> app = pragma("application_id");
+  if (!app.ok()) return app.status();
+  absl::StatusOr<int64_t> version = pragma("user_version");
+  if (!version.ok()) return version.status();
+  if (*app != 0 && *app != kStoreApplicationId) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": not a tailsweep database (SQLite application_id ",
+                     *app, "); give --db a file of its own"));
+  }
+  if (*version > kStoreSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": its schema version is ", *version,
+        ", newer than this "
+        "build's ",
+        kStoreSchemaVersion, "; run a newer tailsweep-coordinator"));
+  }
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
   TS_RETURN_IF_ERROR(add_column("jobs", "lease_request", "TEXT", ""));
   TS_RETURN_IF_ERROR(add_column("jobs", "lease_ms", "INTEGER", ""));
@@ -159,6 +183,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       add_column("sweep_jobs", "cancelled", "INTEGER NOT NULL DEFAULT 0",
                  "UPDATE sweep_jobs SET cancelled = 1 WHERE job_id IN "
                  "(SELECT job_id FROM jobs WHERE state = 'cancelled')"));
+  TS_RETURN_IF_ERROR((*db)->Exec(
+      absl::StrCat("PRAGMA application_id = ", kStoreApplicationId,
+                   "; PRAGMA user_version = ", kStoreSchemaVersion)));
   absl::StatusOr<std::unique_ptr<sql::Db>> reader =
       sql::Db::Open(path, options.vfs);
   if (!reader.ok()) return reader.status();

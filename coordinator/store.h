@@ -103,6 +103,14 @@ struct CheckpointRow {
   std::string sha256;
 };
 
+// The database file's own marks: SQLite's application_id says it is a
+// tailsweep store, user_version which schema it has (each migration of
+// Store::Open adds one). A file marked newer than this build is refused;
+// one with no marks (0) is an older store and is migrated. Readers of the
+// file (python/tailsweep/_database.py) check the same numbers.
+inline constexpr int64_t kStoreApplicationId = 0x54535750;  // "TSWP"
+inline constexpr int64_t kStoreSchemaVersion = 7;
+
 class Store {
  public:
   // Opens or creates the database and its schema.

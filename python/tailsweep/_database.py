@@ -19,6 +19,11 @@ from tailsweep.errors import (FailedPrecondition, InvalidArgument, NotFound,
                               Unavailable)
 
 STATES = ("queued", "leased", "done", "failed", "cancelled")
+# The file's marks (coordinator/store.h kStoreApplicationId,
+# kStoreSchemaVersion; Python.Client checks they agree): 0 is an older,
+# unmarked store.
+APPLICATION_ID = 0x54535750
+SCHEMA_VERSION = 7
 # A sweep's view of a job's state (coordinator/store_internal.h,
 # kSweepJobState): done and failed as they are, else cancelled when this
 # sweep cancelled it, else the job's own.
@@ -62,6 +67,16 @@ class Database:
                 "%s: cannot read it (%s); a database in WAL mode needs its "
                 "folder writable or its -wal and -shm files beside it: read a "
                 "copy made by `tailsweep snapshot`" % (path, e))
+        app, version = (self._db.execute("PRAGMA %s" % p).fetchone()[0]
+                        for p in ("application_id", "user_version"))
+        if app not in (0, APPLICATION_ID):
+            raise InvalidArgument("%s: not a tailsweep database (SQLite "
+                                  "application_id %d)" % (path, app))
+        if version > SCHEMA_VERSION:
+            raise FailedPrecondition(
+                "%s: its schema version is %d, newer than this client's %d; "
+                "use the tailsweep package of the coordinator that wrote it"
+                % (path, version, SCHEMA_VERSION))
         missing = {"sweeps", "sweep_jobs", "jobs", "results",
                    "metrics"} - tables
         if missing:

@@ -231,6 +231,22 @@ def test_errors_name_what_was_wrong(services, tmp_path):
                        match="not a tailsweep database"):
         tailsweep.Client.open(str(other))
     assert services.live_reads >= 1
+    # The file's marks: the coordinator's numbers are the client's.
+    from tailsweep import _database
+    marks = sqlite3.connect(services.db)
+    assert marks.execute("PRAGMA application_id").fetchone()[0] == \
+        _database.APPLICATION_ID
+    assert marks.execute("PRAGMA user_version").fetchone()[0] == \
+        _database.SCHEMA_VERSION
+    marks.close()
+    newer = tmp_path / "newer.db"
+    shutil.copy(services.db, newer)
+    db = sqlite3.connect(str(newer))
+    db.execute("PRAGMA user_version = %d" % (_database.SCHEMA_VERSION + 1))
+    db.close()
+    with pytest.raises(tailsweep.FailedPrecondition,
+                       match="schema version is 8, newer than this client's 7"):
+        tailsweep.Client.open(str(newer))
 
 
 def test_online_reads_equal_offline_reads(services):
