@@ -5,8 +5,8 @@ trials_dataframe on a study of the same size, side by side in one run.
 Builds a database with the coordinator's own schema (a tailsweep-coordinator
 started once on an empty file creates it), fills it by SQL with JOBS done
 train jobs (each the result of a real small run, samples dropped, as the
-store keeps it) and a history of POINTS points (jobs x 9 metrics x 1000
-steps), then times, each in a fresh process (wall time and peak RSS):
+store keeps it), and a sweep of POINTS points (POINTS / 9000 jobs x 9
+metrics x 1000 steps), then times, each in a fresh process (wall time and peak RSS):
   - import tailsweep (no pandas), against a bare interpreter;
   - Sweep.results() of JOBS jobs, as records and as a DataFrame;
   - Sweep.history() of POINTS points as a DataFrame;
@@ -214,7 +214,8 @@ def main():
         result = real_result(args.bin_dir, work)
         history_jobs = max(1, args.points // (len(METRICS) * STEPS))
         t0 = time.time()
-        fill(db, "big", args.jobs, history_jobs, result)
+        fill(db, "big", args.jobs, 0, result)
+        fill(db, "curves", history_jobs, history_jobs, result)
         fill(db, "same", args.trials, 0, result)
         built = time.time() - t0
         study = os.path.join(work, "optuna.db")
@@ -235,7 +236,7 @@ def main():
              ".results()" % db),
             ("history(), %d points, DataFrame"
              % (history_jobs * len(METRICS) * STEPS),
-             "import tailsweep; tailsweep.Client.open(%r).sweep('big')"
+             "import tailsweep; tailsweep.Client.open(%r).sweep('curves')"
              ".history()" % db),
             ("results(), %d jobs, DataFrame" % args.trials,
              "import tailsweep; tailsweep.Client.open(%r).sweep('same')"
@@ -270,9 +271,8 @@ def main():
              % http),
             ("HTTP history(), %d points, DataFrame"
              % (history_jobs * len(METRICS) * STEPS),
-             "import tailsweep; s = tailsweep.Client(%r).sweep('big'); "
-             "s.history(jobs=[j.id for j, _ in zip(s.jobs(), range(%d))])"
-             % (http, history_jobs)),
+             "import tailsweep; tailsweep.Client(%r).sweep('curves')"
+             ".history()" % http),
         ]
         print("%-44s %10s %12s" % ("what (fresh process, best of 2)",
                                    "seconds", "peak RSS MB"))

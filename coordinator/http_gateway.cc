@@ -14,6 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "coordinator/store.h"
+#include "core/schema/job_kinds.h"
+#include "core/schema/version.h"
 #include "proto/client_channel.h"
 #include "proto/paged_reads.h"
 #include "report/page.h"
@@ -175,6 +178,34 @@ void ServeCall(const CoordinatorApi& calls,
   const absl::Status st = (calls.*call)(request, &answer);
   if (!st.ok()) return SendError(res, st);
   SendJson(res, answer);
+}
+
+// GET /api: what a client needs before it reads: the API's version, the
+// coordinator's build, the database schema's version, and each job kind
+// with its keys, their defaults and their types (number, boolean, text;
+// none for a kind whose keys are free-form).
+nlohmann::json ApiDocument() {
+  nlohmann::json kinds = nlohmann::json::array();
+  for (JobKind kind : AllJobKinds()) {
+    const JobKindDef& def = KindDef(kind);
+    nlohmann::json keys = nlohmann::json::array();
+    if (def.default_params != nullptr) {
+      for (const auto& [key, value] : def.default_params()) {
+        double number = 0;
+        const char* type = value == "true" || value == "false" ? "boolean"
+                           : absl::SimpleAtod(value, &number)  ? "number"
+                                                               : "text";
+        keys.push_back({{"name", key}, {"default", value}, {"type", type}});
+      }
+    }
+    kinds.push_back({{"name", std::string(def.name)},
+                     {"free_form_keys", def.default_params == nullptr},
+                     {"keys", keys}});
+  }
+  return {{"api_version", "v1"},
+          {"build", Version()},
+          {"schema_version", kStoreSchemaVersion},
+          {"kinds", kinds}};
 }
 
 // ?fields=job_id,cell,result_json: only those JobInfo fields of each job (a
@@ -396,6 +427,9 @@ void HttpGateway::Route() {
                          absl::StrCat("/api/sweeps/", PercentEncode(sweep),
                                       "/report"),
                          false});
+        }));
+  s.Get("/api", guarded([](const httplib::Request&, httplib::Response& res) {
+          res.set_content(ApiDocument().dump(), "application/json");
         }));
   s.Get("/api/sweeps",
         guarded([calls](const httplib::Request&, httplib::Response& res) {

@@ -9,6 +9,8 @@
 // "Dashboard, HTTP API and Prometheus"):
 //   GET /                          the sweeps, live
 //   GET /sweeps/NAME               a sweep's report page, live
+//   GET /api                       versions (API, build, schema) and each
+//                                  kind's keys with defaults and types
 //   GET /api/sweeps                ListSweeps
 //   GET /api/sweeps/NAME           GetSweep
 //   GET /api/sweeps/NAME/jobs      every job (?state=); one ListJobs page

@@ -96,6 +96,9 @@ struct JobKindDef {
   // cell's values win), checked as a whole; canonical order.
   absl::StatusOr<KeyValues> (*job_params)(const SweepSpec& spec,
                                           const KeyValues& cell) = nullptr;
+  // Every job key with its default value, canonical order; nullptr: the
+  // kind's keys are free-form (GET /api tells clients the types).
+  KeyValues (*default_params)() = nullptr;
   // A parameter that is not part of a job's identity ("": none).
   absl::string_view not_identity = "";
   // A search's `outcome:` text into `search`; InvalidArgument saying what

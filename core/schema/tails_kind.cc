@@ -25,6 +25,8 @@ absl::StatusOr<KeyValues> Params(const SweepSpec& spec, const KeyValues& cell) {
   return TailsJobToKeyValues(config);
 }
 
+KeyValues Defaults() { return TailsJobToKeyValues(TailsJobConfig{}); }
+
 // The job's keys as lab tails' flags.
 absl::StatusOr<ChildCommand> Child(const ChildJob& job) {
   TailsJobConfig c;
@@ -82,6 +84,7 @@ const JobKindDef& TailsKindDef() {
     d.check_key = SchemaCheckKey<TailsJobConfig, TailsJobKeys, SetTailsJobKey>;
     d.check_value = SchemaCheckValue<TailsJobConfig, SetTailsJobKey>;
     d.job_params = tails_kind::Params;
+    d.default_params = tails_kind::Defaults;
     d.child_command = tails_kind::Child;
     d.read_finished = tails_kind::ReadFinished;
     d.check_result = tails_kind::CheckResult;

@@ -31,6 +31,10 @@ absl::StatusOr<KeyValues> Params(const SweepSpec& spec, const KeyValues& cell) {
   return JobConfigToKeyValues(config);
 }
 
+KeyValues Defaults() {
+  return JobConfigToKeyValues(JobConfig{}, KeyListing::kEvery);
+}
+
 absl::Status ParseOutcome(const std::string& text, const SweepSpec&,
                           SearchSpec& s) {
   const std::vector<std::string> words =
@@ -123,6 +127,7 @@ const JobKindDef& TrainKindDef() {
     d.check_key = SchemaCheckKey<JobConfig, JobKeys, SetJobKey>;
     d.check_value = SchemaCheckValue<JobConfig, SetJobKey>;
     d.job_params = train_kind::Params;
+    d.default_params = train_kind::Defaults;
     d.parse_outcome = train_kind::ParseOutcome;
     d.child_command = train_kind::Child;
     d.read_finished = train_kind::ReadFinished;

@@ -15,8 +15,8 @@ import re
 import sqlite3
 import urllib.parse
 
-from tailsweep.errors import (FailedPrecondition, InvalidArgument, NotFound,
-                              Unavailable)
+from tailsweep.errors import (FailedPrecondition, InvalidArgument,
+                              NotAvailableOffline, NotFound, Unavailable)
 
 STATES = ("queued", "leased", "done", "failed", "cancelled")
 # The file's marks (coordinator/store.h kStoreApplicationId,
@@ -100,6 +100,11 @@ class Database:
             raise no_sweep(name, [r[0] for r in self._rows(
                 "SELECT name FROM sweeps ORDER BY sweep_id")])
         return row[0]
+
+    def api(self):
+        raise NotAvailableOffline(
+            "%s: the API's description (versions, the kinds' keys) comes from "
+            "a coordinator: Client(url).api()" % self.where)
 
     def sweeps(self):
         out = {}

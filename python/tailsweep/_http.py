@@ -89,6 +89,9 @@ class Http:
     def _quoted(self, name):
         return urllib.parse.quote(name, safe="")
 
+    def api(self):
+        return self.get("/api")
+
     def sweeps(self):
         out = []
         for s in self.get("/api/sweeps").get("sweeps", []):

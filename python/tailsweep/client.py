@@ -131,6 +131,12 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
+    def api(self):
+        """The coordinator's GET /api: api_version, build, schema_version,
+        and each job kind's keys with their defaults and types. Online
+        only (NotAvailableOffline for a database file)."""
+        return self._source.api()
+
     def sweeps(self):
         """Every sweep, oldest first: name, kind, created (UTC datetime),
         counts by state (as the sweep sees its jobs), total."""

@@ -276,6 +276,18 @@ def test_online_reads_equal_offline_reads(services):
             list(b.jobs(where={"variant": "a"} if name == "steps" else None))
         assert [(j.id, j.state, j.params, j.result) for j in ja] == \
             [(j.id, j.state, j.params, j.result) for j in jb]
+    api = online.api()
+    assert api["api_version"] == "v1"
+    from tailsweep import _database
+    assert api["schema_version"] == _database.SCHEMA_VERSION
+    train = next(k for k in api["kinds"] if k["name"] == "train")
+    keys = {k["name"]: k for k in train["keys"]}
+    assert keys["lr"]["type"] == "number" and keys["symlog"]["type"] == \
+        "boolean" and keys["kernel"]["type"] == "text"
+    assert next(k for k in api["kinds"] if k["name"] == "command")[
+        "free_form_keys"]
+    with pytest.raises(tailsweep.NotAvailableOffline, match="Client\\(url\\)"):
+        offline.api()
     job = next(offline.sweep("tiny").jobs())
     assert online.job(job.id[:10]).params == job.params
     assert online.job(job.id).logs() == offline.job(job.id).logs()
