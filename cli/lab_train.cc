@@ -70,7 +70,7 @@ class ProgressSink : public MetricsSink {
   }
 
  private:
-  static std::string FormatLoss(double v) { return absl::StrFormat("%.4g", v); }
+  static std::string FormatLoss(double v) { return FormatForPeople(v); }
   MetricsFile* file_;
   Progress progress_;
 };

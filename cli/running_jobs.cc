@@ -96,7 +96,7 @@ Table RunningJobs::View(Clock::time_point now, size_t max_rows) const {
             .count();
     auto value = [&](const std::string& name) -> std::string {
       auto v = s.values.find(name);
-      return v == s.values.end() ? "-" : FormatDouble(v->second);
+      return v == s.values.end() ? "-" : FormatForPeople(v->second);
     };
     t.rows.push_back({id.substr(0, 12), s.cell, s.worker,
                       s.step > 0 ? absl::StrCat(s.step) : "-",

@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "cli/pages.h"
 #include "cli/render.h"
+#include "core/number_text.h"
 #include "core/schema/boundary_search.h"
 #include "core/schema/json_number.h"
 #include "report/result_json.h"
@@ -17,9 +18,7 @@
 namespace tailsweep::cli {
 namespace {
 
-std::string Number(double v) {
-  return std::isnan(v) ? "" : absl::StrFormat("%.4g", v);
-}
+std::string Number(double v) { return std::isnan(v) ? "" : FormatForPeople(v); }
 
 // "x yes/n" per probe point, "(+k)" for runs still to come.
 std::string ProbesText(const CellSearch& c) {

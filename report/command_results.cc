@@ -104,9 +104,7 @@ cli::Table CommandResultsTable(const std::vector<v1::JobInfo>& jobs,
         continue;
       }
       const double v = Median(it->second);
-      line.push_back(full_precision     ? FormatDouble(v)
-                     : std::isfinite(v) ? absl::StrFormat("%.4g", v)
-                                        : FormatDouble(v));
+      line.push_back(full_precision ? FormatDouble(v) : FormatForPeople(v));
     }
     for (const std::string& o : outcomes) {
       const auto it = row.holds.find(o);

@@ -182,6 +182,21 @@ class Sweep:
                 "runs_stopped_early": early, "steps_saved": saved,
                 "problem": problem}
 
+    def wait(self, poll=5.0, timeout=None):
+        """Blocks until none of the sweep's jobs is queued or leased (a
+        boundary search may still add more), reading status() every
+        `poll` seconds; that status. TimeoutError after `timeout`."""
+        import time
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.status()
+            if status["counts"]["queued"] + status["counts"]["leased"] == 0:
+                return status
+            if end is not None and time.monotonic() >= end:
+                raise TimeoutError("sweep '%s' not finished after %s s: %s"
+                                   % (self.name, timeout, status["counts"]))
+            time.sleep(poll)
+
     def jobs(self, state=None, where=None):
         """The sweep's jobs in grid order, lazily: Job objects with state
         (as this sweep sees it), attempt, cell, params and result.

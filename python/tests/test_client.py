@@ -198,6 +198,7 @@ def test_status_and_jobs_match_the_cli(services):
     assert r.returncode == 0, r.stderr
     for row in client.sweeps():
         assert row["counts"]["done"] == row["total"] == 4
+    assert client.sweep("tiny").wait(poll=0.1, timeout=5)["counts"]["done"] == 4
     jobs = list(client.sweep("tiny").jobs(where={"kernel": "log"}))
     assert [j.params["kernel"] for j in jobs] == ["log", "log"]
     assert all(j.state == "done" and j.result["steps_done"] == 20 for j in jobs)
