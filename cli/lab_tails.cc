@@ -17,9 +17,9 @@
 #include "core/number_text.h"
 #include "core/point_csv.h"
 #include "core/schema/file_util.h"
-#include "core/schema/tails_kind.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/job_result.h"
+#include "core/schema/tails_kind.h"
 #include "core/tail_testbed.h"
 #include "core/tails_job.h"
 

@@ -82,7 +82,7 @@ std::string OutcomeName(const SearchSpec& search);
 
 struct SweepSpec {
   std::string name;
-  JobKind kind;  // train unless the spec names another
+  JobKind kind;         // train unless the spec names another
   CommandSpec command;  // kind command only
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
   std::vector<KeyValues> exclude;
