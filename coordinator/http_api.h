@@ -1,0 +1,49 @@
+#ifndef TAILSWEEP_COORDINATOR_HTTP_API_H_
+#define TAILSWEEP_COORDINATOR_HTTP_API_H_
+
+// The JSON API's answers (http_gateway.h lists the routes): each reads
+// through the coordinator's own read calls and answers with proto3 JSON,
+// or {"error": message, "code": "NOT_FOUND"} with the HTTP status of the
+// code. The gateway routes to these after the token check.
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "proto/coordinator_api.h"
+
+namespace tailsweep::http_api {
+
+void SendError(httplib::Response& res, const absl::Status& s);
+void SendJson(httplib::Response& res, const google::protobuf::Message& m);
+
+// A route that answers one read call: its answer, or its error.
+template <typename Request, typename Response>
+void ServeCall(const CoordinatorApi& calls,
+               absl::Status (CoordinatorApi::*call)(const Request&, Response*)
+                   const,
+               const Request& request, httplib::Response& res) {
+  Response answer;
+  const absl::Status st = (calls.*call)(request, &answer);
+  if (!st.ok()) return SendError(res, st);
+  SendJson(res, answer);
+}
+
+// GET /api: versions (API, build, schema) and each kind's job keys with
+// their defaults and types.
+nlohmann::json ApiDocument();
+// GET /api/sweeps/NAME/report[?group_by=K&points=N]: the report's data.
+void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res);
+// GET /api/sweeps/NAME/jobs: every job, or one page (?page_size=,
+// ?page_token=, ?fields=).
+void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
+               httplib::Response& res);
+// GET /api/jobs/JOB/metrics: every page of the job's points.
+void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
+                  httplib::Response& res);
+
+}  // namespace tailsweep::http_api
+
+#endif  // TAILSWEEP_COORDINATOR_HTTP_API_H_
