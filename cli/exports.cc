@@ -28,7 +28,7 @@ void SetCell(const v1::JobInfo& job, FlatTable* table) {
   }
 }
 
-std::string CsvField(const json& v) {
+std::string CellText(const json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -54,7 +54,7 @@ std::string FlatTable::Csv(bool header) const {
   t.header = columns_;
   for (const std::vector<json>& row : rows_) {
     std::vector<std::string> fields(columns_.size());
-    for (size_t i = 0; i < row.size(); ++i) fields[i] = CsvField(row[i]);
+    for (size_t i = 0; i < row.size(); ++i) fields[i] = CellText(row[i]);
     t.rows.push_back(std::move(fields));
   }
   std::string out = RenderCsv(t);

@@ -125,15 +125,11 @@ std::string RenderText(const Table& table) {
 
 namespace {
 
-std::string CsvField(const std::string& raw) {
-  const std::string field = EscapeControl(raw, Lines::kKeep);
-  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-  return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
-}
-
 std::string CsvRecord(const std::vector<std::string>& fields) {
   std::vector<std::string> quoted;
-  for (const std::string& f : fields) quoted.push_back(CsvField(f));
+  for (const std::string& f : fields) {
+    quoted.push_back(CsvField(EscapeControl(f, Lines::kKeep)));
+  }
   return absl::StrCat(absl::StrJoin(quoted, ","), "\r\n");
 }
 

@@ -40,6 +40,12 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
 // ?page_token=, ?fields=).
 void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
                httplib::Response& res);
+// GET /api/sweeps/NAME/history[?names=a,b&step_min=&step_max=&format=csv|
+// json]: the sweep's points, unsampled (ListSweepMetrics), every page
+// streamed; with ?page_size= or ?page_token=, one page and its successor's
+// token in the header X-Next-Page-Token (and the JSON body).
+void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
+                  httplib::Response& res);
 // GET /api/jobs/JOB/metrics: every page of the job's points.
 void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res);

@@ -267,6 +267,10 @@ void HttpGateway::Route() {
           if (!all.ok()) return SendError(res, all.status());
           SendJson(res, *all);
         }));
+  s.Get(R"(/api/sweeps/([^/]+)/history)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          http_api::ServeHistory(calls, req, res);
+        }));
   s.Get(R"(/api/sweeps/([^/]+)/report)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
           http_api::ServeReport(calls, req, res);

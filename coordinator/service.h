@@ -97,6 +97,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
                           v1::ListSweepsResponse*) override;
   grpc::Status GetMetrics(grpc::ServerContext*, const v1::GetMetricsRequest*,
                           v1::GetMetricsResponse*) override;
+  grpc::Status ListSweepMetrics(grpc::ServerContext*,
+                                const v1::ListSweepMetricsRequest*,
+                                v1::ListSweepMetricsResponse*) override;
   grpc::Status GetJobLog(grpc::ServerContext*, const v1::GetJobLogRequest*,
                          v1::GetJobLogResponse*) override;
   grpc::Status GetSweep(grpc::ServerContext*, const v1::GetSweepRequest*,

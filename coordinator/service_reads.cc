@@ -69,22 +69,6 @@ absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
   return s;
 }
 
-// The metrics page token: the last point's name and step.
-std::string PageToken(const MetricPoint& last) {
-  return absl::StrCat(last.name, "\n", last.step);
-}
-absl::Status ParsePageToken(const std::string& token, std::string* name,
-                            int64_t* step) {
-  const size_t cut = token.rfind('\n');
-  if (cut == std::string::npos || cut == 0 ||
-      !absl::SimpleAtoi(token.substr(cut + 1), step)) {
-    return absl::InvalidArgumentError(
-        "page_token is not one this service gave out");
-  }
-  *name = token.substr(0, cut);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 namespace {
@@ -287,77 +271,6 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
     resp->set_coordinator_problem(std::string(h.message()));
   }
   return grpc::Status::OK;
-}
-
-grpc::Status CoordinatorService::GetMetrics(grpc::ServerContext* ctx,
-                                            const v1::GetMetricsRequest* req,
-                                            v1::GetMetricsResponse* resp) {
-  TS_AUTHORIZE(ctx);
-  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  Store::MetricsQuery q;
-  q.job_id = req->job_id();
-  q.names.assign(req->names().begin(), req->names().end());
-  q.step_min = req->step_min();
-  q.step_max = req->step_max();
-  const int64_t page =
-      req->page_size() > 0 ? req->page_size() : kDefaultMetricsPage;
-  q.limit = page + 1;  // one more tells whether a next page exists
-  if (!req->page_token().empty()) {
-    TS_GRPC_RETURN_IF_ERROR(
-        ParsePageToken(req->page_token(), &q.after_name, &q.after_step));
-  }
-  if (req->max_points() > 0) {
-    return Answer(DownsampledMetrics(std::move(q), req->max_points(), resp));
-  }
-  absl::StatusOr<std::vector<MetricPoint>> points = store_->Metrics(q);
-  if (!points.ok()) return Answer(points.status());
-  const bool more = static_cast<int64_t>(points->size()) > page;
-  if (more) points->resize(static_cast<size_t>(page));
-  for (const MetricPoint& p : *points) ToProto(p, resp->add_points());
-  if (more) resp->set_next_page_token(PageToken(points->back()));
-  return grpc::Status::OK;
-}
-
-absl::Status CoordinatorService::DownsampledMetrics(
-    Store::MetricsQuery q, int max_points, v1::GetMetricsResponse* resp) {
-  // Whole names, each cut to max_points, until the page is full; the next
-  // page starts after the last name sent.
-  constexpr int64_t kChunk = 50000;
-  q.limit = kChunk;
-  std::vector<MetricPoint> series;
-  int64_t bytes = 0;
-  auto flush = [&]() -> bool {  // true: the page is full
-    if (series.empty()) return false;
-    const std::string name = series.front().name;
-    for (const MetricPoint& p :
-         DownsampleMinMax(std::move(series), max_points)) {
-      v1::MetricPoint* out = resp->add_points();
-      ToProto(p, out);
-      bytes += static_cast<int64_t>(out->ByteSizeLong()) + 2;
-    }
-    series.clear();
-    if (bytes <= kMaxPageBytes / 2) return false;
-    resp->set_next_page_token(
-        PageToken({name, std::numeric_limits<int64_t>::max(), 0}));
-    return true;
-  };
-  while (true) {
-    absl::StatusOr<std::vector<MetricPoint>> chunk = store_->Metrics(q);
-    if (!chunk.ok()) return chunk.status();
-    for (MetricPoint& p : *chunk) {
-      if (!series.empty() && series.front().name != p.name && flush()) {
-        return absl::OkStatus();
-      }
-      series.push_back(std::move(p));
-    }
-    if (static_cast<int64_t>(chunk->size()) < kChunk) break;
-    q.after_name = chunk->back().name;
-    q.after_step = chunk->back().step;
-  }
-  // The last name: however full the page, no page follows.
-  flush();
-  resp->clear_next_page_token();
-  return absl::OkStatus();
 }
 
 grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,

@@ -326,6 +326,31 @@ class Store {
     int64_t limit = 5000;
   };
   absl::StatusOr<std::vector<MetricPoint>> Metrics(const MetricsQuery& query);
+  // A page of a sweep's metric points: its jobs in grid order, each job's
+  // points by (name, step) as Metrics reads them, from just after the point
+  // `after` (position -1: the start), at most `limit` points, as one series
+  // per (job, name) (a series a page cuts goes on in the next page).
+  // NotFound for an unknown sweep.
+  struct SweepMetricsQuery {
+    std::string sweep;
+    std::vector<std::string> names;  // empty: every name
+    int64_t step_min = 0, step_max = 0;
+    struct After {
+      int64_t position = -1;
+      std::string name;
+      int64_t step = 0;
+    } after;
+    int64_t limit = 50000;
+  };
+  struct MetricSeries {
+    int64_t position = 0;  // the job's grid position in the sweep
+    std::string job_id;
+    std::string name;
+    std::vector<int64_t> steps;
+    std::vector<double> values;  // NaN where the point was NaN
+  };
+  absl::StatusOr<std::vector<MetricSeries>> SweepMetrics(
+      const SweepMetricsQuery& query);
   // The stderr tails kept for a job, newest first. `job` is its id or a
   // unique prefix of it; NotFound when none matches, FailedPrecondition
   // when several do.

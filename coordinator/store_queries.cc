@@ -2,7 +2,6 @@
 // while the writer commits), one at a time.
 
 #include <algorithm>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -267,72 +266,6 @@ absl::StatusOr<Store::SweepDetail> Store::Sweep(const std::string& sweep) {
   out.spec = st->Text(0);
   out.fixed = store_internal::FromJson(st->Text(1));
   out.version = st->Text(2);
-  return out;
-}
-
-absl::StatusOr<std::vector<MetricPoint>> Store::Metrics(const MetricsQuery& q) {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<sql::Statement> known =
-      reader_->Prepare("SELECT 1 FROM jobs WHERE job_id = ?");
-  if (!known.ok()) return known.status();
-  known->Bind(1, q.job_id);
-  absl::StatusOr<bool> exists = known->Step();
-  if (!exists.ok()) return exists.status();
-  known->Reset().IgnoreError();
-  if (!*exists) return absl::NotFoundError(absl::StrCat("no job ", q.job_id));
-  // Index range scans of (job_id, name, step): every name, or each named
-  // one, from just after the page's last point.
-  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  const int64_t step_max =
-      q.step_max > 0 ? q.step_max : std::numeric_limits<int64_t>::max();
-  std::vector<MetricPoint> out;
-  auto read = [&](sql::Statement& st, const std::string* name) -> absl::Status {
-    while (static_cast<int64_t>(out.size()) < q.limit) {
-      absl::StatusOr<bool> row = st.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      const int c = name ? 0 : 1;  // named reads leave the name out
-      // SQLite stores NaN as NULL; a point that was never logged has no row.
-      out.push_back({name ? *name : st.Text(0), st.Int(c),
-                     st.IsNull(c + 1) ? std::numeric_limits<double>::quiet_NaN()
-                                      : st.Real(c + 1)});
-    }
-    return absl::OkStatus();
-  };
-  if (q.names.empty()) {
-    absl::StatusOr<sql::Statement> st = reader_->Prepare(
-        "SELECT name, step, value FROM metrics WHERE job_id = ?1 "
-        "AND (name, step) > (?2, ?3) AND step >= ?4 AND step <= ?5 "
-        "ORDER BY name, step LIMIT ?6");
-    if (!st.ok()) return st.status();
-    st->Bind(1, q.job_id)
-        .Bind(2, q.after_name)
-        .Bind(3, q.after_name.empty() ? kMin : q.after_step)
-        .Bind(4, q.step_min)
-        .Bind(5, step_max)
-        .Bind(6, q.limit);
-    TS_RETURN_IF_ERROR(read(*st, nullptr));
-    return out;
-  }
-  std::vector<std::string> names = q.names;
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
-      "SELECT step, value FROM metrics WHERE job_id = ?1 AND name = ?2 "
-      "AND step > ?3 AND step >= ?4 AND step <= ?5 ORDER BY step LIMIT ?6");
-  if (!st.ok()) return st.status();
-  for (const std::string& name : names) {
-    if (static_cast<int64_t>(out.size()) >= q.limit) break;
-    if (!q.after_name.empty() && name < q.after_name) continue;
-    st->Reset().IgnoreError();
-    st->Bind(1, q.job_id)
-        .Bind(2, name)
-        .Bind(3, name == q.after_name ? q.after_step : kMin)
-        .Bind(4, q.step_min)
-        .Bind(5, step_max)
-        .Bind(6, q.limit - static_cast<int64_t>(out.size()));
-    TS_RETURN_IF_ERROR(read(*st, &name));
-  }
   return out;
 }
 

@@ -203,8 +203,11 @@ absl::Status Validate(const v1::GetResultsRequest& req) {
   return CheckId("group_by", req.group_by());
 }
 
-absl::Status Validate(const v1::GetMetricsRequest& req) {
-  TS_RETURN_IF_ERROR(CheckId("job_id", req.job_id()));
+namespace {
+
+// The names and step range a metrics read asks for.
+template <typename Request>
+absl::Status CheckMetricsSelection(const Request& req) {
   for (const std::string& name : req.names()) {
     if (name.empty() || static_cast<int>(name.size()) > kMaxMetricNameBytes) {
       return Invalid(absl::StrCat("metric name must be 1-", kMaxMetricNameBytes,
@@ -219,6 +222,25 @@ absl::Status Validate(const v1::GetMetricsRequest& req) {
                                 "] must have 0 <= step_min <= step_max "
                                 "(0: no bound)"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Validate(const v1::ListSweepMetricsRequest& req) {
+  TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  TS_RETURN_IF_ERROR(CheckMetricsSelection(req));
+  if (req.page_size() < 0 || req.page_size() > kMaxSweepMetricsPage) {
+    return Invalid(absl::StrCat("page_size must be in [0, ",
+                                kMaxSweepMetricsPage, "] (got ",
+                                req.page_size(), ")"));
+  }
+  return CheckSize("page_token", req.page_token(), 2 * kMaxMetricNameBytes);
+}
+
+absl::Status Validate(const v1::GetMetricsRequest& req) {
+  TS_RETURN_IF_ERROR(CheckId("job_id", req.job_id()));
+  TS_RETURN_IF_ERROR(CheckMetricsSelection(req));
   if (req.page_size() < 0 || req.page_size() > kMaxMetricsPage) {
     return Invalid(absl::StrCat("page_size must be in [0, ", kMaxMetricsPage,
                                 "] (got ", req.page_size(), ")"));

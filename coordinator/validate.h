@@ -26,6 +26,10 @@ inline constexpr int64_t kMaxResultBytes = 1 << 20;
 inline constexpr int64_t kMaxErrorBytes = 64 << 10;
 inline constexpr int64_t kMaxStderrTailBytes = 64 << 10;
 inline constexpr int kMaxMetricsPage = 10000, kDefaultMetricsPage = 5000;
+// ListSweepMetrics' points per page: a page holds the store's read lock for
+// about 50 ms at the default.
+inline constexpr int kMaxSweepMetricsPage = 200000,
+                     kDefaultSweepMetricsPage = 50000;
 inline constexpr int kMaxListPage = 10000, kDefaultListPage = 1000;
 // ListJobs and GetResults pages stop growing past this many bytes, well
 // under a client's default 4 MiB receive limit.
@@ -46,6 +50,7 @@ absl::Status Validate(const v1::CheckpointHeader& header, int64_t max_bytes);
 absl::Status Validate(const v1::ListJobsRequest& req);
 absl::Status Validate(const v1::GetResultsRequest& req);
 absl::Status Validate(const v1::GetMetricsRequest& req);
+absl::Status Validate(const v1::ListSweepMetricsRequest& req);
 absl::Status Validate(const v1::GetJobLogRequest& req);
 // GetSweepStatus, CancelSweep, ResumeSweep.
 absl::Status ValidateSweepName(const std::string& sweep);

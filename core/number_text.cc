@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
 namespace tailsweep {
 
 std::string FormatDouble(double value) {
@@ -17,6 +20,13 @@ std::string FormatForPeople(double value) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4g", value);
   return buf;
+}
+
+std::string CsvField(absl::string_view text) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) {
+    return std::string(text);
+  }
+  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
 }  // namespace tailsweep

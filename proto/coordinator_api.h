@@ -47,6 +47,8 @@ class CoordinatorApi {
                           v1::GetResultsResponse* response) const;
   absl::Status GetMetrics(const v1::GetMetricsRequest& request,
                           v1::GetMetricsResponse* response) const;
+  absl::Status ListSweepMetrics(const v1::ListSweepMetricsRequest& request,
+                                v1::ListSweepMetricsResponse* response) const;
   absl::Status GetJobLog(const v1::GetJobLogRequest& request,
                          v1::GetJobLogResponse* response) const;
   absl::Status CancelSweep(const v1::CancelSweepRequest& request,

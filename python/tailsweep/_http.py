@@ -5,7 +5,10 @@ proto3 JSON (64-bit integers as strings, "NaN"/"Infinity" for doubles);
 errors {"error", "code"} become the exceptions named after the code.
 """
 
+import csv
 import gzip
+import http.client
+import io
 import json
 import math
 import ssl
@@ -18,6 +21,8 @@ from tailsweep._database import STATES, check_job_id, utc
 
 _DOUBLE_WORDS = {"NaN": math.nan, "Infinity": math.inf,
                  "-Infinity": -math.inf}
+# The history route's words for non-finite values (tailsweep export's).
+_CSV_DOUBLE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _BY_CODE = {"NOT_FOUND": errors.NotFound,
             "INVALID_ARGUMENT": errors.InvalidArgument,
             "OUT_OF_RANGE": errors.InvalidArgument,
@@ -38,7 +43,7 @@ def _cells(items):
 
 class Http:
     def __init__(self, url, token=None, ca=None, timeout=60.0,
-                 page_size=1000):
+                 page_size=1000, compress=None):
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
         self.where = url.rstrip("/")
@@ -46,16 +51,28 @@ class Http:
         self._timeout = timeout
         self._page_size = page_size
         self._ssl = ssl.create_default_context(cafile=ca) if ca else None
+        # Compressed answers pay off over a network, not on this machine.
+        host = urllib.parse.urlsplit(self.where).hostname or ""
+        self._gzip = (compress if compress is not None else
+                      host not in ("localhost", "::1") and
+                      not host.startswith("127."))
+        self.last_headers = None
 
     def close(self):
         pass
 
-    def get(self, path, **query):
+    def fetch(self, path, method="GET", body=None, **query):
+        """The answer's body (bytes) to a request; errors as exceptions."""
         query = {k: v for k, v in query.items() if v is not None}
         url = self.where + path + ("?" + urllib.parse.urlencode(query)
                                    if query else "")
-        request = urllib.request.Request(url, headers={
-            "Accept-Encoding": "gzip"})
+        headers = {"Accept-Encoding": "gzip"} if self._gzip else {}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(url, data=data, headers=headers,
+                                         method=method)
         if self._token:
             request.add_header("Authorization", "Bearer " + self._token)
         try:
@@ -64,6 +81,7 @@ class Http:
                 body = answer.read()
                 if answer.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
+                self.last_headers = answer.headers
         except urllib.error.HTTPError as e:
             body = e.read()
             if e.headers.get("Content-Encoding") == "gzip":
@@ -74,11 +92,18 @@ class Http:
             except (ValueError, KeyError, TypeError):
                 raise errors.Error("%s: HTTP %d" % (url, e.code)) from None
             raise _BY_CODE.get(code, errors.Error)(message, code) from None
+        except http.client.IncompleteRead:
+            raise errors.Unavailable(
+                "%s: the answer was cut off (the coordinator stopped or "
+                "failed midway); read again" % url) from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise errors.Unavailable("cannot reach the coordinator at %s: %s"
                                      % (self.where, reason)) from None
-        return json.loads(body)
+        return body
+
+    def get(self, path, **query):
+        return json.loads(self.fetch(path, **query))
 
     @staticmethod
     def _counts(doc):
@@ -164,14 +189,22 @@ class Http:
                  _double(p.get("value", 0.0)))
                 for p in doc.get("points", [])]
 
+    def history_csv(self, name, names, step_min, step_max):
+        """The sweep's points as the history route's CSV (bytes): every
+        page, streamed by the coordinator in one answer."""
+        return self.fetch("/api/sweeps/%s/history" % self._quoted(name),
+                          names=",".join(names) if names else None,
+                          step_min=step_min, step_max=step_max,
+                          format="csv")
+
     def point_rows(self, name, names, jobs, step_min, step_max):
-        # One request a job: the bulk route over a whole sweep is to come.
+        body = self.history_csv(name, names, step_min, step_max)
+        reader = csv.reader(io.StringIO(body.decode("utf-8")))
+        next(reader, None)  # the header
         wanted = set(jobs) if jobs is not None else None
-        out = []
-        for row in self.job_rows(name, fields="job_id"):
-            if wanted is None or row[0] in wanted:
-                out += self._points(row[0], names, step_min, step_max)
-        return out
+        return [(j, n, int(s), _CSV_DOUBLE.get(v) or float(v))
+                for j, n, s, v in reader
+                if wanted is None or j in wanted]
 
     def job_points(self, job_id, names, step_min, step_max):
         return self._points(job_id, names, step_min, step_max)

@@ -83,14 +83,15 @@ class Client:
     coordinator's (or the database's) message."""
 
     def __init__(self, url, token=None, ca=None, timeout=60.0,
-                 page_size=1000):
+                 page_size=1000, compress=None):
         """`url`: the coordinator's --http-listen address (http:// or
         https://); `token`: its token; `ca`: the CA file of its TLS
         certificate; `timeout`: seconds a request may take; `page_size`:
-        jobs a request reads (1..10000)."""
+        jobs a request reads (1..10000); `compress`: ask for gzip answers
+        (default: unless the coordinator is on this machine)."""
         from tailsweep import _http  # urllib and ssl: only when online
         self._source = _http.Http(url, token=token, ca=ca, timeout=timeout,
-                                  page_size=page_size)
+                                  page_size=page_size, compress=compress)
         self.where = self._source.where
 
     @classmethod

@@ -192,6 +192,38 @@ def test_history_is_unsampled_and_equals_the_cli_export(services):
     assert str(frame["step"].dtype) == "int64"
 
 
+def test_history_pages_hold_every_point_once(services):
+    http = tailsweep.Client(services.http, token=services.token)._source
+    route = "/api/sweeps/steps/history"
+    whole = http.fetch(route).decode().split("\r\n")
+    assert whole[0] == "job_id,name,step,value" and whole[-1] == ""
+    assert len(whole) == 2 + 4 * 30 * 2
+    assert sum(line.endswith(",loss,7,nan") for line in whole) == 4
+    rows, token, pages = [], "", 0
+    while True:
+        lines = http.fetch(route, page_size=7, page_token=token or None)
+        lines = lines.decode().split("\r\n")
+        assert lines[0] == whole[0] and 0 < len(lines) - 2 <= 7
+        rows += lines[1:-1]
+        pages += 1
+        token = http.last_headers["X-Next-Page-Token"]
+        if not token:
+            break
+    assert rows == whole[1:-1] and pages >= 240 // 7
+    # JSON: one series per (job, name), steps as numbers, NaN as "nan".
+    doc = json.loads(http.fetch(route, format="json", names="loss"))
+    assert doc["next_page_token"] == "" and len(doc["series"]) == 4
+    assert doc["series"][0]["steps"] == list(range(1, 31))
+    assert doc["series"][0]["values"][6] == "nan"
+    with pytest.raises(tailsweep.InvalidArgument,
+                       match=r"'format' is 'xml'; allowed: csv, json"):
+        http.fetch(route, format="xml")
+    with pytest.raises(tailsweep.InvalidArgument, match="step range"):
+        http.fetch(route, step_min=5, step_max=2)
+    with pytest.raises(tailsweep.NotFound, match="no sweep 'nope'"):
+        http.fetch("/api/sweeps/nope/history")
+
+
 def test_status_and_jobs_match_the_cli(services):
     client = tailsweep.Client.open(services.db)
     r = services.cli("status", "--format", "json")

@@ -29,40 +29,6 @@ class ServiceReadsTest : public ServiceTest {
     EXPECT_TRUE(stub_->LeaseJobs(Context().get(), req, &resp).ok());
     return resp.leases(0);
   }
-  grpc::Status Report(const v1::JobLease& lease,
-                      const std::vector<MetricPoint>& points) {
-    v1::ReportMetricsRequest req;
-    req.set_worker_id("w1");
-    req.set_job_id(lease.job_id());
-    req.set_epoch(lease.epoch());
-    req.set_seq(1);
-    for (const MetricPoint& p : points) {
-      v1::MetricPoint* out = req.add_points();
-      out->set_name(p.name);
-      out->set_step(p.step);
-      out->set_value(p.value);
-    }
-    v1::ReportMetricsResponse resp;
-    return stub_->ReportMetrics(Context().get(), req, &resp);
-  }
-  // Every page of a series, as "name@step=value" strings.
-  std::vector<std::string> ReadAll(v1::GetMetricsRequest req, int* pages) {
-    std::vector<std::string> out;
-    *pages = 0;
-    while (true) {
-      v1::GetMetricsResponse resp;
-      const grpc::Status s = stub_->GetMetrics(Context().get(), req, &resp);
-      EXPECT_TRUE(s.ok()) << s.error_message();
-      ++*pages;
-      for (const auto& p : resp.points()) {
-        out.push_back(absl::StrCat(
-            p.name(), "@", p.step(), "=",
-            std::isnan(p.value()) ? "nan" : absl::StrCat(p.value())));
-      }
-      if (resp.next_page_token().empty() || !s.ok()) return out;
-      req.set_page_token(resp.next_page_token());
-    }
-  }
 };
 
 TEST_F(ServiceReadsTest, EveryReadOfASweepCountsItsEarlyStops) {
@@ -88,75 +54,6 @@ TEST_F(ServiceReadsTest, EveryReadOfASweepCountsItsEarlyStops) {
   ASSERT_TRUE(stub_->GetSweep(Context().get(), one, &sweep).ok());
   EXPECT_EQ(sweep.sweep().counts().runs_stopped_early(), 1);
   EXPECT_EQ(sweep.sweep().counts().steps_saved(), 60);
-}
-
-TEST_F(ServiceReadsTest, MetricSeriesComeBackPagedWithNaNKept) {
-  const v1::JobLease lease = SubmitAndLease();
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  ASSERT_TRUE(Report(lease, {{"loss", 10, 0.5},
-                             {"loss", 20, kNaN},
-                             {"attention_entropy/0", 10, 3.5},
-                             {"attention_entropy/0", 20, 0.25},
-                             {"lr", 10, 1e-3}})
-                  .ok());
-  v1::GetMetricsRequest req;
-  req.set_job_id(lease.job_id());
-  req.set_page_size(2);
-  int pages = 0;
-  const std::vector<std::string> all = ReadAll(req, &pages);
-  const std::vector<std::string> expected = {
-      "attention_entropy/0@10=3.5", "attention_entropy/0@20=0.25",
-      "loss@10=0.5", "loss@20=nan", "lr@10=0.001"};
-  EXPECT_EQ(all, expected);
-  EXPECT_EQ(pages, 3);
-
-  req.set_page_size(0);
-  req.add_names("loss");
-  req.set_step_min(15);
-  EXPECT_EQ(ReadAll(req, &pages), std::vector<std::string>{"loss@20=nan"});
-
-  v1::GetMetricsRequest unknown;
-  unknown.set_job_id("feedbeef");
-  v1::GetMetricsResponse resp;
-  EXPECT_EQ(stub_->GetMetrics(Context().get(), unknown, &resp).error_code(),
-            grpc::StatusCode::NOT_FOUND);
-  unknown.set_job_id(lease.job_id());
-  unknown.set_page_token("garbage");
-  EXPECT_EQ(stub_->GetMetrics(Context().get(), unknown, &resp).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
-}
-
-TEST_F(ServiceReadsTest, MaxPointsCutsEachSeriesAndPagesBetweenNames) {
-  const v1::JobLease lease = SubmitAndLease();
-  std::vector<MetricPoint> points;
-  for (int step = 1; step <= 3000; ++step) {
-    points.push_back({"loss", step, step == 1500 ? 100.0 : 1.0});
-    points.push_back({"lr", step, 1e-3});
-  }
-  ASSERT_TRUE(Report(lease, points).ok());
-  v1::GetMetricsRequest req;
-  req.set_job_id(lease.job_id());
-  req.set_max_points(50);
-  int pages = 0;
-  const std::vector<std::string> all = ReadAll(req, &pages);
-  int loss = 0, lr = 0;
-  for (const std::string& p : all) {
-    loss += p.rfind("loss@", 0) == 0;
-    lr += p.rfind("lr@", 0) == 0;
-  }
-  EXPECT_LE(loss, 50);
-  EXPECT_GE(loss, 25);
-  EXPECT_LE(lr, 50);
-  EXPECT_NE(std::find(all.begin(), all.end(), "loss@1500=100"), all.end());
-  EXPECT_EQ(all.front(), "loss@1=1");
-  EXPECT_EQ(all.back(), "lr@3000=0.001");
-  EXPECT_EQ(pages, 1);
-
-  req.set_max_points(1);
-  v1::GetMetricsResponse resp;
-  const grpc::Status s = stub_->GetMetrics(Context().get(), req, &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("max_points"), std::string::npos);
 }
 
 TEST_F(ServiceReadsTest, GetSweepGivesTheSpecAsSubmittedAndItsFixedValues) {
