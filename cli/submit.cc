@@ -6,39 +6,22 @@
 #include "absl/strings/str_join.h"
 #include "cli/render.h"
 #include "core/schema/job_kinds.h"
+#include "core/schema/submission.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep::cli {
 
 namespace {
 
-struct Prepared {
-  SweepSpec spec;
-  std::vector<JobSpec> jobs;
-};
-
-// The spec at `path` with `overrides`, checked and expanded here.
-absl::StatusOr<Prepared> Prepare(const std::string& path,
-                                 const std::vector<std::string>& overrides) {
+// The spec at `path` with `overrides`, checked and expanded here (what
+// only this machine knows, a command's workdir and code hash, is resolved
+// here, where the files are).
+absl::StatusOr<Submission> Prepare(const std::string& path,
+                                   const std::vector<std::string>& overrides) {
   absl::StatusOr<SweepSpec> spec = LoadSweepSpec(path);
   if (!spec.ok()) return spec.status();
-  if (!overrides.empty()) {
-    spec = ApplyOverrides(*spec, overrides);
-    if (!spec.ok()) return spec.status();
-  }
-  if (const JobKindDef& def = KindDef(spec->kind); def.prepare_submit) {
-    // What only this machine knows (a command's workdir and code hash) is
-    // resolved here, where the files are; the spec that goes records it.
-    const std::string dir = std::filesystem::path(path).parent_path().string();
-    if (absl::Status s = def.prepare_submit(dir, *spec); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
-    }
-    spec = ParseSweepSpec(SweepSpecYaml(*spec), path);
-    if (!spec.ok()) return spec.status();
-  }
-  absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
-  if (!jobs.ok()) return jobs.status();
-  return Prepared{*std::move(spec), *std::move(jobs)};
+  return PrepareSubmission(*std::move(spec), path, overrides,
+                           std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace
@@ -64,7 +47,7 @@ std::string Quoted(const std::string& word) {
 absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
                             const std::vector<std::string>& overrides,
                             bool print_commands) {
-  absl::StatusOr<Prepared> p = Prepare(path, overrides);
+  absl::StatusOr<Submission> p = Prepare(path, overrides);
   if (!p.ok()) return p.status();
   if (print_commands) {
     // Each job as a worker would start it (its job directory under a
@@ -107,7 +90,7 @@ absl::Status DryRunSpecFile(const std::string& path, std::ostream& out,
 absl::Status SubmitSpecFile(Connection& c, const std::string& path,
                             std::ostream& out, std::string* name,
                             const std::vector<std::string>& overrides) {
-  absl::StatusOr<Prepared> prepared = Prepare(path, overrides);
+  absl::StatusOr<Submission> prepared = Prepare(path, overrides);
   if (!prepared.ok()) return prepared.status();
   const SweepSpec* spec = &prepared->spec;
   v1::SubmitSweepRequest req;

@@ -50,6 +50,20 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
 void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res);
 
+// The writes, each after the token in the Authorization header (a
+// browser's cookie never writes): POST /api/sweeps (SubmitSweep's fields as
+// JSON), POST /api/sweeps/NAME/cancel, POST /api/sweeps/NAME/jobs/JOB/cancel,
+// POST /api/sweeps/NAME/resume, POST /api/sweeps/NAME/jobs ({"cells":
+// [{KEY: VALUE}]}, AddJobs).
+void ServeSubmit(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res);
+void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res);
+void ServeResume(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res);
+void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,
+                  httplib::Response& res);
+
 }  // namespace tailsweep::http_api
 
 #endif  // TAILSWEEP_COORDINATOR_HTTP_API_H_

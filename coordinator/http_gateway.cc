@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -279,6 +280,50 @@ void HttpGateway::Route() {
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
           http_api::ServeMetrics(calls, req, res);
         }));
+  // Writes: the token in the Authorization header only, and a JSON body.
+  // A cookie is what a browser sends by itself, to any page's form: it never
+  // writes; and no other site's page can send JSON here without a CORS
+  // preflight, which this server never grants (even with no token set).
+  auto writes = [this](auto handler) {
+    return
+        [this, handler](const httplib::Request& req, httplib::Response& res) {
+          if (!absl::StartsWith(req.get_header_value("Content-Type"),
+                                "application/json")) {
+            return SendError(
+                res, absl::InvalidArgumentError(
+                         "writes take a JSON body: send 'Content-Type: "
+                         "application/json' (an empty body is {})"));
+          }
+          if (req.get_header_value("Authorization").empty() &&
+              !options_.token.empty()) {
+            return SendError(
+                res, absl::UnauthenticatedError(
+                         "writes need the header 'Authorization: Bearer "
+                         "TOKEN' (a browser's cookie does not write)"));
+          }
+          if (Authorized(req, res)) handler(req, res);
+        };
+  };
+  s.Post("/api/sweeps",
+         writes([calls](const httplib::Request& req, httplib::Response& res) {
+           http_api::ServeSubmit(calls, req, res);
+         }));
+  s.Post(R"(/api/sweeps/([^/]+)/cancel)",
+         writes([calls](const httplib::Request& req, httplib::Response& res) {
+           http_api::ServeCancel(calls, req, res);
+         }));
+  s.Post(R"(/api/sweeps/([^/]+)/jobs/([^/]+)/cancel)",
+         writes([calls](const httplib::Request& req, httplib::Response& res) {
+           http_api::ServeCancel(calls, req, res);
+         }));
+  s.Post(R"(/api/sweeps/([^/]+)/resume)",
+         writes([calls](const httplib::Request& req, httplib::Response& res) {
+           http_api::ServeResume(calls, req, res);
+         }));
+  s.Post(R"(/api/sweeps/([^/]+)/jobs)",
+         writes([calls](const httplib::Request& req, httplib::Response& res) {
+           http_api::ServeAddJobs(calls, req, res);
+         }));
   s.Get("/metrics",
         guarded([this](const httplib::Request&, httplib::Response& res) {
           res.set_content(metrics_text_(), "text/plain; version=0.0.4");

@@ -10,6 +10,7 @@
 #include "coordinator/validate.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/logging.h"
+#include "core/schema/submission.h"
 #include "proto/status_details.h"
 #include "proto/wire_records.h"
 
@@ -43,15 +44,67 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const std::string source =
       req->source_name().empty() ? "spec" : req->source_name();
-  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(req->spec_yaml(), source);
-  if (!spec.ok()) return Answer(spec.status());
-  absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(*spec);
-  if (!jobs.ok()) return Answer(jobs.status());
-  absl::StatusOr<SubmitResult> result = store_->SubmitSweep(*spec, *jobs);
+  absl::StatusOr<SweepSpec> parsed = ParseSweepSpec(req->spec_yaml(), source);
+  if (!parsed.ok()) return Answer(parsed.status());
+  std::optional<std::string> spec_dir;
+  if (!req->spec_dir().empty()) spec_dir = req->spec_dir();
+  absl::StatusOr<Submission> sub = PrepareSubmission(
+      *std::move(parsed), source,
+      {req->overrides().begin(), req->overrides().end()}, spec_dir);
+  if (!sub.ok()) return Answer(sub.status());
+  const SweepSpec& spec = sub->spec;
+  resp->set_sweep(spec.name);
+  resp->set_jobs(static_cast<int64_t>(sub->jobs.size()));
+  resp->set_spec_yaml(spec.text);
+  if (req->dry_run()) {
+    absl::StatusOr<int64_t> there = store_->JobsInSweep(spec.name, sub->jobs);
+    if (!there.ok()) return Answer(there.status());
+    resp->set_dry_run(true);
+    resp->set_jobs_existing(*there);
+    resp->set_jobs_added(static_cast<int64_t>(sub->jobs.size()) - *there);
+    return grpc::Status::OK;
+  }
+  absl::StatusOr<SubmitResult> result = store_->SubmitSweep(spec, sub->jobs);
   if (!result.ok()) return Answer(result.status());
   // A boundary sweep submitted again may have results to plan from.
-  if (absl::Status s = search_.Submitted(*spec); !s.ok()) return Answer(s);
-  resp->set_sweep(spec->name);
+  if (absl::Status s = search_.Submitted(spec); !s.ok()) return Answer(s);
+  resp->set_jobs_added(result->added);
+  resp->set_jobs_existing(result->existing);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
+                                         const v1::AddJobsRequest* req,
+                                         v1::AddJobsResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  absl::StatusOr<Store::SweepDetail> detail = store_->Sweep(req->sweep());
+  if (!detail.ok()) return Answer(detail.status());
+  if (detail->spec.empty()) {
+    return Answer(absl::FailedPreconditionError(absl::StrCat(
+        "sweep '", req->sweep(),
+        "' was stored before sweeps kept their spec; jobs cannot be added "
+        "to it: submit a new sweep")));
+  }
+  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(detail->spec, req->sweep());
+  if (!spec.ok()) return Answer(spec.status());
+  std::vector<JobSpec> jobs;
+  for (const v1::JobCell& cell : req->cells()) {
+    KeyValues values;
+    for (const v1::KeyValue& kv : cell.values()) {
+      values.emplace_back(kv.key(), kv.value());
+    }
+    absl::StatusOr<JobSpec> job = AddedJob(*spec, values);
+    if (!job.ok()) return Answer(job.status());
+    resp->add_job_ids(job->id);
+    jobs.push_back(*std::move(job));
+  }
+  absl::StatusOr<SubmitResult> result =
+      store_->SubmitSweep(*spec, jobs, /*first_position=*/-1);
+  if (!result.ok()) return Answer(result.status());
+  if (result->added > 0) {
+    spdlog::info("sweep {}: {} job(s) added", req->sweep(), result->added);
+  }
   resp->set_jobs_added(result->added);
   resp->set_jobs_existing(result->existing);
   return grpc::Status::OK;
@@ -182,13 +235,15 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
                                              const v1::CancelSweepRequest* req,
                                              v1::CancelSweepResponse* resp) {
   TS_AUTHORIZE(ctx);
-  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
-  absl::StatusOr<Store::CancelResult> n = store_->CancelSweep(req->sweep());
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  absl::StatusOr<Store::CancelResult> n =
+      store_->CancelSweep(req->sweep(), req->job());
   if (!n.ok()) return Answer(n.status());
-  spdlog::info(
-      "sweep {} cancelled: {} jobs, {} of them still run for other "
-      "sweeps",
-      req->sweep(), n->cancelled, n->kept);
+  spdlog::info("sweep {}{} cancelled: {} jobs, {} of them still run for "
+               "other sweeps",
+               req->sweep(),
+               req->job().empty() ? "" : " job " + req->job().substr(0, 12),
+               n->cancelled, n->kept);
   resp->set_jobs_cancelled(n->cancelled);
   resp->set_jobs_kept_running(n->kept);
   return grpc::Status::OK;

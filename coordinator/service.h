@@ -61,6 +61,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
                            v1::SubmitSweepResponse*) override;
+  grpc::Status AddJobs(grpc::ServerContext*, const v1::AddJobsRequest*,
+                       v1::AddJobsResponse*) override;
   grpc::Status LeaseJobs(grpc::ServerContext*, const v1::LeaseJobsRequest*,
                          v1::LeaseJobsResponse*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,

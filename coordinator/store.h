@@ -123,7 +123,7 @@ class Store {
   // cells. FailedPrecondition when a sweep of that name exists with other
   // `fixed` values or another kind (submit under a new name instead). New
   // jobs take grid positions from `first_position` on (a boundary search's
-  // later rounds come after its earlier ones).
+  // later rounds come after its earlier ones); -1: after the sweep's last.
   absl::StatusOr<SubmitResult> SubmitSweep(const SweepSpec& spec,
                                            const std::vector<JobSpec>& jobs,
                                            int64_t first_position = 0);
@@ -222,13 +222,19 @@ class Store {
   // (state cancelled; its holder is told on its next heartbeat) only when
   // no other sweep that has it is live for it; otherwise it runs on for
   // those sweeps (`kept`) and this one shows it cancelled. A result that
-  // arrives later under the live lease is still taken (done wins).
-  // NotFound for an unknown sweep.
+  // arrives later under the live lease is still taken (done wins). With
+  // `job`, only that job of the sweep. NotFound for an unknown sweep, or a
+  // job the sweep does not have.
   struct CancelResult {
     int64_t cancelled = 0;  // the sweep's jobs it cancelled now
     int64_t kept = 0;       // of those, still wanted by another sweep
   };
-  absl::StatusOr<CancelResult> CancelSweep(const std::string& sweep);
+  absl::StatusOr<CancelResult> CancelSweep(const std::string& sweep,
+                                           const std::string& job = "");
+  // How many of `jobs` the sweep has (0 for a sweep not there): a dry
+  // run's "already there".
+  absl::StatusOr<int64_t> JobsInSweep(const std::string& sweep,
+                                      const std::vector<JobSpec>& jobs);
   // Brings back what the sweep shows as failed or cancelled (never done
   // jobs): stopped jobs are requeued with a fresh attempt count; jobs
   // another sweep kept running are the sweep's again. Other sweeps'

@@ -51,6 +51,17 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
                              .Run());
       sweep_id = sqlite3_last_insert_rowid(db.raw());
     }
+    int64_t first = first_position;
+    if (first < 0) {  // after the sweep's last job
+      absl::StatusOr<sql::Statement> last = db.Prepare(
+          "SELECT COALESCE(MAX(position) + 1, 0) FROM sweep_jobs "
+          "WHERE sweep_id = ?");
+      if (!last.ok()) return last.status();
+      last->Bind(1, sweep_id);
+      TS_RETURN_IF_ERROR(last->Step().status());
+      first = last->Int(0);
+      last->Reset().IgnoreError();
+    }
     absl::StatusOr<sql::Statement> job = db.Prepare(
         "INSERT OR IGNORE INTO jobs (job_id, kind, params, state, created_ms, "
         "updated_ms) VALUES (?, ?, ?, 'queued', ?, ?)");
@@ -76,7 +87,7 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
       TS_RETURN_IF_ERROR(link->Bind(1, sweep_id)
                              .Bind(2, jobs[i].id)
                              .Bind(3, ToJson(jobs[i].cell))
-                             .Bind(4, first_position + static_cast<int64_t>(i))
+                             .Bind(4, first + static_cast<int64_t>(i))
                              .Run());
       const bool linked = db.Changes() > 0;
       (linked ? result.added : result.existing) += 1;
@@ -109,11 +120,13 @@ absl::StatusOr<int64_t> SweepId(sql::Db& db, const std::string& sweep) {
 // Runs `sql` binding ?1 = sweep id and, when it has it, ?2 = now; returns
 // the rows changed.
 absl::StatusOr<int64_t> RunOnSweep(sql::Db& db, absl::string_view sql,
-                                   int64_t sweep_id, int64_t now) {
+                                   int64_t sweep_id, int64_t now,
+                                   const std::string& job = "") {
   absl::StatusOr<sql::Statement> st = db.Prepare(sql);
   if (!st.ok()) return st.status();
   st->Bind(1, sweep_id);
   if (absl::StrContains(sql, "?2")) st->Bind(2, now);
+  if (absl::StrContains(sql, "?3")) st->Bind(3, job);
   TS_RETURN_IF_ERROR(st->Run());
   return db.Changes();
 }
@@ -125,8 +138,8 @@ constexpr char kNoLiveSweep[] =
 
 }  // namespace
 
-absl::StatusOr<Store::CancelResult> Store::CancelSweep(
-    const std::string& sweep) {
+absl::StatusOr<Store::CancelResult> Store::CancelSweep(const std::string& sweep,
+                                                      const std::string& job) {
   const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   CancelResult result;
@@ -134,41 +147,75 @@ absl::StatusOr<Store::CancelResult> Store::CancelSweep(
     result = {};
     absl::StatusOr<int64_t> id = SweepId(db, sweep);
     if (!id.ok()) return id.status();
+    if (!job.empty()) {
+      absl::StatusOr<sql::Statement> has = db.Prepare(
+          "SELECT 1 FROM sweep_jobs WHERE sweep_id = ? AND job_id = ?");
+      if (!has.ok()) return has.status();
+      has->Bind(1, *id).Bind(2, job);
+      absl::StatusOr<bool> row = has->Step();
+      has->Reset().IgnoreError();
+      if (!row.ok()) return row.status();
+      if (!*row) {
+        return absl::NotFoundError(
+            absl::StrCat("sweep '", sweep, "' has no job ", job));
+      }
+    }
+    // ?3: the one job, or '' for all of them.
     absl::StatusOr<int64_t> n = RunOnSweep(
         db,
         "UPDATE sweep_jobs SET cancelled = 1 WHERE sweep_id = ?1 AND "
-        "cancelled = 0 AND job_id IN (SELECT job_id FROM jobs j WHERE "
-        "j.state IN ('queued', 'leased'))",
-        *id, now);
+        "(?3 = '' OR job_id = ?3) AND cancelled = 0 AND job_id IN (SELECT "
+        "job_id FROM jobs j WHERE j.state IN ('queued', 'leased'))",
+        *id, now, job);
     if (!n.ok()) return n.status();
     result.cancelled = *n;
     // The jobs no other live sweep shares stop (holders hear it on their
     // next heartbeat); the others run on for the sweeps that want them.
     const std::string stopping = absl::StrCat(
         "j.state IN ('queued', 'leased') AND j.job_id IN (SELECT job_id FROM "
-        "sweep_jobs WHERE sweep_id = ?1) AND ",
+        "sweep_jobs WHERE sweep_id = ?1 AND (?3 = '' OR job_id = ?3)) AND ",
         kNoLiveSweep);
     absl::StatusOr<sql::Statement> event = db.Prepare(absl::StrCat(
         "INSERT INTO events (job_id, epoch, kind, detail, at_ms) "
-        "SELECT j.job_id, j.epoch, 'cancelled', ?3, ?2 FROM jobs j WHERE ",
+        "SELECT j.job_id, j.epoch, 'cancelled', ?4, ?2 FROM jobs j WHERE ",
         stopping));
     if (!event.ok()) return event.status();
     TS_RETURN_IF_ERROR(event->Bind(1, *id)
                            .Bind(2, now)
-                           .Bind(3, absl::StrCat("sweep ", sweep))
+                           .Bind(3, job)
+                           .Bind(4, absl::StrCat("sweep ", sweep))
                            .Run());
     absl::StatusOr<int64_t> stopped = RunOnSweep(
         db,
         absl::StrCat("UPDATE jobs AS j SET state = 'cancelled', updated_ms = "
                      "?2 WHERE ",
                      stopping),
-        *id, now);
+        *id, now, job);
     if (!stopped.ok()) return stopped.status();
     result.kept = result.cancelled - *stopped;
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   return result;
+}
+
+absl::StatusOr<int64_t> Store::JobsInSweep(const std::string& sweep,
+                                           const std::vector<JobSpec>& jobs) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> has = reader_->Prepare(
+      "SELECT 1 FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
+      "WHERE s.name = ? AND sj.job_id = ?");
+  if (!has.ok()) return has.status();
+  int64_t n = 0;
+  for (const JobSpec& j : jobs) {
+    has->Reset().IgnoreError();
+    has->Bind(1, sweep).Bind(2, j.id);
+    absl::StatusOr<bool> row = has->Step();
+    if (!row.ok()) return row.status();
+    n += *row ? 1 : 0;
+  }
+  has->Reset().IgnoreError();
+  return n;
 }
 
 absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {

@@ -106,7 +106,52 @@ absl::Status ValidateSweepName(const std::string& sweep) {
 
 absl::Status Validate(const v1::SubmitSweepRequest& req) {
   if (req.spec_yaml().empty()) return Invalid("spec_yaml is empty");
-  return CheckSize("source_name", req.source_name(), 4096);
+  TS_RETURN_IF_ERROR(CheckSize("source_name", req.source_name(), 4096));
+  if (req.overrides_size() > 1000) {
+    return Invalid(absl::StrCat("at most 1000 overrides (got ",
+                                req.overrides_size(), ")"));
+  }
+  for (const std::string& o : req.overrides()) {
+    TS_RETURN_IF_ERROR(CheckSize("an override", o, 65536));
+  }
+  TS_RETURN_IF_ERROR(CheckSize("spec_dir", req.spec_dir(), 4096));
+  if (!req.spec_dir().empty() && req.spec_dir().front() != '/') {
+    return Invalid(absl::StrCat("spec_dir '", req.spec_dir(),
+                                "' must be an absolute path"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validate(const v1::CancelSweepRequest& req) {
+  TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  if (!req.job().empty() &&
+      (req.job().size() != 64 ||
+       req.job().find_first_not_of("0123456789abcdef") != std::string::npos)) {
+    return Invalid(absl::StrCat("job '", req.job(),
+                                "' must be a whole job id (64 hex digits)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Validate(const v1::AddJobsRequest& req) {
+  TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
+  if (req.cells_size() < 1 || req.cells_size() > kMaxAddedCells) {
+    return Invalid(absl::StrCat("cells must hold 1 to ", kMaxAddedCells,
+                                " cells (got ", req.cells_size(), ")"));
+  }
+  for (int i = 0; i < req.cells_size(); ++i) {
+    const v1::JobCell& cell = req.cells(i);
+    if (cell.values_size() > 256) {
+      return Invalid(absl::StrCat("cells[", i, "]: at most 256 keys"));
+    }
+    for (const v1::KeyValue& kv : cell.values()) {
+      TS_RETURN_IF_ERROR(CheckSize(absl::StrCat("cells[", i, "] key"),
+                                   kv.key(), 128));
+      TS_RETURN_IF_ERROR(CheckSize(absl::StrCat("cells[", i, "] value"),
+                                   kv.value(), 65536));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Validate(const v1::LeaseJobsRequest& req) {

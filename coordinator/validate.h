@@ -38,6 +38,9 @@ inline constexpr int64_t kMaxReasonBytes = 1 << 10;
 inline constexpr int kMinJobPrefix = 6;
 
 absl::Status Validate(const v1::SubmitSweepRequest& req);
+absl::Status Validate(const v1::CancelSweepRequest& req);
+inline constexpr int kMaxAddedCells = 10000;
+absl::Status Validate(const v1::AddJobsRequest& req);
 absl::Status Validate(const v1::LeaseJobsRequest& req);
 absl::Status Validate(const v1::HeartbeatRequest& req);
 absl::Status Validate(const v1::ReportMetricsRequest& req);

@@ -30,6 +30,7 @@ absl::Status CoordinatorApi::Call(Fn fn) const {
   }
 
 TS_UNARY(SubmitSweep)
+TS_UNARY(AddJobs)
 TS_UNARY(GetSweepStatus)
 TS_UNARY(GetSweep)
 TS_UNARY(ListSweeps)

@@ -35,6 +35,8 @@ class CoordinatorApi {
 
   absl::Status SubmitSweep(const v1::SubmitSweepRequest& request,
                            v1::SubmitSweepResponse* response) const;
+  absl::Status AddJobs(const v1::AddJobsRequest& request,
+                       v1::AddJobsResponse* response) const;
   absl::Status GetSweepStatus(const v1::GetSweepStatusRequest& request,
                               v1::GetSweepStatusResponse* response) const;
   absl::Status GetSweep(const v1::GetSweepRequest& request,

@@ -339,6 +339,8 @@ bool Excluded(const SweepSpec& spec, const KeyValues& cell) {
   return false;
 }
 
+}  // namespace
+
 // The job of `cell` (every key it sets), or why the schema refuses it.
 absl::StatusOr<JobSpec> CellJob(const SweepSpec& spec, const KeyValues& cell) {
   absl::StatusOr<KeyValues> params = KindDef(spec.kind).job_params(spec, cell);
@@ -358,8 +360,6 @@ absl::StatusOr<JobSpec> CellJob(const SweepSpec& spec, const KeyValues& cell) {
   }
   return JobSpec{ContentHash(identity), cell, *std::move(params)};
 }
-
-}  // namespace
 
 absl::StatusOr<JobSpec> ProbeJob(const SweepSpec& spec, const KeyValues& cell,
                                  const std::string& probe, int64_t seed) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/schema/sweep_spec.h"
 
@@ -27,6 +28,8 @@ absl::Status CheckJobValue(const SweepSpec& spec, const std::string& key,
                            const std::string& value);
 // 1-128 letters, digits, '-', '_', '.'.
 bool ValidSweepName(const std::string& name);
+// The job of `cell` (every key it sets), or why the schema refuses it.
+absl::StatusOr<JobSpec> CellJob(const SweepSpec& spec, const KeyValues& cell);
 
 // The `search:` block `node` into spec.search (after the grid and fixed
 // keys are parsed). Errors at the offending node.

@@ -16,7 +16,8 @@ import sqlite3
 import urllib.parse
 
 from tailsweep.errors import (FailedPrecondition, InvalidArgument,
-                              NotAvailableOffline, NotFound, Unavailable)
+                              NotAvailableOffline, NotFound, ReadOnly,
+                              Unavailable)
 
 STATES = ("queued", "leased", "done", "failed", "cancelled")
 # The file's marks (coordinator/store.h kStoreApplicationId,
@@ -242,3 +243,11 @@ class Database:
                 for e, o, t, at in self._rows(
                     "SELECT epoch, outcome, stderr_tail, at_ms FROM job_logs "
                     "WHERE job_id = ? ORDER BY epoch", (job_id,))]
+
+    def _read_only(self, *args, **kwargs):
+        raise ReadOnly(
+            "%s: a database file is read here, never written: submit, "
+            "cancel, resume and add jobs through the coordinator "
+            "(tailsweep.Client(URL, token=...))" % self.where)
+
+    submit = cancel = resume = add_jobs = _read_only

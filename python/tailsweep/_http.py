@@ -105,6 +105,44 @@ class Http:
     def get(self, path, **query):
         return json.loads(self.fetch(path, **query))
 
+    def post(self, path, body=None):
+        return json.loads(self.fetch(path, method="POST", body=body or {}))
+
+    # Writes: each returns the call's answer with its counts as ints.
+
+    @staticmethod
+    def _ints(doc, *names):
+        return {n: int(doc.get(n, 0)) for n in names}
+
+    def submit(self, text, source, overrides, dry_run, spec_dir):
+        doc = self.post("/api/sweeps", {
+            "spec_yaml": text, "source_name": source,
+            "overrides": list(overrides), "dry_run": bool(dry_run),
+            "spec_dir": spec_dir})
+        out = {"sweep": doc["sweep"], "dry_run": bool(doc.get("dry_run"))}
+        out.update(self._ints(doc, "jobs", "jobs_added", "jobs_existing"))
+        out["spec"] = doc.get("spec_yaml", "")
+        return out
+
+    def cancel(self, name, job_id=None):
+        path = "/api/sweeps/%s" % self._quoted(name)
+        if job_id is not None:
+            path += "/jobs/%s" % self._quoted(job_id)
+        return self._ints(self.post(path + "/cancel"), "jobs_cancelled",
+                          "jobs_kept_running")
+
+    def resume(self, name):
+        return self._ints(
+            self.post("/api/sweeps/%s/resume" % self._quoted(name)),
+            "jobs_requeued")
+
+    def add_jobs(self, name, cells):
+        doc = self.post("/api/sweeps/%s/jobs" % self._quoted(name),
+                        {"cells": cells})
+        out = self._ints(doc, "jobs_added", "jobs_existing")
+        out["job_ids"] = list(doc.get("job_ids", []))
+        return out
+
     @staticmethod
     def _counts(doc):
         by_state = {k: int(v) for k, v in (doc.get("jobs_by_state") or

@@ -41,6 +41,21 @@ def _typed(text):
     return text
 
 
+def _text(value):
+    """A parameter as the job schema reads it: true/false, integers,
+    floats in Python's shortest form, strings as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(float(value))
+    if isinstance(value, str):
+        return value
+    raise InvalidArgument("a cell's value is a string, number or boolean "
+                          "(got %r)" % (value,))
+
+
 def _number(value):
     """A result's number: JSON's, or the protocol's "nan", "inf", "-inf"."""
     if isinstance(value, str) and value in _NUMBER_WORDS:
@@ -152,6 +167,30 @@ class Client:
         digits)."""
         return Job(self._source, self._source.job_row(job_id))
 
+    def submit(self, path, overrides=None, dry_run=False):
+        """Submits the sweep spec file at `path` with `overrides` (KEY=VALUE
+        texts, as `tailsweep submit SPEC KEY=VALUE` takes them): its new
+        jobs are queued; submitting again adds nothing, an extended grid
+        only its new cells. `dry_run`: check and expand only. Returns sweep,
+        jobs, jobs_added (with dry_run: that would be added), jobs_existing,
+        dry_run, and spec (the text as stored). A `kind: command` spec's
+        relative workdir and `code` files are resolved in its folder on the
+        coordinator's machine (a shared filesystem), or submit it with the
+        CLI. InvalidArgument with file:line:column for a bad spec; ReadOnly
+        offline."""
+        if isinstance(overrides, str):
+            overrides = [overrides]
+        overrides = list(overrides or [])
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            from tailsweep.errors import NotFound
+            raise NotFound("%s: no such spec file" % path) from None
+        source = path + (" with overrides" if overrides else "")
+        return self._source.submit(text, source, overrides, dry_run,
+                                   os.path.dirname(os.path.abspath(path)))
+
 
 class Sweep:
     """One sweep's status, jobs, results and curves."""
@@ -197,6 +236,37 @@ class Sweep:
                 raise TimeoutError("sweep '%s' not finished after %s s: %s"
                                    % (self.name, timeout, status["counts"]))
             time.sleep(poll)
+
+    def cancel(self):
+        """Cancels the sweep's queued and running jobs (running ones stop at
+        their next heartbeat; a job another live sweep shares runs on for
+        it). Returns jobs_cancelled, jobs_kept_running. ReadOnly offline."""
+        return self._s.cancel(self.name)
+
+    def cancel_job(self, job_id):
+        """Cancels one job of the sweep (its full id), as cancel() does:
+        a pruned trial. Returns jobs_cancelled (0 when it had ended)."""
+        return self._s.cancel(self.name, job_id)
+
+    def resume(self):
+        """Queues again what the sweep shows as failed or cancelled; done
+        jobs never rerun. Returns jobs_requeued."""
+        return self._s.resume(self.name)
+
+    def add_jobs(self, cells):
+        """Adds one job per cell ({key: value}, keys of the sweep's kind,
+        none of its fixed keys) with the sweep's fixed values, after its
+        last job. Returns the job ids, one per cell, in order. Ids are
+        content hashes: adding a cell again adds nothing, so a retry is
+        harmless. InvalidArgument naming a refused cell (nothing added)."""
+        if isinstance(cells, dict):
+            cells = [cells]
+        texts = [{str(k): _text(v) for k, v in cell.items()}
+                 for cell in cells]
+        ids = []
+        for at in range(0, len(texts), 10000):
+            ids += self._s.add_jobs(self.name, texts[at:at + 10000])["job_ids"]
+        return ids
 
     def jobs(self, state=None, where=None):
         """The sweep's jobs in grid order, lazily: Job objects with state

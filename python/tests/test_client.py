@@ -348,3 +348,74 @@ def test_a_snapshot_reads_like_the_live_file(services, tmp_path):
     a, b = (s.history(output="records") for s in (live, copy))
     assert [(p["job_id"], p["step"], p["value"]) for p in a] == \
         [(p["job_id"], p["step"], p["value"]) for p in b]
+
+
+WRITES = """name: writes
+kind: command
+command: [sh, -c, 'exit 0', "${x}"]
+grid: {x: [1, 2]}
+fixed: {tag: t}
+"""
+
+
+def test_writes_submit_add_cancel_and_resume(services, tmp_path):
+    client = tailsweep.Client(services.http, token=services.token)
+    spec = tmp_path / "writes.yaml"
+    spec.write_text(WRITES)
+    dry = client.submit(str(spec), dry_run=True)
+    assert (dry["sweep"], dry["jobs"], dry["jobs_added"], dry["dry_run"]) == \
+        ("writes", 2, 2, True)
+    assert "writes" not in [s["name"] for s in client.sweeps()]
+    dry = client.submit(str(spec), overrides=["x=[5,6,7]"], dry_run=True)
+    assert dry["jobs"] == 3 and "x=[5,6,7]" in dry["spec"]
+    done = client.submit(str(spec))
+    assert (done["jobs_added"], done["jobs_existing"]) == (2, 0)
+    # The workdir is resolved in the spec's folder, as the CLI does it.
+    assert str(tmp_path) in done["spec"]
+    again = client.submit(str(spec))
+    assert (again["jobs_added"], again["jobs_existing"]) == (0, 2)
+    sweep = client.sweep("writes")
+    ids = sweep.add_jobs([{"x": 3}, {"x": 0.001}])
+    assert len(ids) == 2 and all(len(i) == 64 for i in ids)
+    assert sweep.add_jobs([{"x": 3}, {"x": 0.001}]) == ids  # a retry
+    assert sweep.status()["total"] == 4
+    params = {j.id: j.params for j in sweep.jobs()}
+    assert params[ids[1]]["x"] == 0.001 and params[ids[1]]["tag"] == "t"
+    with pytest.raises(tailsweep.InvalidArgument, match="'tag' is fixed at t"):
+        sweep.add_jobs([{"x": 4, "tag": "u"}])
+    assert sweep.status()["total"] == 4
+    assert sweep.cancel_job(ids[0]) == {"jobs_cancelled": 1,
+                                        "jobs_kept_running": 0}
+    assert sweep.status()["counts"]["cancelled"] == 1
+    with pytest.raises(tailsweep.NotFound, match="has no job"):
+        sweep.cancel_job("0" * 64)
+    assert sweep.cancel()["jobs_cancelled"] == 3
+    assert sweep.resume() == {"jobs_requeued": 4}
+    assert sweep.status()["counts"]["queued"] == 4
+    sweep.cancel()
+    # Refusals: a bad spec names its line, a wrong token, offline writes.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ngrid: {kernel: [softmax, nope]}\n")
+    with pytest.raises(tailsweep.InvalidArgument, match=r"bad.yaml:2:"):
+        client.submit(str(bad))
+    with pytest.raises(tailsweep.InvalidArgument, match="override"):
+        client.submit(str(spec), overrides=["nonsense"])
+    with pytest.raises(tailsweep.Unauthenticated):
+        tailsweep.Client(services.http, token="wrong").sweep("writes").cancel()
+    with pytest.raises(tailsweep.ReadOnly, match="never written"):
+        tailsweep.Client.open(services.db).sweep("writes").cancel()
+    # A browser's cookie, or a form's body, never writes.
+    import urllib.error
+    import urllib.request
+    for headers in ({"Cookie": "tailsweep_token=" +
+                     services.token.encode().hex(),
+                     "Content-Type": "application/json"},
+                    {"Authorization": "Bearer " + services.token,
+                     "Content-Type": "application/x-www-form-urlencoded"}):
+        request = urllib.request.Request(
+            services.http + "/api/sweeps/writes/resume", data=b"{}",
+            headers=headers, method="POST")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(request)
+        assert e.value.code in (400, 401)
+    assert sweep.status()["counts"]["queued"] == 0

@@ -1,0 +1,74 @@
+#include "core/schema/submission.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/schema/job_kinds.h"
+#include "core/schema/sweep_spec_parts.h"
+
+namespace tailsweep {
+
+absl::StatusOr<Submission> PrepareSubmission(
+    SweepSpec spec, absl::string_view source,
+    const std::vector<std::string>& overrides,
+    const std::optional<std::string>& spec_dir) {
+  if (!overrides.empty()) {
+    absl::StatusOr<SweepSpec> changed = ApplyOverrides(spec, overrides);
+    if (!changed.ok()) return changed.status();
+    spec = *std::move(changed);
+  }
+  if (const JobKindDef& def = KindDef(spec.kind);
+      def.prepare_submit && spec_dir.has_value()) {
+    // What only the spec's folder knows is resolved there; the spec that
+    // goes records it.
+    if (absl::Status s = def.prepare_submit(*spec_dir, spec); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(source, ": ", s.message()));
+    }
+    absl::StatusOr<SweepSpec> resolved =
+        ParseSweepSpec(SweepSpecYaml(spec), source);
+    if (!resolved.ok()) return resolved.status();
+    spec = *std::move(resolved);
+  }
+  absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(spec);
+  if (!jobs.ok()) return jobs.status();
+  return Submission{std::move(spec), *std::move(jobs)};
+}
+
+absl::StatusOr<JobSpec> AddedJob(const SweepSpec& spec, const KeyValues& cell) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : cell) parts.push_back(absl::StrCat(k, "=", v));
+  const std::string named =
+      absl::StrCat("sweep '", spec.name, "', added cell {",
+                   absl::StrJoin(parts, ", "), "}: ");
+  if (cell.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(named, "a cell sets at least one key"));
+  }
+  for (size_t i = 0; i < cell.size(); ++i) {
+    for (const auto& [k, v] : spec.fixed) {
+      if (k == cell[i].first) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            named, "'", k, "' is fixed at ", v,
+            " in this sweep; add cells with other keys, or submit a sweep "
+            "that does not fix it"));
+      }
+    }
+    if (absl::Status s = CheckJobKey(spec, cell[i].first); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(named, s.message()));
+    }
+    if (absl::Status s = CheckJobValue(spec, cell[i].first, cell[i].second);
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(named, s.message()));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (cell[j].first == cell[i].first) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(named, "'", cell[i].first, "' is set twice"));
+      }
+    }
+  }
+  return CellJob(spec, cell);
+}
+
+}  // namespace tailsweep
