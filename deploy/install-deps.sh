@@ -39,7 +39,7 @@ for group in "${with[@]}"; do
     tests)
       tests=yes
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
-                 python3-pandas python3-pytest curl systemd) ;;
+                 python3-pandas python3-pytest python3-optuna curl systemd) ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     bench) packages+=(python3-pandas python3-optuna python3-torch) ;;
     *) echo "install-deps: unknown group '$group' (allowed: tests, slurm, bench)" >&2; exit 2 ;;

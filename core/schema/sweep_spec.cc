@@ -53,9 +53,11 @@ absl::StatusOr<std::string> ValueText(absl::string_view source,
 
 absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
                        SweepSpec& spec) {
-  if (!grid.IsMap() || grid.size() == 0) {
+  if (!grid.IsMap()) {
     return ErrorAt(source, grid,
-                   "'grid' must map each key to a non-empty list of values");
+                   "'grid' must map each key to a non-empty list of values "
+                   "({} for none: jobs are added later, e.g. by an Optuna "
+                   "study)");
   }
   if (absl::Status s = CheckNoDuplicateKeys(source, grid, "'grid'"); !s.ok()) {
     return s;
@@ -384,6 +386,9 @@ absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
     }
   }
   std::vector<JobSpec> jobs;
+  // `grid: {}`: no cells of its own; its jobs are added (AddJobs). A search
+  // has its one cell.
+  if (spec.grid.empty() && !spec.search) return jobs;
   std::vector<size_t> index(spec.grid.size(), 0);
   while (true) {
     KeyValues cell;

@@ -112,7 +112,8 @@ absl::StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
 absl::StatusOr<JobSpec> ProbeJob(const SweepSpec& spec, const KeyValues& cell,
                                  const std::string& probe, int64_t seed);
 
-// The jobs of a spec, in grid order (last key fastest). With a search: per
+// The jobs of a spec, in grid order (last key fastest); none for `grid: {}`
+// (its jobs are added to the live sweep: AddedJob, AddJobs). With a search: per
 // cell, the first probes (both ends of the range, `seeds` seeds each); the
 // coordinator adds the rest as results come in. InvalidArgument for a
 // cell the schema refuses (e.g. an unidentifiable task that is not excluded),

@@ -8,9 +8,7 @@ import json
 import math
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import tempfile
 import time
 
@@ -21,8 +19,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "python"))
 import tailsweep  # noqa: E402
-
-BIN = os.environ.get("TAILSWEEP_BIN_DIR", "")
+from services import BIN, Services, wait_for  # noqa: E402,F401
 
 pytestmark = pytest.mark.skipif(
     not os.path.isfile(os.path.join(BIN, "tailsweep-coordinator")),
@@ -39,70 +36,6 @@ kind: command
 command: [sh, -c, 'i=1; while [ $i -le 30 ]; do v=$i; [ $i -eq 7 ] && v="\\"nan\\""; echo "{\\"step\\": $i, \\"loss\\": $v, \\"acc\\": 0.5}" >> "$TAILSWEEP_METRICS_FILE"; sleep $0; i=$((i+1)); done', "${pause}"]
 grid: {pause: [0, 0.05], variant: [a, b]}
 """
-
-
-def wait_for(done, what, seconds=120):
-    end = time.time() + seconds
-    while time.time() < end:
-        if done():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
-
-
-class Services:
-    def __init__(self, root):
-        self.root = root
-        self.db = os.path.join(root, "ts.db")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.address = "127.0.0.1:%d" % s.getsockname()[1]
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.http = "http://127.0.0.1:%d" % s.getsockname()[1]
-        self.token = "client-test-token"
-        token_file = os.path.join(root, "token")
-        with open(token_file, "w") as f:
-            f.write(self.token + "\n")
-        self.env = dict(os.environ, TAILSWEEP_COORDINATOR=self.address,
-                        TAILSWEEP_TOKEN_FILE=token_file,
-                        OPENBLAS_NUM_THREADS="1")
-        self.procs = []
-        self.start("tailsweep-coordinator", "--db", self.db, "--data-dir",
-                   os.path.join(root, "data"), "--listen", self.address,
-                   "--http-listen", self.http[len("http://"):])
-        wait_for(lambda: self.cli("status").returncode == 0, "the coordinator")
-
-    def start(self, name, *args):
-        log = open(os.path.join(self.root, name + ".log"), "a")
-        p = subprocess.Popen([os.path.join(BIN, name)] + list(args),
-                             env=self.env, stdout=log, stderr=log)
-        self.procs.append(p)
-        return p
-
-    def cli(self, *args):
-        return subprocess.run([os.path.join(BIN, "tailsweep")] + list(args),
-                              env=self.env, capture_output=True, text=True)
-
-    def worker(self):
-        return self.start("tailsweep-worker", "--devices", "cpu",
-                          "--slots-per-device", "2", "--threads-per-slot", "1",
-                          "--work-dir", os.path.join(self.root, "work"),
-                          "--exit-when-idle")
-
-    def submit(self, name, text):
-        path = os.path.join(self.root, name + ".yaml")
-        with open(path, "w") as f:
-            f.write(text)
-        r = self.cli("submit", path)
-        assert r.returncode == 0, r.stderr
-
-    def stop(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            p.wait(timeout=60)
 
 
 @pytest.fixture(scope="module")
