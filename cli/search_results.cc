@@ -42,10 +42,12 @@ std::string CellLabel(const KeyValues& cell) {
 absl::Status PrintSearchResults(Connection& c, const SweepSpec& spec,
                                 const std::string& format) {
   const SearchSpec& s = *spec.search;
-  absl::StatusOr<std::vector<v1::JobInfo>> infos =
-      ListAllJobs(c, spec.name, "");
-  if (!infos.ok()) return infos.status();
-  const std::vector<CellSearch> plan = PlanSearch(spec, SearchJobsOf(*infos));
+  absl::StatusOr<const CoordinatorApi*> api = c.Api();
+  if (!api.ok()) return api.status();
+  absl::StatusOr<std::vector<CellSearch>> boundaries =
+      BoundariesOf(**api, spec);
+  if (!boundaries.ok()) return boundaries.status();
+  const std::vector<CellSearch>& plan = *boundaries;
   if (format == "json") {
     PrintJson(SearchJson(plan, JsonNumber));
     return absl::OkStatus();

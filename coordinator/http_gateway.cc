@@ -268,6 +268,12 @@ void HttpGateway::Route() {
           if (!all.ok()) return SendError(res, all.status());
           SendJson(res, *all);
         }));
+  s.Get(R"(/api/sweeps/([^/]+)/boundaries)",
+        guarded([calls](const httplib::Request& req, httplib::Response& res) {
+          v1::GetBoundariesRequest r;
+          r.set_sweep(req.matches[1]);
+          ServeCall(calls, &CoordinatorApi::GetBoundaries, r, res);
+        }));
   s.Get(R"(/api/sweeps/([^/]+)/history)",
         guarded([calls](const httplib::Request& req, httplib::Response& res) {
           http_api::ServeHistory(calls, req, res);

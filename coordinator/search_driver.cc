@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/schema/boundary_search.h"
 
 namespace tailsweep {
 
@@ -49,18 +48,51 @@ void SearchDriver::JobFinished() {
   }
 }
 
-absl::Status SearchDriver::Advance(const SweepSpec& spec) {
+absl::StatusOr<const std::vector<CellSearch>*> SearchDriver::Replan(
+    const SweepSpec& spec) {
+  KeptPlan kept;
+  kept.generation = store_->Generation();
   absl::StatusOr<std::vector<JobRow>> rows = store_->Jobs(spec.name);
   if (!rows.ok()) return rows.status();
   std::vector<SearchJob> jobs;
-  int64_t next_position = 0;
   for (const JobRow& r : *rows) {
     jobs.push_back({r.cell, r.state, r.result_json});
-    next_position = std::max(next_position, r.position + 1);
+    kept.next_position = std::max(kept.next_position, r.position + 1);
   }
+  kept.plan = PlanSearch(spec, jobs);
+  KeptPlan& slot = plans_[spec.name];
+  slot = std::move(kept);
+  return &slot.plan;
+}
+
+absl::StatusOr<std::vector<CellSearch>> SearchDriver::Plan(
+    const std::string& sweep) {
+  absl::MutexLock lock(&mu_);
+  const auto spec = searching_.find(sweep);
+  if (spec == searching_.end()) {
+    absl::StatusOr<Store::SweepDetail> detail = store_->Sweep(sweep);
+    if (!detail.ok()) return detail.status();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sweep '", sweep,
+        "' has no boundary search (no 'search:' in its spec): its table is "
+        "its results"));
+  }
+  const auto kept = plans_.find(sweep);
+  if (kept != plans_.end() && kept->second.generation == store_->Generation()) {
+    return kept->second.plan;
+  }
+  absl::StatusOr<const std::vector<CellSearch>*> plan = Replan(spec->second);
+  if (!plan.ok()) return plan.status();
+  return **plan;
+}
+
+absl::Status SearchDriver::Advance(const SweepSpec& spec) {
+  absl::StatusOr<const std::vector<CellSearch>*> plan = Replan(spec);
+  if (!plan.ok()) return plan.status();
+  const int64_t next_position = plans_[spec.name].next_position;
   std::vector<JobSpec> add;
   std::vector<std::string> probes;
-  for (const CellSearch& c : PlanSearch(spec, jobs)) {
+  for (const CellSearch& c : **plan) {
     for (const auto& [probe, seed] : c.add) {
       absl::StatusOr<JobSpec> job = ProbeJob(spec, c.cell, probe, seed);
       if (!job.ok()) return job.status();

@@ -9,13 +9,16 @@
 // recomputes the same plan from the store: nothing is lost or run twice.
 // Thread-safe (one advance at a time).
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/store.h"
+#include "core/schema/boundary_search.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
@@ -32,14 +35,28 @@ class SearchDriver {
   // A job finished (done, or failed for good): every searching sweep is
   // advanced. Errors are logged; the next finished job tries again.
   void JobFinished();
+  // Where the search of `sweep` stands: the plan the last advance made,
+  // or, when the sweep's jobs changed since (Store::Generation), planned
+  // again (and kept). FailedPrecondition for a sweep without a search,
+  // NotFound for an unknown one.
+  absl::StatusOr<std::vector<CellSearch>> Plan(const std::string& sweep);
 
  private:
   absl::Status Advance(const SweepSpec& spec)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The plan of `spec` from the store's jobs now, kept with its generation.
+  absl::StatusOr<const std::vector<CellSearch>*> Replan(const SweepSpec& spec)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Store* const store_;
   absl::Mutex mu_;
   std::map<std::string, SweepSpec> searching_ ABSL_GUARDED_BY(mu_);
+  struct KeptPlan {
+    uint64_t generation = 0;  // Store::Generation() before the jobs' read
+    int64_t next_position = 0;
+    std::vector<CellSearch> plan;
+  };
+  std::map<std::string, KeptPlan> plans_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tailsweep

@@ -106,6 +106,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
                          v1::GetJobLogResponse*) override;
   grpc::Status GetSweep(grpc::ServerContext*, const v1::GetSweepRequest*,
                         v1::GetSweepResponse*) override;
+  grpc::Status GetBoundaries(grpc::ServerContext*,
+                             const v1::GetBoundariesRequest*,
+                             v1::GetBoundariesResponse*) override;
 
  private:
   // GetMetrics with max_points: whole names, each downsampled.

@@ -316,4 +316,19 @@ grpc::Status CoordinatorService::GetJobLog(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
+grpc::Status CoordinatorService::GetBoundaries(
+    grpc::ServerContext* ctx, const v1::GetBoundariesRequest* req,
+    v1::GetBoundariesResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
+  absl::StatusOr<std::vector<CellSearch>> plan = search_.Plan(req->sweep());
+  if (!plan.ok()) return Answer(plan.status());
+  absl::StatusOr<Store::SweepDetail> detail = store_->Sweep(req->sweep());
+  if (!detail.ok()) return Answer(detail.status());
+  absl::StatusOr<SweepSpec> spec = ParseSweepSpec(detail->spec, req->sweep());
+  if (spec.ok() && spec->search) resp->set_key(spec->search->key);
+  for (const CellSearch& c : *plan) ToProto(c, resp->add_cells());
+  return grpc::Status::OK;
+}
+
 }  // namespace tailsweep

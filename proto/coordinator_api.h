@@ -51,6 +51,8 @@ class CoordinatorApi {
                           v1::GetMetricsResponse* response) const;
   absl::Status ListSweepMetrics(const v1::ListSweepMetricsRequest& request,
                                 v1::ListSweepMetricsResponse* response) const;
+  absl::Status GetBoundaries(const v1::GetBoundariesRequest& request,
+                             v1::GetBoundariesResponse* response) const;
   absl::Status GetJobLog(const v1::GetJobLogRequest& request,
                          v1::GetJobLogResponse* response) const;
   absl::Status CancelSweep(const v1::CancelSweepRequest& request,

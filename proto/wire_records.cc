@@ -84,4 +84,91 @@ absl::StatusOr<JobLease> FromProto(const v1::JobLease& lease) {
   return out;
 }
 
+void ToProto(const CellSearch& cell, v1::CellBoundary* out) {
+  for (const auto& [k, v] : cell.cell) {
+    v1::KeyValue* kv = out->add_cell();
+    kv->set_key(k);
+    kv->set_value(v);
+  }
+  out->set_state(std::string(CellSearchStateName(cell.state)));
+  out->set_estimate(cell.estimate);
+  out->set_bracket_lo(cell.bracket_lo);
+  out->set_bracket_hi(cell.bracket_hi);
+  out->set_runs(cell.runs);
+  for (const ProbePoint& p : cell.probes) {
+    v1::ProbePointInfo* probe = out->add_probes();
+    probe->set_value(p.value);
+    probe->set_x(p.x);
+    probe->set_yes(p.yes);
+    probe->set_no(p.no);
+    probe->set_failed(p.failed);
+    probe->set_pending(p.pending);
+    probe->set_low(p.low);
+    probe->set_high(p.high);
+    probe->set_verdict(std::string(ProbeVerdictName(p.verdict)));
+  }
+}
+
+absl::StatusOr<CellSearch> FromProto(const v1::CellBoundary& in) {
+  CellSearch cell;
+  for (const v1::KeyValue& kv : in.cell()) {
+    cell.cell.emplace_back(kv.key(), kv.value());
+  }
+  bool known = false;
+  for (CellSearch::State s :
+       {CellSearch::State::kSearching, CellSearch::State::kFound,
+        CellSearch::State::kOutOfProbes, CellSearch::State::kBelowRange,
+        CellSearch::State::kAboveRange, CellSearch::State::kNoResults}) {
+    if (CellSearchStateName(s) == in.state()) {
+      cell.state = s;
+      known = true;
+    }
+  }
+  if (!known) {
+    return absl::DataLossError(
+        absl::StrCat("unknown search state '", in.state(), "'"));
+  }
+  cell.estimate = in.estimate();
+  cell.bracket_lo = in.bracket_lo();
+  cell.bracket_hi = in.bracket_hi();
+  cell.runs = in.runs();
+  for (const v1::ProbePointInfo& p : in.probes()) {
+    ProbePoint probe;
+    probe.value = p.value();
+    probe.x = p.x();
+    probe.yes = p.yes();
+    probe.no = p.no();
+    probe.failed = p.failed();
+    probe.pending = p.pending();
+    probe.low = p.low();
+    probe.high = p.high();
+    known = false;
+    for (ProbePoint::Verdict v :
+         {ProbePoint::Verdict::kPending, ProbePoint::Verdict::kBelow,
+          ProbePoint::Verdict::kAbove, ProbePoint::Verdict::kUnknown}) {
+      if (ProbeVerdictName(v) == p.verdict()) {
+        probe.verdict = v;
+        known = true;
+      }
+    }
+    if (!known) {
+      return absl::DataLossError(
+          absl::StrCat("unknown probe verdict '", p.verdict(), "'"));
+    }
+    cell.probes.push_back(std::move(probe));
+  }
+  return cell;
+}
+
+absl::StatusOr<std::vector<CellSearch>> FromProto(
+    const v1::GetBoundariesResponse& boundaries) {
+  std::vector<CellSearch> out;
+  for (const v1::CellBoundary& c : boundaries.cells()) {
+    absl::StatusOr<CellSearch> cell = FromProto(c);
+    if (!cell.ok()) return cell.status();
+    out.push_back(*std::move(cell));
+  }
+  return out;
+}
+
 }  // namespace tailsweep

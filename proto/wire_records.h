@@ -5,7 +5,10 @@
 // and the v1 messages. Nothing above proto/ builds or reads these messages'
 // fields for them.
 
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "core/schema/boundary_search.h"
 #include "core/schema/job_counts.h"
 #include "core/schema/job_lease.h"
 #include "core/schema/metric_point.h"
@@ -24,6 +27,13 @@ JobCounts FromProto(const v1::GetSweepStatusResponse& counts);
 
 // DataLoss for a kind this build does not know (a newer coordinator's).
 absl::StatusOr<JobLease> FromProto(const v1::JobLease& lease);
+
+// A boundary search's cells (GetBoundaries). FromProto: DataLoss for a
+// state or verdict name this build does not know.
+void ToProto(const CellSearch& cell, v1::CellBoundary* out);
+absl::StatusOr<CellSearch> FromProto(const v1::CellBoundary& cell);
+absl::StatusOr<std::vector<CellSearch>> FromProto(
+    const v1::GetBoundariesResponse& boundaries);
 
 }  // namespace tailsweep
 

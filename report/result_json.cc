@@ -3,6 +3,8 @@
 #include <iterator>
 
 #include "core/schema/job_state.h"
+#include "proto/paged_reads.h"
+#include "proto/wire_records.h"
 
 namespace tailsweep {
 
@@ -40,6 +42,9 @@ nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number) {
           {"steps_saved", r.steps_saved()}};
 }
 
+namespace {
+
+// A boundary sweep's jobs as the plan reads them (boundary_search.h).
 std::vector<SearchJob> SearchJobsOf(const std::vector<v1::JobInfo>& jobs) {
   std::vector<SearchJob> out;
   for (const v1::JobInfo& j : jobs) {
@@ -54,23 +59,21 @@ std::vector<SearchJob> SearchJobsOf(const std::vector<v1::JobInfo>& jobs) {
   return out;
 }
 
-namespace {
-
-const char* VerdictName(ProbePoint::Verdict v) {
-  switch (v) {
-    case ProbePoint::Verdict::kPending:
-      return "pending";
-    case ProbePoint::Verdict::kBelow:
-      return "below";
-    case ProbePoint::Verdict::kAbove:
-      return "above";
-    case ProbePoint::Verdict::kUnknown:
-      return "no results";
-  }
-  return "";
-}
-
 }  // namespace
+
+absl::StatusOr<std::vector<CellSearch>> BoundariesOf(const CoordinatorApi& calls,
+                                                     const SweepSpec& spec) {
+  v1::GetBoundariesRequest req;
+  req.set_sweep(spec.name);
+  v1::GetBoundariesResponse resp;
+  const absl::Status st = calls.GetBoundaries(req, &resp);
+  if (st.ok()) return FromProto(resp);
+  if (st.code() != absl::StatusCode::kUnimplemented) return st;
+  absl::StatusOr<std::vector<v1::JobInfo>> jobs =
+      ListAllJobs(calls, spec.name, "");
+  if (!jobs.ok()) return jobs.status();
+  return PlanSearch(spec, SearchJobsOf(*jobs));
+}
 
 nlohmann::json SearchJson(const std::vector<CellSearch>& plan,
                           JsonNumberFn number) {
@@ -93,7 +96,7 @@ nlohmann::json SearchJson(const std::vector<CellSearch>& plan,
                         {"pending", p.pending},
                         {"low", number(p.low)},
                         {"high", number(p.high)},
-                        {"verdict", VerdictName(p.verdict)}});
+                        {"verdict", std::string(ProbeVerdictName(p.verdict))}});
     }
     row["probes"] = std::move(probes);
     doc.push_back(std::move(row));

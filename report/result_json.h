@@ -10,6 +10,9 @@
 
 #include "core/schema/boundary_search.h"
 #include "core/schema/job_counts.h"
+#include "absl/status/statusor.h"
+#include "core/schema/sweep_spec.h"
+#include "proto/coordinator_api.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep {
@@ -27,8 +30,11 @@ nlohmann::json JobStateNamesJson();
 // "stopped_early", "steps_saved"}.
 nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number);
 
-// A boundary sweep's jobs as the plan reads them (boundary_search.h).
-std::vector<SearchJob> SearchJobsOf(const std::vector<v1::JobInfo>& jobs);
+// Where a boundary sweep's search stands: the coordinator's own plan
+// (GetBoundaries); from an older coordinator without that call, planned
+// here from the sweep's jobs.
+absl::StatusOr<std::vector<CellSearch>> BoundariesOf(const CoordinatorApi& calls,
+                                                     const SweepSpec& spec);
 
 // Where each cell's search stands: [{grid keys..., "state", "estimate",
 // "bracket_lo", "bracket_hi", "runs", "probes": [{"value", "x", "yes", "n",

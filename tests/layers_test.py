@@ -36,7 +36,7 @@ GRPC_FOLDERS = ("core", "worker", "cli", "report", "coordinator")
 # The coordinator's service: the gRPC handlers, their interceptors, the
 # gateway that calls them in process, and the executable that serves them.
 GRPC_SERVICE_FILES = re.compile(
-    r"coordinator/(service|service_reads|telemetry|http_gateway|"
+    r"coordinator/(service|service_reads|service_metrics|telemetry|http_gateway|"
     r"coordinator_main)\.(h|cc)$")
 TORCH_TARGET = "tailsweep_core"
 # Targets that link LibTorch (through tailsweep_core) and may include it.

@@ -166,6 +166,20 @@ absl::string_view CellSearchStateName(CellSearch::State state) {
   return "";
 }
 
+absl::string_view ProbeVerdictName(ProbePoint::Verdict verdict) {
+  switch (verdict) {
+    case ProbePoint::Verdict::kPending:
+      return "pending";
+    case ProbePoint::Verdict::kBelow:
+      return "below";
+    case ProbePoint::Verdict::kAbove:
+      return "above";
+    case ProbePoint::Verdict::kUnknown:
+      return "no results";
+  }
+  return "";
+}
+
 std::optional<bool> OutcomeOf(const SearchSpec& search,
                               const std::string& result_json) {
   if (search.outcome == SearchSpec::Outcome::kNamed) {

@@ -79,6 +79,8 @@ struct CellSearch {
 };
 
 absl::string_view CellSearchStateName(CellSearch::State state);
+// pending | below | above | no results.
+absl::string_view ProbeVerdictName(ProbePoint::Verdict verdict);
 
 // Whether a done job's result shows the outcome; nullopt when the result
 // does not parse.

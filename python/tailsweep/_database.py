@@ -251,3 +251,11 @@ class Database:
             "(tailsweep.Client(URL, token=...))" % self.where)
 
     submit = cancel = resume = add_jobs = _read_only
+
+    def _planned_online(self, *args, **kwargs):
+        raise NotAvailableOffline(
+            "%s: results per cell and boundaries are the coordinator's "
+            "aggregation and plan: read them through tailsweep.Client(URL), "
+            "or `tailsweep results SWEEP`" % self.where)
+
+    boundaries = cell_rows = _planned_online

@@ -108,6 +108,46 @@ class Http:
     def post(self, path, body=None):
         return json.loads(self.fetch(path, method="POST", body=body or {}))
 
+    def boundaries(self, name):
+        doc = self.get("/api/sweeps/%s/boundaries" % self._quoted(name))
+        out = []
+        for c in doc.get("cells", []):
+            out.append({
+                "cell": _cells(c.get("cell")), "state": c.get("state", ""),
+                "estimate": _double(c.get("estimate", 0.0)),
+                "bracket_lo": _double(c.get("bracket_lo", 0.0)),
+                "bracket_hi": _double(c.get("bracket_hi", 0.0)),
+                "runs": int(c.get("runs", 0)),
+                "probes": [{"value": p.get("value", ""),
+                            "x": _double(p.get("x", 0.0)),
+                            "yes": int(p.get("yes", 0)),
+                            "no": int(p.get("no", 0)),
+                            "failed": int(p.get("failed", 0)),
+                            "pending": int(p.get("pending", 0)),
+                            "low": _double(p.get("low", 0.0)),
+                            "high": _double(p.get("high", 0.0)),
+                            "verdict": p.get("verdict", "")}
+                           for p in c.get("probes", [])]})
+        return doc.get("key", ""), out
+
+    def cell_rows(self, name, over_seeds):
+        """Results per cell (GetResults): (cell, {field: value}) rows, the
+        train table's cells or the tails testbed's rows."""
+        doc = self.get("/api/sweeps/%s/results" % self._quoted(name),
+                       over_seeds="true" if over_seeds else "false")
+        rows = sorted(doc.get("rows", []),
+                      key=lambda r: int(r.get("position", 0)))
+        out = []
+        for r in rows + doc.get("tails", []):
+            fields = {k: (_double(v) if isinstance(v, str) else v)
+                      for k, v in r.items() if k not in ("cell", "position")}
+            for k in ("jobs", "done", "collapsed", "diverged", "failed",
+                      "stopped_early", "steps_saved", "n"):
+                if k in fields:
+                    fields[k] = int(fields[k])
+            out.append((_cells(r.get("cell")), fields))
+        return out
+
     # Writes: each returns the call's answer with its counts as ints.
 
     @staticmethod

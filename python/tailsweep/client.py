@@ -286,11 +286,18 @@ class Sweep:
         one row per testbed row. Nested objects become dotted columns
         (summary.loss.last); "nan"/"inf" become floats. `columns`: keep
         these (job_id always first); `where`: {param: value or [values]}.
+
+        per="cell": the coordinator's table (`tailsweep results`): one row
+        per cell over seeds, its grid values as params_KEY, then jobs, done,
+        ratio_median, ratio_ci_low, ..., collapsed, diverged; a tails sweep
+        its testbed rows. per="seed": the same, each seed its own row.
+        Online only (NotAvailableOffline for a database file).
         """
+        if per in ("cell", "seed"):
+            return self._cell_results(per == "cell", columns, output)
         if per != "job":
             raise InvalidArgument(
-                "per '%s': offline results are per job (per='job'); the "
-                "table per cell is `tailsweep results`" % per)
+                "per '%s'; allowed: job, cell (over seeds), seed" % per)
         # Column by column (faster to build, and to make a frame of, than
         # a dict per row): column name -> values, None where a row has none.
         cols, n = {"job_id": []}, 0
@@ -340,6 +347,48 @@ class Sweep:
                 "output '%s'; allowed: pandas, records" % output)
         return _pandas().DataFrame({c: cols[c] for c in names},
                                    columns=names)
+
+    def _cell_results(self, over_seeds, columns, output):
+        """The coordinator's results per cell (`tailsweep results`): the
+        cell's grid values as params_KEY (typed), then its aggregates."""
+        records = []
+        for cell, fields in self._s.cell_rows(self.name, over_seeds):
+            row = {_PARAM_PREFIX + k: _typed(v) for k, v in cell.items()}
+            row.update(fields)
+            records.append(row)
+        names = []
+        for r in records:
+            names += [k for k in r if k not in names]
+        if columns is not None:
+            unknown = [c for c in columns if c not in names]
+            if unknown and records:
+                raise InvalidArgument(
+                    "columns %s: not in the results; allowed: %s"
+                    % (", ".join(unknown), ", ".join(names)))
+            names = list(columns)
+            records = [{c: r.get(c) for c in names} for r in records]
+        return _frame(records, names, output)
+
+    def boundaries(self, output="pandas"):
+        """Where a boundary sweep's search stands, one row per cell: its
+        grid values (params_KEY, typed), state (searching, found, out of
+        probes, below range, above range, no results), estimate,
+        bracket_lo, bracket_hi, runs, and probes (per probe point: value,
+        x, yes, no, failed, pending, low, high, verdict). The coordinator's
+        own plan, the one it adds runs from; online only.
+        FailedPrecondition for a sweep without `search:`."""
+        key, cells = self._s.boundaries(self.name)
+        records = []
+        for c in cells:
+            row = {_PARAM_PREFIX + k: _typed(v) for k, v in c["cell"].items()}
+            row.update({k: c[k] for k in ("state", "estimate", "bracket_lo",
+                                          "bracket_hi", "runs", "probes")})
+            row["key"] = key
+            records.append(row)
+        names = []
+        for r in records:
+            names += [k for k in r if k not in names]
+        return _frame(records, names, output)
 
     def history(self, names=None, jobs=None, step_min=None, step_max=None,
                 output="pandas"):

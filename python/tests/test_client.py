@@ -352,3 +352,44 @@ def test_writes_submit_add_cancel_and_resume(services, tmp_path):
             urllib.request.urlopen(request)
         assert e.value.code in (400, 401)
     assert sweep.status()["counts"]["queued"] == 0
+
+
+SEARCH = """name: edge
+grid: {kernel: [softmax, log]}
+fixed: {steps: 20, warmup: 2}
+search: {key: lr, range: [1e-3, 1e-2], seeds: 2, extra_seeds: 0,
+         tolerance: 0.2}
+"""
+
+
+def test_cells_and_boundaries_are_the_coordinators(services, tmp_path):
+    client = tailsweep.Client(services.http, token=services.token)
+    # Results per cell: `tailsweep results --format json`'s rows.
+    cells = client.sweep("tiny").results(per="cell", output="records")
+    r = services.cli("results", "tiny", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert len(cells) == 2 and {c["params_kernel"] for c in cells} == \
+        {"softmax", "log"}
+    assert all(c["jobs"] == 2 and c["done"] == 2 for c in cells)
+    per_seed = client.sweep("tiny").results(per="seed")
+    assert len(per_seed) == 4 and "params_seed" in per_seed.columns
+    # Boundaries: the coordinator's plan, as the CLI prints it.
+    spec = tmp_path / "edge.yaml"
+    spec.write_text(SEARCH)
+    assert client.submit(str(spec))["jobs_added"] == 2 * 2 * 2
+    mine = client.sweep("edge").boundaries(output="records")
+    r = services.cli("results", "edge", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    theirs = json.loads(r.stdout)
+    assert [m["params_kernel"] for m in mine] == [t["kernel"] for t in theirs]
+    for m, t in zip(mine, theirs):
+        assert (m["state"], m["runs"], m["key"]) == (t["state"], t["runs"],
+                                                      "lr")
+        assert [(p["value"], p["pending"]) for p in m["probes"]] == \
+            [(p["value"], p["pending"]) for p in t["probes"]]
+        assert math.isnan(m["estimate"])
+    client.sweep("edge").cancel()
+    with pytest.raises(tailsweep.FailedPrecondition, match="no boundary"):
+        client.sweep("tiny").boundaries()
+    with pytest.raises(tailsweep.NotAvailableOffline, match="online|URL"):
+        tailsweep.Client.open(services.db).sweep("tiny").results(per="cell")

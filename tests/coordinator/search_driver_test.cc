@@ -84,6 +84,16 @@ TEST_F(SearchDriverTest, EachResultBringsTheNextProbeUntilTheBracketIsNarrow) {
     EXPECT_LT(c.bracket_lo, 4e-3);
     EXPECT_GE(c.bracket_hi, 4e-3);
   }
+  // The driver's own plan (GetBoundaries) is that plan.
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<CellSearch> kept, driver.Plan("b"));
+  const std::vector<CellSearch> fresh = PlanSearch(search_, jobs);
+  ASSERT_EQ(kept.size(), fresh.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(kept[i].cell, fresh[i].cell);
+    EXPECT_EQ(kept[i].state, fresh[i].state);
+    EXPECT_EQ(kept[i].estimate, fresh[i].estimate);
+    EXPECT_EQ(kept[i].runs, fresh[i].runs);
+  }
   // Submitting the spec again adds nothing.
   TS_ASSERT_OK_AND_ASSIGN(SubmitResult again,
                           store_->SubmitSweep(search_, first));
@@ -139,6 +149,29 @@ TEST_F(SearchDriverTest, ARestartMidSearchAddsTheMissingProbeOnceAtStart) {
     TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> rows, store_->Jobs("w"));
     EXPECT_EQ(rows.size(), 12u + 2 * 3) << "restart " << restart;
   }
+}
+
+TEST_F(SearchDriverTest, ThePlanFollowsTheJobsAndOnlySearchesHaveOne) {
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> first, ExpandSweep(search_));
+  TS_ASSERT_OK(store_->SubmitSweep(search_, first));
+  SearchDriver driver(store_.get());
+  TS_ASSERT_OK(driver.Submitted(search_));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<CellSearch> plan, driver.Plan("b"));
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].probes[0].pending, 3);
+  // A cancel changes the jobs without a finished job: the plan sees it.
+  TS_ASSERT_OK(store_->CancelSweep("b").status());
+  TS_ASSERT_OK_AND_ASSIGN(plan, driver.Plan("b"));
+  EXPECT_EQ(plan[0].probes[0].pending, 0);
+  // A sweep without a search, and none at all.
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec plain,
+      ParseSweepSpec("name: p\ngrid: {kernel: [log]}\n", "p.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(plain));
+  TS_ASSERT_OK(store_->SubmitSweep(plain, jobs));
+  EXPECT_EQ(driver.Plan("p").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(driver.Plan("nope").status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace
