@@ -150,6 +150,14 @@ RunFn DefineUp(CLI::App& app) {
               << " s, sweep " << name << " submitted\n";
     std::cout << "watch: tailsweep --run-dir " << dir << " watch " << name
               << "\nstop:  tailsweep slurm down " << dir << "\n";
+    if (absl::StatusOr<std::string> http =
+            ReadFile(RunPath(dir, kRunHttpAddress));
+        http.ok()) {
+      std::cout << "HTTP API and dashboard: "
+                << absl::StripAsciiWhitespace(*http)
+                << " (Python: tailsweep.Client.from_run_dir(\"" << dir
+                << "\"))\n";
+    }
     return absl::OkStatus();
   };
 }
@@ -257,6 +265,25 @@ absl::StatusOr<int> CoordinatorPort(const std::string& dir,
   return port;
 }
 
+// The HTTP API's port, the same way: the run's last one on this host (a
+// notebook's URL stays valid across a requeue there), else a free one.
+absl::StatusOr<int> HttpPort(const std::string& dir, const std::string& host,
+                             int grpc_port) {
+  absl::StatusOr<std::string> last = ReadFile(RunPath(dir, kRunHttpAddress));
+  const std::string prefix = absl::StrCat("https://", host, ":");
+  int port = 0;
+  if (last.ok() && absl::StartsWith(*last, prefix)) {
+    (void)absl::SimpleAtoi(
+        absl::StripAsciiWhitespace(last->substr(prefix.size())), &port);
+  }
+  while (port == 0 || port == grpc_port) {
+    absl::StatusOr<int> free = FreePort();
+    if (!free.ok()) return free.status();
+    port = *free;
+  }
+  return port;
+}
+
 // This node's certificate, signed by the run's CA; kept while the
 // coordinator stays on this host: a worker's channel that saw one
 // certificate does not reconnect to a restarted coordinator with another
@@ -314,8 +341,11 @@ RunFn DefineCoordinator(CLI::App& app) {
     const std::string address_file = RunPath(dir, kRunAddress);
     absl::StatusOr<int> port = CoordinatorPort(dir, host, f->port);
     if (!port.ok()) return port.status();
+    absl::StatusOr<int> http_port = HttpPort(dir, host, *port);
+    if (!http_port.ok()) return http_port.status();
     std::error_code ec;
     fs::remove(address_file, ec);
+    fs::remove(RunPath(dir, kRunHttpAddress), ec);
     if (absl::Status s = EnsureServerCertificate(dir, host); !s.ok()) return s;
     fs::permissions(RunPath(dir, kRunServerKey),
                     fs::perms::owner_read | fs::perms::owner_write,
@@ -329,7 +359,8 @@ RunFn DefineCoordinator(CLI::App& app) {
          RunPath(dir, kRunDatabase), "--data-dir", RunPath(dir, kRunDataDir),
          "--listen", listen, "--token-file", RunPath(dir, kRunToken),
          "--tls-cert", RunPath(dir, kRunServerCert), "--tls-key",
-         RunPath(dir, kRunServerKey)},
+         RunPath(dir, kRunServerKey), "--http-listen",
+         absl::StrCat("0.0.0.0:", *http_port)},
         {}, "", "");
     if (!child.ok()) return child.status();
     ChannelOptions self{absl::StrCat(host, ":", *port), RunPath(dir, kRunToken),
@@ -350,6 +381,11 @@ RunFn DefineCoordinator(CLI::App& app) {
         UseChannel(self);
         Connection c;
         absl::Status s = SubmitSpecFile(c, RunPath(dir, kRunSpec), std::cerr);
+        if (s.ok()) {
+          s = WriteFileAtomic(RunPath(dir, kRunHttpAddress),
+                              absl::StrCat("https://", host, ":", *http_port,
+                                           "\n"));
+        }
         if (s.ok()) s = WriteFileAtomic(address_file, self.address + "\n");
         if (!s.ok()) {
           child->Signal(SIGTERM);

@@ -13,6 +13,8 @@
 //                           coordinator may land on another node)
 //   address                 HOST:PORT, written atomically once the
 //                           coordinator answers there
+//   http_address            https://HOST:PORT of its HTTP API and
+//                           dashboard (same token and CA), written with it
 //   tailsweep.db, data/     the coordinator's database and checkpoints (a
 //                           requeued coordinator job resumes from them)
 //   spec.yaml               the spec `slurm up` submitted
@@ -36,6 +38,7 @@ inline constexpr char kRunCaKey[] = "ca.key";
 inline constexpr char kRunServerCert[] = "server.crt";
 inline constexpr char kRunServerKey[] = "server.key";
 inline constexpr char kRunAddress[] = "address";
+inline constexpr char kRunHttpAddress[] = "http_address";
 inline constexpr char kRunDatabase[] = "tailsweep.db";
 inline constexpr char kRunDataDir[] = "data";
 inline constexpr char kRunSpec[] = "spec.yaml";

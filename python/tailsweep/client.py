@@ -120,9 +120,31 @@ class Client:
         return client
 
     @classmethod
+    def from_run_dir(cls, path, **kwargs):
+        """The coordinator of a `tailsweep slurm up` run directory: its
+        http_address, token and ca.crt (proto/run_dir.h names them).
+        Unavailable while the coordinator has not written its address."""
+        from tailsweep.errors import Unavailable
+        try:
+            with open(os.path.join(path, "http_address")) as f:
+                url = f.read().strip()
+            with open(os.path.join(path, "token")) as f:
+                token = f.read().strip()
+        except OSError as e:
+            raise Unavailable(
+                "%s: no coordinator address yet (%s); is the coordinator job "
+                "running? (squeue, or %s/coordinator.log)"
+                % (path, e.strerror, path)) from None
+        return cls(url, token=token, ca=os.path.join(path, "ca.crt"),
+                   **kwargs)
+
+    @classmethod
     def from_env(cls):
         """Client($TAILSWEEP_URL, token from $TAILSWEEP_TOKEN_FILE, ca
-        $TAILSWEEP_TLS_CA), or Client.open($TAILSWEEP_DB)."""
+        $TAILSWEEP_TLS_CA), Client.from_run_dir($TAILSWEEP_RUN_DIR), or
+        Client.open($TAILSWEEP_DB)."""
+        if os.environ.get("TAILSWEEP_RUN_DIR"):
+            return cls.from_run_dir(os.environ["TAILSWEEP_RUN_DIR"])
         if os.environ.get("TAILSWEEP_URL"):
             token = None
             if os.environ.get("TAILSWEEP_TOKEN_FILE"):
@@ -133,7 +155,8 @@ class Client:
         if os.environ.get("TAILSWEEP_DB"):
             return cls.open(os.environ["TAILSWEEP_DB"])
         raise InvalidArgument("set TAILSWEEP_URL (with TAILSWEEP_TOKEN_FILE, "
-                              "TAILSWEEP_TLS_CA) or TAILSWEEP_DB")
+                              "TAILSWEEP_TLS_CA), TAILSWEEP_RUN_DIR or "
+                              "TAILSWEEP_DB")
 
     def __repr__(self):
         return "Client(%r)" % self.where

@@ -148,6 +148,15 @@ done
 ts status slurm-test || true
 [ "$(count done)" -eq "$total" ] || fail "the sweep did not finish: $(count done) of $total done"
 [ "$(count failed)" -eq 0 ] || fail "failed jobs"
+# The HTTP API as a notebook reaches it after the requeue: the run
+# directory's http_address, token and CA (Client.from_run_dir).
+grep -q '^https://' "$run/http_address" || fail "no http_address"
+PYTHONPATH="$src/python" /usr/bin/python3 -c '
+import sys, tailsweep
+s = tailsweep.Client.from_run_dir(sys.argv[1]).sweep("slurm-test").status()
+assert s["counts"]["done"] == int(sys.argv[2]), s
+print("HTTP API at", open(sys.argv[1] + "/http_address").read().strip(), "ok")
+' "$run" "$total" || fail "the HTTP API through http_address"
 twice=$(q "SELECT COUNT(*) FROM (SELECT job_id FROM events WHERE kind = 'done' GROUP BY job_id HAVING COUNT(*) > 1)")
 [ "$twice" -eq 0 ] || fail "$twice job(s) done twice"
 preempted=$(q "SELECT COUNT(*) FROM events WHERE kind = 'preempted'")
