@@ -103,6 +103,18 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
   res.set_content(*doc, "application/json");
 }
 
+void ServeResultRows(const CoordinatorApi& calls, const httplib::Request& req,
+                     httplib::Response& res) {
+  v1::GetResultsRequest r;
+  r.set_sweep(req.matches[1]);
+  r.set_group_by(req.get_param_value("group_by"));
+  r.set_over_seeds(req.get_param_value("over_seeds") == "true");
+  absl::StatusOr<v1::GetResultsResponse> all =
+      GetAllResults(calls, std::move(r));
+  if (!all.ok()) return SendError(res, all.status());
+  SendJson(res, *all);
+}
+
 // GET /api: what a client needs before it reads: the API's version, the
 // coordinator's build, the database schema's version, and each job kind
 // with its keys, their defaults and their types (number, boolean, text;

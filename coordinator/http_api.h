@@ -9,8 +9,11 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "proto/coordinator_api.h"
 
 namespace tailsweep::http_api {
@@ -30,9 +33,31 @@ void ServeCall(const CoordinatorApi& calls,
   SendJson(res, answer);
 }
 
+// One route of the JSON API. ApiRoutes() is the table the gateway serves
+// (each after its token check) and GET /api/openapi.json describes: the
+// two cannot disagree.
+using ServeFn = void (*)(const CoordinatorApi& calls,
+                         const httplib::Request& req, httplib::Response& res);
+struct ApiRoute {
+  const char* method;   // GET, or POST (a write)
+  const char* path;     // OpenAPI's form: /api/sweeps/{sweep}/jobs
+  const char* call;     // the gRPC call it mirrors; "" for none
+  const char* query;    // its query parameters, comma-separated
+  const char* summary;
+  ServeFn serve;        // req.matches[i]: the path's i-th {variable}
+};
+const std::vector<ApiRoute>& ApiRoutes();
+// httplib's pattern for a route's path: each {variable} is ([^/]+).
+std::string RoutePattern(absl::string_view path);
+// The routes as an OpenAPI 3 document.
+nlohmann::json OpenApiDocument();
+
 // GET /api: versions (API, build, schema) and each kind's job keys with
 // their defaults and types.
 nlohmann::json ApiDocument();
+// GET /api/sweeps/NAME/results[?group_by=K&over_seeds=true]: every page.
+void ServeResultRows(const CoordinatorApi& calls, const httplib::Request& req,
+                     httplib::Response& res);
 // GET /api/sweeps/NAME/report[?group_by=K&points=N]: the report's data.
 void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res);

@@ -216,76 +216,6 @@ void HttpGateway::Route() {
                                       "/report"),
                          false});
         }));
-  s.Get("/api", guarded([](const httplib::Request&, httplib::Response& res) {
-          res.set_content(http_api::ApiDocument().dump(), "application/json");
-        }));
-  s.Get("/api/sweeps",
-        guarded([calls](const httplib::Request&, httplib::Response& res) {
-          v1::ListSweepsResponse resp;
-          const absl::Status st =
-              calls.ListSweeps(v1::ListSweepsRequest(), &resp);
-          if (!st.ok()) return SendError(res, st);
-          SendJson(res, resp);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+))",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          v1::GetSweepRequest r;
-          r.set_sweep(req.matches[1]);
-          v1::GetSweepResponse resp;
-          const absl::Status st = calls.GetSweep(r, &resp);
-          if (!st.ok()) return SendError(res, st);
-          SendJson(res, resp);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+)/jobs)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          http_api::ServeJobs(calls, req, res);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+)/status)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          v1::GetSweepStatusRequest r;
-          r.set_sweep(req.matches[1]);
-          ServeCall(calls, &CoordinatorApi::GetSweepStatus, r, res);
-        }));
-  s.Get(R"(/api/jobs/([^/]+)/logs)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          v1::GetJobLogRequest r;
-          r.set_job(req.matches[1]);
-          ServeCall(calls, &CoordinatorApi::GetJobLog, r, res);
-        }));
-  s.Get("/api/workers",
-        guarded([calls](const httplib::Request&, httplib::Response& res) {
-          ServeCall(calls, &CoordinatorApi::ListWorkers,
-                    v1::ListWorkersRequest(), res);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+)/results)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          v1::GetResultsRequest r;
-          r.set_sweep(req.matches[1]);
-          r.set_group_by(req.get_param_value("group_by"));
-          r.set_over_seeds(req.get_param_value("over_seeds") == "true");
-          absl::StatusOr<v1::GetResultsResponse> all =
-              GetAllResults(calls, std::move(r));
-          if (!all.ok()) return SendError(res, all.status());
-          SendJson(res, *all);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+)/boundaries)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          v1::GetBoundariesRequest r;
-          r.set_sweep(req.matches[1]);
-          ServeCall(calls, &CoordinatorApi::GetBoundaries, r, res);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+)/history)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          http_api::ServeHistory(calls, req, res);
-        }));
-  s.Get(R"(/api/sweeps/([^/]+)/report)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          http_api::ServeReport(calls, req, res);
-        }));
-  s.Get(R"(/api/jobs/([^/]+)/metrics)",
-        guarded([calls](const httplib::Request& req, httplib::Response& res) {
-          http_api::ServeMetrics(calls, req, res);
-        }));
   // Writes: the token in the Authorization header only, and a JSON body.
   // A cookie is what a browser sends by itself, to any page's form: it never
   // writes; and no other site's page can send JSON here without a CORS
@@ -310,26 +240,18 @@ void HttpGateway::Route() {
           if (Authorized(req, res)) handler(req, res);
         };
   };
-  s.Post("/api/sweeps",
-         writes([calls](const httplib::Request& req, httplib::Response& res) {
-           http_api::ServeSubmit(calls, req, res);
-         }));
-  s.Post(R"(/api/sweeps/([^/]+)/cancel)",
-         writes([calls](const httplib::Request& req, httplib::Response& res) {
-           http_api::ServeCancel(calls, req, res);
-         }));
-  s.Post(R"(/api/sweeps/([^/]+)/jobs/([^/]+)/cancel)",
-         writes([calls](const httplib::Request& req, httplib::Response& res) {
-           http_api::ServeCancel(calls, req, res);
-         }));
-  s.Post(R"(/api/sweeps/([^/]+)/resume)",
-         writes([calls](const httplib::Request& req, httplib::Response& res) {
-           http_api::ServeResume(calls, req, res);
-         }));
-  s.Post(R"(/api/sweeps/([^/]+)/jobs)",
-         writes([calls](const httplib::Request& req, httplib::Response& res) {
-           http_api::ServeAddJobs(calls, req, res);
-         }));
+  for (const http_api::ApiRoute& route : http_api::ApiRoutes()) {
+    const std::string pattern = http_api::RoutePattern(route.path);
+    auto serve = [calls, fn = route.serve](const httplib::Request& req,
+                                           httplib::Response& res) {
+      fn(calls, req, res);
+    };
+    if (std::string(route.method) == "POST") {
+      s.Post(pattern, writes(serve));
+    } else {
+      s.Get(pattern, guarded(serve));
+    }
+  }
   s.Get("/metrics",
         guarded([this](const httplib::Request&, httplib::Response& res) {
           res.set_content(metrics_text_(), "text/plain; version=0.0.4");

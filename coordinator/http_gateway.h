@@ -1,7 +1,7 @@
 #ifndef TAILSWEEP_COORDINATOR_HTTP_GATEWAY_H_
 #define TAILSWEEP_COORDINATOR_HTTP_GATEWAY_H_
 
-// The coordinator's read-only HTTP face (tailsweep-coordinator
+// The coordinator's HTTP face (tailsweep-coordinator
 // --http-listen; cpp-httplib): the live dashboard, a JSON API over the read
 // RPCs, and Prometheus' /metrics. It reads through the coordinator's own
 // gRPC service over an in-process channel, so the API answers exactly what
@@ -9,22 +9,9 @@
 // "Dashboard, HTTP API and Prometheus"):
 //   GET /                          the sweeps, live
 //   GET /sweeps/NAME               a sweep's report page, live
-//   GET /api                       versions (API, build, schema) and each
-//                                  kind's keys with defaults and types
-//   GET /api/sweeps                ListSweeps
-//   GET /api/sweeps/NAME           GetSweep
-//   GET /api/sweeps/NAME/jobs      every job (?state=); one ListJobs page
-//                                  with ?page_size= or ?page_token=, only
-//                                  the JobInfo fields in ?fields=a,b
-//   GET /api/sweeps/NAME/status    GetSweepStatus
-//   GET /api/sweeps/NAME/results   every results row (?group_by=,
-//                                  ?over_seeds=true)
-//   GET /api/sweeps/NAME/report    the report document (report_data.h;
-//                                  ?group_by=, ?points=)
-//   GET /api/jobs/ID/metrics       every point (?names=a,b, ?step_min=,
-//                                  ?step_max=, ?max_points=)
-//   GET /api/jobs/ID/logs          GetJobLog (an id or 6+ of its digits)
-//   GET /api/workers               ListWorkers
+//   /api/...                       the JSON API: http_api.h's ApiRoutes(),
+//                                  described at GET /api/openapi.json;
+//                                  POSTs are writes
 //   GET /metrics                   Prometheus text (telemetry.h)
 // API answers are JSON: proto3's JSON mapping of the RPC's answer with the
 // proto field names (64-bit integers as strings, as that mapping says), or

@@ -32,6 +32,32 @@ _BY_CODE = {"NOT_FOUND": errors.NotFound,
             "UNAVAILABLE": errors.Unavailable}
 
 
+class _Cut(io.RawIOBase):
+    """An answer's body as a binary file: a body cut off midway (the
+    coordinator stopped, or a read failed there) raises Unavailable."""
+
+    def __init__(self, body, answer, url):
+        super().__init__()
+        self._body, self._answer, self._url = body, answer, url
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        try:
+            data = self._body.read(len(buffer))
+        except (http.client.IncompleteRead, OSError, EOFError):
+            raise errors.Unavailable(
+                "%s: the answer was cut off (the coordinator stopped or "
+                "failed midway); read again" % self._url) from None
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self._answer.close()
+        super().close()
+
+
 def _double(value):
     return _DOUBLE_WORDS.get(value, value) if isinstance(value, str) \
         else value
@@ -61,8 +87,9 @@ class Http:
     def close(self):
         pass
 
-    def fetch(self, path, method="GET", body=None, **query):
-        """The answer's body (bytes) to a request; errors as exceptions."""
+    def _open(self, path, method="GET", body=None, **query):
+        """The open answer to a request (a file object to read the body
+        from, gunzipped); errors as exceptions."""
         query = {k: v for k, v in query.items() if v is not None}
         url = self.where + path + ("?" + urllib.parse.urlencode(query)
                                    if query else "")
@@ -76,12 +103,8 @@ class Http:
         if self._token:
             request.add_header("Authorization", "Bearer " + self._token)
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout,
-                                        context=self._ssl) as answer:
-                body = answer.read()
-                if answer.headers.get("Content-Encoding") == "gzip":
-                    body = gzip.decompress(body)
-                self.last_headers = answer.headers
+            answer = urllib.request.urlopen(request, timeout=self._timeout,
+                                            context=self._ssl)
         except urllib.error.HTTPError as e:
             body = e.read()
             if e.headers.get("Content-Encoding") == "gzip":
@@ -92,15 +115,21 @@ class Http:
             except (ValueError, KeyError, TypeError):
                 raise errors.Error("%s: HTTP %d" % (url, e.code)) from None
             raise _BY_CODE.get(code, errors.Error)(message, code) from None
-        except http.client.IncompleteRead:
-            raise errors.Unavailable(
-                "%s: the answer was cut off (the coordinator stopped or "
-                "failed midway); read again" % url) from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise errors.Unavailable("cannot reach the coordinator at %s: %s"
                                      % (self.where, reason)) from None
-        return body
+        self.last_headers = answer.headers
+        if answer.headers.get("Content-Encoding") == "gzip":
+            body = _Cut(gzip.GzipFile(fileobj=answer), answer, url)
+        else:
+            body = _Cut(answer, answer, url)
+        return io.BufferedReader(body, 1 << 20)
+
+    def fetch(self, path, method="GET", body=None, **query):
+        """The answer's body (bytes) to a request; errors as exceptions."""
+        with self._open(path, method, body, **query) as answer:
+            return answer.read()
 
     def get(self, path, **query):
         return json.loads(self.fetch(path, **query))
@@ -267,22 +296,38 @@ class Http:
                  _double(p.get("value", 0.0)))
                 for p in doc.get("points", [])]
 
-    def history_csv(self, name, names, step_min, step_max):
-        """The sweep's points as the history route's CSV (bytes): every
-        page, streamed by the coordinator in one answer."""
-        return self.fetch("/api/sweeps/%s/history" % self._quoted(name),
+    def _history(self, name, names, step_min, step_max):
+        """The sweep's points as the history route's CSV, open: every page,
+        streamed by the coordinator in one answer."""
+        return self._open("/api/sweeps/%s/history" % self._quoted(name),
                           names=",".join(names) if names else None,
                           step_min=step_min, step_max=step_max,
                           format="csv")
 
     def point_rows(self, name, names, jobs, step_min, step_max):
-        body = self.history_csv(name, names, step_min, step_max)
-        reader = csv.reader(io.StringIO(body.decode("utf-8")))
-        next(reader, None)  # the header
         wanted = set(jobs) if jobs is not None else None
-        return [(j, n, int(s), _CSV_DOUBLE.get(v) or float(v))
-                for j, n, s, v in reader
-                if wanted is None or j in wanted]
+        with self._history(name, names, step_min, step_max) as body:
+            reader = csv.reader(io.TextIOWrapper(body, encoding="utf-8",
+                                                 newline=""))
+            next(reader, None)  # the header
+            return [(j, n, int(s), _CSV_DOUBLE.get(v) or float(v))
+                    for j, n, s, v in reader
+                    if wanted is None or j in wanted]
+
+    def point_frame(self, pandas, name, names, jobs, step_min, step_max):
+        """point_rows as a DataFrame, parsed by pandas as the body
+        streams in (never the whole body in memory)."""
+        with self._history(name, names, step_min, step_max) as body:
+            frame = pandas.read_csv(
+                body, dtype={"job_id": "category", "name": "category",
+                             "step": "int64", "value": "float64"},
+                keep_default_na=False, na_values={"value": ["nan"]})
+        if jobs is not None:
+            frame = frame[frame["job_id"].isin(list(jobs))]
+            frame = frame.reset_index(drop=True)
+            for c in ("job_id", "name"):
+                frame[c] = frame[c].cat.remove_unused_categories()
+        return frame
 
     def job_points(self, job_id, names, step_min, step_max):
         return self._points(job_id, names, step_min, step_max)

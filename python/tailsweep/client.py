@@ -422,6 +422,10 @@ class Sweep:
             names = [names]
         if isinstance(jobs, str):
             jobs = [jobs]
+        if output == "pandas" and hasattr(self._s, "point_frame"):
+            return self._s.point_frame(
+                _pandas(), self.name, None if names is None else list(names),
+                None if jobs is None else list(jobs), step_min, step_max)
         rows = self._s.point_rows(self.name,
                                   None if names is None else list(names),
                                   None if jobs is None else list(jobs),

@@ -393,3 +393,24 @@ def test_cells_and_boundaries_are_the_coordinators(services, tmp_path):
         client.sweep("tiny").boundaries()
     with pytest.raises(tailsweep.NotAvailableOffline, match="online|URL"):
         tailsweep.Client.open(services.db).sweep("tiny").results(per="cell")
+
+
+def test_the_openapi_document_lists_what_is_served(services):
+    http = tailsweep.Client(services.http, token=services.token)._source
+    doc = http.get("/api/openapi.json")
+    assert doc["openapi"].startswith("3.")
+    paths = doc["paths"]
+    assert "/api/sweeps/{sweep}/history" in paths
+    assert "post" in paths["/api/sweeps/{sweep}/jobs"]
+    job = next(tailsweep.Client.open(services.db).sweep("tiny").jobs()).id
+    for path, ops in paths.items():
+        concrete = path.replace("{sweep}", "tiny").replace("{job}", job)
+        if "get" in ops:  # every GET route is served: no "no page" 404
+            try:
+                http.fetch(concrete)
+            except tailsweep.Error as e:
+                assert "no page" not in str(e), path
+                assert path.endswith("/boundaries"), (path, e)
+    # A route that is not there says where the routes are.
+    with pytest.raises(tailsweep.NotFound, match="no page /api/nope"):
+        http.fetch("/api/nope")

@@ -1,0 +1,186 @@
+// The JSON API's route table (http_api.h): what the gateway serves and what
+// GET /api/openapi.json describes, from one list.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "coordinator/http_api.h"
+#include "core/schema/version.h"
+
+namespace tailsweep::http_api {
+namespace {
+
+void ServeApi(const CoordinatorApi&, const httplib::Request&,
+              httplib::Response& res) {
+  res.set_content(ApiDocument().dump(), "application/json");
+}
+
+void ServeOpenApi(const CoordinatorApi&, const httplib::Request&,
+                  httplib::Response& res) {
+  res.set_content(OpenApiDocument().dump(1), "application/json");
+}
+
+void ServeSweeps(const CoordinatorApi& calls, const httplib::Request&,
+                 httplib::Response& res) {
+  ServeCall(calls, &CoordinatorApi::ListSweeps, v1::ListSweepsRequest(), res);
+}
+
+void ServeSweep(const CoordinatorApi& calls, const httplib::Request& req,
+                httplib::Response& res) {
+  v1::GetSweepRequest r;
+  r.set_sweep(req.matches[1]);
+  ServeCall(calls, &CoordinatorApi::GetSweep, r, res);
+}
+
+void ServeStatus(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res) {
+  v1::GetSweepStatusRequest r;
+  r.set_sweep(req.matches[1]);
+  ServeCall(calls, &CoordinatorApi::GetSweepStatus, r, res);
+}
+
+void ServeBoundaries(const CoordinatorApi& calls, const httplib::Request& req,
+                     httplib::Response& res) {
+  v1::GetBoundariesRequest r;
+  r.set_sweep(req.matches[1]);
+  ServeCall(calls, &CoordinatorApi::GetBoundaries, r, res);
+}
+
+void ServeLogs(const CoordinatorApi& calls, const httplib::Request& req,
+               httplib::Response& res) {
+  v1::GetJobLogRequest r;
+  r.set_job(req.matches[1]);
+  ServeCall(calls, &CoordinatorApi::GetJobLog, r, res);
+}
+
+void ServeWorkers(const CoordinatorApi& calls, const httplib::Request&,
+                  httplib::Response& res) {
+  ServeCall(calls, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(),
+            res);
+}
+
+}  // namespace
+
+const std::vector<ApiRoute>& ApiRoutes() {
+  static const std::vector<ApiRoute> routes = {
+      {"GET", "/api", "", "",
+       "API, build and schema versions; each job kind's keys with defaults "
+       "and types",
+       ServeApi},
+      {"GET", "/api/openapi.json", "", "",
+       "this API as an OpenAPI 3 document", ServeOpenApi},
+      {"GET", "/api/sweeps", "ListSweeps", "", "every sweep with its counts",
+       ServeSweeps},
+      {"POST", "/api/sweeps", "SubmitSweep", "",
+       "submit a spec: {spec_yaml, source_name, overrides, dry_run, "
+       "spec_dir}",
+       ServeSubmit},
+      {"GET", "/api/sweeps/{sweep}", "GetSweep",
+       "", "the spec as submitted, fixed values, counts, build", ServeSweep},
+      {"GET", "/api/sweeps/{sweep}/status", "GetSweepStatus", "",
+       "counts by state, early stops, the coordinator's problem",
+       ServeStatus},
+      {"GET", "/api/sweeps/{sweep}/jobs", "ListJobs",
+       "state,page_size,page_token,fields",
+       "jobs in grid order: one page with page_size or page_token, else all",
+       ServeJobs},
+      {"POST", "/api/sweeps/{sweep}/jobs", "AddJobs", "",
+       "add jobs: {cells: [{KEY: VALUE}]}; ids are content hashes",
+       ServeAddJobs},
+      {"POST", "/api/sweeps/{sweep}/jobs/{job}/cancel", "CancelSweep", "",
+       "cancel one job of the sweep", ServeCancel},
+      {"POST", "/api/sweeps/{sweep}/cancel", "CancelSweep", "",
+       "cancel the sweep's queued and running jobs", ServeCancel},
+      {"POST", "/api/sweeps/{sweep}/resume", "ResumeSweep", "",
+       "queue failed and cancelled jobs again", ServeResume},
+      {"GET", "/api/sweeps/{sweep}/results", "GetResults",
+       "group_by,over_seeds", "results per cell, every page", ServeResultRows},
+      {"GET", "/api/sweeps/{sweep}/history", "ListSweepMetrics",
+       "names,step_min,step_max,format,page_size,page_token",
+       "every job's points, unsampled: CSV (job_id,name,step,value) or "
+       "JSON series; all pages streamed, or one with page_size/page_token "
+       "(next token in X-Next-Page-Token)",
+       ServeHistory},
+      {"GET", "/api/sweeps/{sweep}/boundaries", "GetBoundaries", "",
+       "a boundary search per cell: state, estimate, bracket, probes",
+       ServeBoundaries},
+      {"GET", "/api/sweeps/{sweep}/report", "", "group_by,points",
+       "the report document the dashboard draws", ServeReport},
+      {"GET", "/api/jobs/{job}/metrics", "GetMetrics",
+       "names,step_min,step_max,max_points",
+       "one job's points, every page; max_points downsamples each name",
+       ServeMetrics},
+      {"GET", "/api/jobs/{job}/logs", "GetJobLog", "",
+       "state, last error and each attempt's stderr tail (an id or 6+ of "
+       "its hex digits)",
+       ServeLogs},
+      {"GET", "/api/workers", "ListWorkers", "",
+       "each worker's last contact and leases held", ServeWorkers},
+  };
+  return routes;
+}
+
+std::string RoutePattern(absl::string_view path) {
+  std::string out;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty()) continue;
+    const bool variable = part.front() == '{' && part.back() == '}';
+    absl::StrAppend(&out, "/", variable ? "([^/]+)" : part);
+  }
+  return out;
+}
+
+nlohmann::json OpenApiDocument() {
+  nlohmann::json paths = nlohmann::json::object();
+  for (const ApiRoute& r : ApiRoutes()) {
+    nlohmann::json params = nlohmann::json::array();
+    for (absl::string_view part : absl::StrSplit(r.path, '/')) {
+      if (!part.empty() && part.front() == '{') {
+        params.push_back({{"name", std::string(part.substr(1, part.size() - 2))},
+                          {"in", "path"},
+                          {"required", true},
+                          {"schema", {{"type", "string"}}}});
+      }
+    }
+    for (absl::string_view q : absl::StrSplit(r.query, ',', absl::SkipEmpty())) {
+      params.push_back({{"name", std::string(q)},
+                        {"in", "query"},
+                        {"required", false},
+                        {"schema", {{"type", "string"}}}});
+    }
+    nlohmann::json op = {
+        {"summary", r.summary},
+        {"parameters", params},
+        {"responses",
+         {{"200", {{"description", "the call's answer (proto3 JSON)"}}},
+          {"default",
+           {{"description", "{\"error\": message, \"code\": CODE}"}}}}}};
+    if (*r.call != '\0') {
+      op["operationId"] = absl::StrCat(r.call, "_", r.method);
+      op["description"] = absl::StrCat(
+          "Mirrors the gRPC call tailsweep.v1.Coordinator/", r.call,
+          " (proto/tailsweep.proto)");
+    }
+    if (std::string(r.method) == "POST") {
+      op["requestBody"] = {
+          {"required", true},
+          {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}};
+    }
+    std::string method = r.method;
+    for (char& c : method) c = static_cast<char>(std::tolower(c));
+    paths[r.path][method] = std::move(op);
+  }
+  return {{"openapi", "3.0.3"},
+          {"info",
+           {{"title", "tailsweep coordinator"},
+            {"version", std::string(Version())}}},
+          {"components",
+           {{"securitySchemes",
+             {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
+          {"security", nlohmann::json::array({{{"bearer", nlohmann::json::array()}}})},
+          {"paths", paths}};
+}
+
+}  // namespace tailsweep::http_api
