@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -187,7 +189,12 @@ absl::Status KeepFields(const std::string& fields, v1::ListJobsResponse* page) {
 // (the first release's form).
 void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
                httplib::Response& res) {
-  if (!req.has_param("page_size") && !req.has_param("page_token")) {
+  bool filtered = req.has_param("updated_since_ms");
+  for (const auto& [name, value] : req.params) {
+    filtered = filtered || absl::StartsWith(name, "where.");
+  }
+  if (!req.has_param("page_size") && !req.has_param("page_token") &&
+      !filtered) {
     absl::StatusOr<std::vector<v1::JobInfo>> jobs =
         ListAllJobs(calls, req.matches[1], req.get_param_value("state"));
     if (!jobs.ok()) return SendError(res, jobs.status());
@@ -197,9 +204,20 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
   }
   absl::StatusOr<int64_t> size = IntParam(req, "page_size", 0);
   if (!size.ok()) return SendError(res, size.status());
+  absl::StatusOr<int64_t> since = IntParam(req, "updated_since_ms", 0);
+  if (!since.ok()) return SendError(res, since.status());
   v1::ListJobsRequest r;
   r.set_sweep(req.matches[1]);
   r.set_state(req.get_param_value("state"));
+  r.set_updated_since_ms(*since);
+  for (const auto& [name, value] : req.params) {  // where.KEY=VALUE
+    absl::string_view key = name;
+    if (absl::ConsumePrefix(&key, "where.")) {
+      v1::KeyValue* kv = r.add_where();
+      kv->set_key(std::string(key));
+      kv->set_value(value);
+    }
+  }
   r.set_page_size(static_cast<int32_t>(
       std::clamp<int64_t>(*size, -1, std::numeric_limits<int32_t>::max())));
   r.set_page_token(req.get_param_value("page_token"));

@@ -83,8 +83,9 @@ const std::vector<ApiRoute>& ApiRoutes() {
        "counts by state, early stops, the coordinator's problem",
        ServeStatus},
       {"GET", "/api/sweeps/{sweep}/jobs", "ListJobs",
-       "state,page_size,page_token,fields",
-       "jobs in grid order: one page with page_size or page_token, else all",
+       "state,page_size,page_token,fields,updated_since_ms,where.KEY",
+       "jobs in grid order: one page with page_size, page_token or a filter "
+       "(where.KEY=VALUE, repeatable; updated_since_ms), else all",
        ServeJobs},
       {"POST", "/api/sweeps/{sweep}/jobs", "AddJobs", "",
        "add jobs: {cells: [{KEY: VALUE}]}; ids are content hashes",

@@ -54,7 +54,7 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
   if (!sub.ok()) return Answer(sub.status());
   const SweepSpec& spec = sub->spec;
   resp->set_sweep(spec.name);
-  resp->set_jobs(static_cast<int64_t>(sub->jobs.size()));
+  resp->set_jobs(static_cast<int32_t>(sub->jobs.size()));
   resp->set_spec_yaml(spec.text);
   if (req->dry_run()) {
     absl::StatusOr<int64_t> there = store_->JobsInSweep(spec.name, sub->jobs);
@@ -105,8 +105,8 @@ grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
   if (result->added > 0) {
     spdlog::info("sweep {}: {} job(s) added", req->sweep(), result->added);
   }
-  resp->set_jobs_added(result->added);
-  resp->set_jobs_existing(result->existing);
+  resp->set_jobs_added(static_cast<int32_t>(result->added));
+  resp->set_jobs_existing(static_cast<int32_t>(result->existing));
   return grpc::Status::OK;
 }
 

@@ -1,5 +1,6 @@
 // The Coordinator service's read-only handlers (service.h).
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/numbers.h"
@@ -117,6 +118,16 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
   absl::StatusOr<int64_t> after = ParseOffsetToken(req->page_token());
   if (!after.ok()) return Answer(after.status());
   q.after_position = *after;
+  for (const v1::KeyValue& kv : req->where()) {
+    auto key = std::find_if(q.where.begin(), q.where.end(),
+                            [&](const auto& w) { return w.first == kv.key(); });
+    if (key == q.where.end()) {
+      q.where.push_back({kv.key(), {}});
+      key = q.where.end() - 1;
+    }
+    key->second.push_back(kv.value());
+  }
+  q.updated_since_ms = req->updated_since_ms();
   const int64_t page =
       req->page_size() > 0 ? req->page_size() : kDefaultListPage;
   q.limit = page + 1;  // one more tells whether a next page exists
@@ -136,6 +147,7 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
     info.set_last_error(j.last_error);
     info.set_result_json(j.result_json);
     SetCell(j.params, info.mutable_params());
+    info.set_updated_ms(j.updated_ms);
     bytes += static_cast<int64_t>(info.ByteSizeLong());
     const bool full =
         static_cast<int64_t>(i) == page || (i > 0 && bytes > kMaxPageBytes);

@@ -92,6 +92,7 @@ struct JobRow {
   std::string last_error;
   std::string result_json;  // empty unless done
   KeyValues params;         // the full assignment, by key
+  int64_t updated_ms = 0;   // the job's last change (Unix ms)
 };
 
 // A stored checkpoint: the file (relative to the data directory) and what
@@ -288,11 +289,15 @@ class Store {
   // The sweep's jobs in grid order: only those in `state` (the sweep's
   // view) when given, only those after grid position `after_position`, at
   // most `limit` (0: all). NotFound for an unknown sweep.
+  // `where`: only jobs whose parameter KEY is one of its values (as
+  // text), every key; `updated_since_ms`: only jobs changed after it.
   struct JobsQuery {
     std::string sweep;
     std::optional<JobState> state;
     int64_t after_position = -1;
     int64_t limit = 0;
+    std::vector<std::pair<std::string, std::vector<std::string>>> where;
+    int64_t updated_since_ms = 0;
   };
   absl::StatusOr<std::vector<JobRow>> Jobs(const JobsQuery& query);
   absl::StatusOr<std::vector<JobRow>> Jobs(

@@ -58,6 +58,24 @@ absl::StatusOr<Store::EarlyStops> Store::EarlyStopsOf(
   return out;
 }
 
+namespace {
+
+// The parameter filters of a jobs query: per key, its JSON path and values
+// bound from ?6 on.
+std::string WhereSql(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>&
+        where) {
+  std::string sql;
+  for (const auto& [key, values] : where) {
+    sql += " AND json_extract(j.params, ?) IN (";
+    for (size_t i = 0; i < values.size(); ++i) sql += i ? ", ?" : "?";
+    sql += ")";
+  }
+  return sql;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
   std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, q.sweep));
@@ -70,18 +88,24 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       kSweepJobState,
       " = j.state THEN COALESCE(j.holder, '') ELSE '' END, "
       "COALESCE(j.last_error, ''), COALESCE(r.result, ''), sj.position, "
-      "j.params "
+      "j.params, j.updated_ms "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
       kSweepJobState,
-      " = ?2) AND sj.position > ?3 ORDER BY sj.position "
-      "LIMIT ?4"));
+      " = ?2) AND sj.position > ?3 AND j.updated_ms > ?5", WhereSql(q.where),
+      " ORDER BY sj.position LIMIT ?4"));
   if (!st.ok()) return st.status();
   st->Bind(1, q.sweep)
       .Bind(2, q.state ? JobStateName(*q.state) : "")
       .Bind(3, q.after_position)
-      .Bind(4, q.limit > 0 ? q.limit : int64_t{-1});
+      .Bind(4, q.limit > 0 ? q.limit : int64_t{-1})
+      .Bind(5, q.updated_since_ms);
+  int index = 6;
+  for (const auto& [key, values] : q.where) {
+    st->Bind(index++, absl::StrCat("$.\"", key, "\""));
+    for (const std::string& v : values) st->Bind(index++, v);
+  }
   std::vector<JobRow> out;
   while (true) {
     absl::StatusOr<bool> row = st->Step();
@@ -103,6 +127,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     r.result_json = st->Text(8);
     r.position = st->Int(9);
     r.params = FromJson(st->Text(10));
+    r.updated_ms = st->Int(11);
     out.push_back(std::move(r));
   }
   return out;

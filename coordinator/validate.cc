@@ -233,6 +233,22 @@ absl::Status Validate(const v1::ListJobsRequest& req) {
   TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
   TS_RETURN_IF_ERROR(CheckPageSize(req.page_size()));
   TS_RETURN_IF_ERROR(ParseOffsetToken(req.page_token()).status());
+  if (req.where_size() > 64) {
+    return Invalid(absl::StrCat("at most 64 where entries (got ",
+                                req.where_size(), ")"));
+  }
+  for (const v1::KeyValue& kv : req.where()) {
+    if (kv.key().empty() || kv.key().size() > 128 ||
+        kv.key().find_first_of("\"\\") != std::string::npos) {
+      return Invalid(absl::StrCat("where key '", kv.key(),
+                                  "' must be a parameter name (1-128 "
+                                  "characters, no quotes)"));
+    }
+    TS_RETURN_IF_ERROR(CheckSize("a where value", kv.value(), 65536));
+  }
+  if (req.updated_since_ms() < 0) {
+    return Invalid("updated_since_ms must be >= 0");
+  }
   if (req.state().empty() || ParseJobState(req.state()).has_value()) {
     return absl::OkStatus();
   }

@@ -94,15 +94,15 @@ void ToProto(const CellSearch& cell, v1::CellBoundary* out) {
   out->set_estimate(cell.estimate);
   out->set_bracket_lo(cell.bracket_lo);
   out->set_bracket_hi(cell.bracket_hi);
-  out->set_runs(cell.runs);
+  out->set_runs(static_cast<int32_t>(cell.runs));
   for (const ProbePoint& p : cell.probes) {
     v1::ProbePointInfo* probe = out->add_probes();
     probe->set_value(p.value);
     probe->set_x(p.x);
-    probe->set_yes(p.yes);
-    probe->set_no(p.no);
-    probe->set_failed(p.failed);
-    probe->set_pending(p.pending);
+    probe->set_yes(static_cast<int32_t>(p.yes));
+    probe->set_no(static_cast<int32_t>(p.no));
+    probe->set_failed(static_cast<int32_t>(p.failed));
+    probe->set_pending(static_cast<int32_t>(p.pending));
     probe->set_low(p.low);
     probe->set_high(p.high);
     probe->set_verdict(std::string(ProbeVerdictName(p.verdict)));

@@ -162,11 +162,15 @@ class Database:
             args += ['$."%s"' % key] + texts
         return sql, args
 
-    def job_rows(self, name, state=None, where=None):
+    def job_rows(self, name, state=None, where=None, updated_since=None):
         sweep_id = self._sweep_id(name)
         filt, args = self._where(where)
+        if updated_since is not None:
+            filt += " AND j.updated_ms > ?"
+            args.append(int(updated_since))
         sql = ("SELECT j.job_id, %s, j.state, j.attempt, j.epoch, j.holder, "
-               "j.last_error, sj.cell, j.params, r.result FROM sweep_jobs sj "
+               "j.last_error, sj.cell, j.params, r.result, j.updated_ms "
+               "FROM sweep_jobs sj "
                "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
                "WHERE sj.sweep_id = ?%s" % (_SWEEP_JOB_STATE, filt))
         if state is not None:
@@ -178,7 +182,8 @@ class Database:
             if not page:
                 return
             for r in page:
-                yield r[:7] + (json.loads(r[7]), json.loads(r[8]), r[9])
+                yield r[:7] + (json.loads(r[7]), json.loads(r[8]), r[9],
+                               r[10])
 
     def result_rows(self, name, where=None):
         """(job_id, cell {key: text}, result text) of the done jobs."""
@@ -226,7 +231,8 @@ class Database:
         check_job_id(job_id)
         rows = self._rows(
             "SELECT j.job_id, j.state, j.state, j.attempt, j.epoch, j.holder, "
-            "j.last_error, NULL, j.params, r.result FROM jobs j LEFT JOIN "
+            "j.last_error, NULL, j.params, r.result, j.updated_ms FROM jobs j "
+            "LEFT JOIN "
             "results r USING (job_id) WHERE j.job_id >= ? AND j.job_id < ? "
             "LIMIT 2", (job_id, job_id + "g")).fetchall()
         if not rows:
@@ -236,7 +242,7 @@ class Database:
                 "job id prefix '%s' matches more than one job; give more "
                 "digits" % job_id)
         r = rows[0]
-        return r[:7] + (None, json.loads(r[8]), r[9])
+        return r[:7] + (None, json.loads(r[8]), r[9], r[10])
 
     def logs(self, job_id):
         return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": utc(at)}

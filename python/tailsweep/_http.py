@@ -91,7 +91,7 @@ class Http:
         """The open answer to a request (a file object to read the body
         from, gunzipped); errors as exceptions."""
         query = {k: v for k, v in query.items() if v is not None}
-        url = self.where + path + ("?" + urllib.parse.urlencode(query)
+        url = self.where + path + ("?" + urllib.parse.urlencode(query, True)
                                    if query else "")
         headers = {"Accept-Encoding": "gzip"} if self._gzip else {}
         data = None
@@ -248,42 +248,41 @@ class Http:
                 int(doc.get("steps_saved", 0)),
                 doc.get("coordinator_problem", ""))
 
-    def _job_pages(self, name, state, fields=None):
+    def _job_pages(self, name, state, fields=None, where=None,
+                   updated_since=None):
+        # The filters go to the coordinator: where.KEY=VALUE, repeated for
+        # several values of one key.
+        filters = {}
+        for key, value in (where or {}).items():
+            values = value if isinstance(value, (list, tuple, set)) else [value]
+            filters["where." + key] = [json.dumps(v) if isinstance(v, bool)
+                                       else str(v) for v in values]
         token = ""
         while True:
             doc = self.get("/api/sweeps/%s/jobs" % self._quoted(name),
                            state=state, page_size=self._page_size,
-                           page_token=token, fields=fields)
+                           page_token=token, fields=fields,
+                           updated_since_ms=updated_since, **filters)
             yield doc.get("jobs", [])
             token = doc.get("next_page_token", "")
             if not token:
                 return
 
-    @staticmethod
-    def _matches(params, where):
-        for key, value in (where or {}).items():
-            values = value if isinstance(value, (list, tuple, set)) else [value]
-            texts = {json.dumps(v) if isinstance(v, bool) else str(v)
-                     for v in values}
-            if params.get(key) not in texts:
-                return False
-        return True
-
-    def job_rows(self, name, state=None, where=None, fields=None):
-        for page in self._job_pages(name, state, fields):
+    def job_rows(self, name, state=None, where=None, fields=None,
+                 updated_since=None):
+        for page in self._job_pages(name, state, fields, where,
+                                    updated_since):
             for j in page:
-                params = _cells(j.get("params"))
-                if not self._matches(params, where):
-                    continue
                 yield (j["job_id"], j.get("state", ""), j.get("job_state", ""),
                        int(j.get("attempt", 0)), int(j.get("epoch", 0)),
                        j.get("holder", ""), j.get("last_error", ""),
-                       _cells(j.get("cell")), params,
-                       j.get("result_json") or None)
+                       _cells(j.get("cell")), _cells(j.get("params")),
+                       j.get("result_json") or None,
+                       int(j.get("updated_ms", 0)))
 
     def result_rows(self, name, where=None):
         # Only what a results row is made of (and the params `where` reads).
-        fields = "job_id,cell,result_json" + (",params" if where else "")
+        fields = "job_id,cell,result_json"
         for row in self.job_rows(name, "done", where, fields):
             if row[9]:
                 yield row[0], json.dumps(row[7]), row[9]
@@ -341,7 +340,7 @@ class Http:
             for row in self.job_rows(s["name"]):
                 if row[0] == full:
                     return (full, doc.get("state", row[2]), row[2]) + row[3:7] \
-                        + (None, row[8], row[9])
+                        + (None, row[8], row[9], row[10])
         raise errors.NotFound("no job '%s' in any sweep" % job_id)
 
     def logs(self, job_id):

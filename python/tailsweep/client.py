@@ -291,14 +291,17 @@ class Sweep:
             ids += self._s.add_jobs(self.name, texts[at:at + 10000])["job_ids"]
         return ids
 
-    def jobs(self, state=None, where=None):
+    def jobs(self, state=None, where=None, updated_since=None):
         """The sweep's jobs in grid order, lazily: Job objects with state
-        (as this sweep sees it), attempt, cell, params and result.
-        `where`: {param: value or [values]}."""
+        (as this sweep sees it), attempt, cell, params, result and
+        updated_ms. `where`: {param: value or [values]}, filtered by the
+        coordinator (or in SQL offline); `updated_since`: only jobs changed
+        after this updated_ms (poll with the largest one seen)."""
         if state is not None and state not in STATES:
             raise InvalidArgument("state '%s'; allowed: %s"
                                   % (state, ", ".join(STATES)))
-        for row in self._s.job_rows(self.name, state, where):
+        for row in self._s.job_rows(self.name, state, where,
+                                    updated_since=updated_since):
             yield Job(self._s, row)
 
     def results(self, per="job", columns=None, where=None, output="pandas"):
@@ -454,7 +457,8 @@ class Job:
     def __init__(self, source, row):
         self._s = source
         (self.id, self.state, self.job_state, self.attempt, self.epoch,
-         self.holder, self.last_error, cell, params, result) = row
+         self.holder, self.last_error, cell, params, result,
+         self.updated_ms) = row
         self.cell = ({k: _typed(v) for k, v in cell.items()}
                      if cell is not None else None)
         self.params = {k: _typed(v) for k, v in params.items()}

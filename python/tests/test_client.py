@@ -414,3 +414,19 @@ def test_the_openapi_document_lists_what_is_served(services):
     # A route that is not there says where the routes are.
     with pytest.raises(tailsweep.NotFound, match="no page /api/nope"):
         http.fetch("/api/nope")
+
+
+def test_filters_run_in_the_coordinator_and_the_database(services):
+    online = tailsweep.Client(services.http, token=services.token)
+    offline = tailsweep.Client.open(services.db)
+    for c in (online, offline):
+        s = c.sweep("tiny")
+        jobs = list(s.jobs())
+        newest = max(j.updated_ms for j in jobs)
+        assert newest > 0
+        assert list(s.jobs(updated_since=newest)) == []
+        assert len(list(s.jobs(updated_since=newest - 1))) >= 1
+        softmax = list(s.jobs(where={"kernel": "softmax", "seed": [0, 1]}))
+        assert len(softmax) == 2
+        assert {j.params["kernel"] for j in softmax} == {"softmax"}
+        assert list(s.jobs(where={"kernel": "nope"})) == []
