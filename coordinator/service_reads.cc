@@ -131,6 +131,10 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
   const int64_t page =
       req->page_size() > 0 ? req->page_size() : kDefaultListPage;
   q.limit = page + 1;  // one more tells whether a next page exists
+  // The store reads past the page's bytes by a margin (its measure is the
+  // rows' text, close to their proto size), so the page below is always
+  // cut by its own count, with a token, before the rows run out.
+  q.max_bytes = 2 * kMaxPageBytes;
   absl::StatusOr<std::vector<JobRow>> jobs = store_->Jobs(q);
   if (!jobs.ok()) return Answer(jobs.status());
   int64_t bytes = 0;

@@ -298,6 +298,10 @@ class Store {
     int64_t limit = 0;
     std::vector<std::pair<std::string, std::vector<std::string>>> where;
     int64_t updated_since_ms = 0;
+    // > 0: stop after the row whose results and parameters take the rows
+    // read past this many bytes (a page's budget: rows beyond it would be
+    // read for nothing).
+    int64_t max_bytes = 0;
   };
   absl::StatusOr<std::vector<JobRow>> Jobs(const JobsQuery& query);
   absl::StatusOr<std::vector<JobRow>> Jobs(

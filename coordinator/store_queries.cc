@@ -93,9 +93,11 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
       kSweepJobState,
-      " = ?2) AND sj.position > ?3 AND j.updated_ms > ?5", WhereSql(q.where),
+      " = ?2) AND sj.position > ?3 AND (?5 = 0 OR j.updated_ms > ?5)",
+      WhereSql(q.where),
       " ORDER BY sj.position LIMIT ?4"));
   if (!st.ok()) return st.status();
+  st->Reset().IgnoreError();
   st->Bind(1, q.sweep)
       .Bind(2, q.state ? JobStateName(*q.state) : "")
       .Bind(3, q.after_position)
@@ -107,7 +109,8 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     for (const std::string& v : values) st->Bind(index++, v);
   }
   std::vector<JobRow> out;
-  while (true) {
+  int64_t bytes = 0;
+  while (q.max_bytes <= 0 || bytes <= q.max_bytes) {
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
@@ -128,6 +131,8 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     r.position = st->Int(9);
     r.params = FromJson(st->Text(10));
     r.updated_ms = st->Int(11);
+    bytes += static_cast<int64_t>(r.result_json.size() +
+                                  st->Text(10).size() + st->Text(1).size());
     out.push_back(std::move(r));
   }
   return out;

@@ -148,6 +148,14 @@ def test_history_pages_hold_every_point_once(services):
     assert doc["next_page_token"] == "" and len(doc["series"]) == 4
     assert doc["series"][0]["steps"] == list(range(1, 31))
     assert doc["series"][0]["values"][6] == "nan"
+    # gzip on request: the same points, the same frame.
+    zipped = tailsweep.Client(services.http, token=services.token,
+                              compress=True)
+    assert zipped._source.fetch(route).decode().split("\r\n") == whole
+    assert zipped._source.last_headers.get("Content-Encoding") == "gzip"
+    plain = tailsweep.Client(services.http, token=services.token)
+    assert zipped.sweep("steps").history().equals(
+        plain.sweep("steps").history())
     with pytest.raises(tailsweep.InvalidArgument,
                        match=r"'format' is 'xml'; allowed: csv, json"):
         http.fetch(route, format="xml")
