@@ -382,9 +382,9 @@ RunFn DefineCoordinator(CLI::App& app) {
         Connection c;
         absl::Status s = SubmitSpecFile(c, RunPath(dir, kRunSpec), std::cerr);
         if (s.ok()) {
-          s = WriteFileAtomic(RunPath(dir, kRunHttpAddress),
-                              absl::StrCat("https://", host, ":", *http_port,
-                                           "\n"));
+          s = WriteFileAtomic(
+              RunPath(dir, kRunHttpAddress),
+              absl::StrCat("https://", host, ":", *http_port, "\n"));
         }
         if (s.ok()) s = WriteFileAtomic(address_file, self.address + "\n");
         if (!s.ok()) {

@@ -10,10 +10,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "coordinator/store.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/version.h"

@@ -39,12 +39,12 @@ void ServeCall(const CoordinatorApi& calls,
 using ServeFn = void (*)(const CoordinatorApi& calls,
                          const httplib::Request& req, httplib::Response& res);
 struct ApiRoute {
-  const char* method;   // GET, or POST (a write)
-  const char* path;     // OpenAPI's form: /api/sweeps/{sweep}/jobs
-  const char* call;     // the gRPC call it mirrors; "" for none
-  const char* query;    // its query parameters, comma-separated
+  const char* method;  // GET, or POST (a write)
+  const char* path;    // OpenAPI's form: /api/sweeps/{sweep}/jobs
+  const char* call;    // the gRPC call it mirrors; "" for none
+  const char* query;   // its query parameters, comma-separated
   const char* summary;
-  ServeFn serve;        // req.matches[i]: the path's i-th {variable}
+  ServeFn serve;  // req.matches[i]: the path's i-th {variable}
 };
 const std::vector<ApiRoute>& ApiRoutes();
 // httplib's pattern for a route's path: each {variable} is ([^/]+).

@@ -225,10 +225,10 @@ void HttpGateway::Route() {
         [this, handler](const httplib::Request& req, httplib::Response& res) {
           if (!absl::StartsWith(req.get_header_value("Content-Type"),
                                 "application/json")) {
-            return SendError(
-                res, absl::InvalidArgumentError(
-                         "writes take a JSON body: send 'Content-Type: "
-                         "application/json' (an empty body is {})"));
+            return SendError(res,
+                             absl::InvalidArgumentError(
+                                 "writes take a JSON body: send 'Content-Type: "
+                                 "application/json' (an empty body is {})"));
           }
           if (req.get_header_value("Authorization").empty() &&
               !options_.token.empty()) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "coordinator/http_api.h"
 #include "core/number_text.h"
+#include "core/schema/json_number.h"
 
 namespace tailsweep::http_api {
 namespace {
@@ -20,10 +21,12 @@ namespace {
 constexpr char kNextPageHeader[] = "X-Next-Page-Token";
 
 // A value as CSV and the JSON series spell it: the shortest exact decimal,
-// or nan, inf, -inf (tailsweep export's words; JSON puts them in quotes).
+// or the job protocol's words for NaN and the infinities (JsonNumber: what
+// result files, metrics lines and `tailsweep export` write; JSON quotes
+// them).
 std::string ValueText(double v, bool quote_words) {
   if (std::isfinite(v)) return FormatDouble(v);
-  const char* word = std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+  const std::string word = JsonNumber(v).get<std::string>();
   return quote_words ? absl::StrCat("\"", word, "\"") : word;
 }
 
@@ -32,8 +35,8 @@ void AppendCsv(const v1::ListSweepMetricsResponse& page, std::string* out) {
     const std::string lead =
         absl::StrCat(CsvField(s.job_id()), ",", CsvField(s.name()), ",");
     for (int i = 0; i < s.steps_size(); ++i) {
-      absl::StrAppend(out, lead, s.steps(i), ",",
-                      ValueText(s.values(i), false), "\r\n");
+      absl::StrAppend(out, lead, s.steps(i), ",", ValueText(s.values(i), false),
+                      "\r\n");
     }
   }
 }
@@ -44,12 +47,11 @@ void AppendJson(const v1::ListSweepMetricsResponse& page, bool* first,
   for (const v1::MetricSeries& s : page.series()) {
     if (!*first) out->push_back(',');
     *first = false;
-    absl::StrAppend(out, "{\"job_id\":", nlohmann::json(s.job_id()).dump(),
-                    ",\"name\":",
-                    nlohmann::json(s.name()).dump(
-                        -1, ' ', false,
-                        nlohmann::json::error_handler_t::replace),
-                    ",\"steps\":[");
+    absl::StrAppend(
+        out, "{\"job_id\":", nlohmann::json(s.job_id()).dump(), ",\"name\":",
+        nlohmann::json(s.name()).dump(-1, ' ', false,
+                                      nlohmann::json::error_handler_t::replace),
+        ",\"steps\":[");
     for (int i = 0; i < s.steps_size(); ++i) {
       absl::StrAppend(out, i ? "," : "", s.steps(i));
     }
@@ -71,7 +73,8 @@ absl::StatusOr<v1::ListSweepMetricsRequest> HistoryRequest(
   }
   for (const char* name : {"step_min", "step_max", "page_size"}) {
     int64_t v = 0;
-    if (req.has_param(name) && !absl::SimpleAtoi(req.get_param_value(name), &v)) {
+    if (req.has_param(name) &&
+        !absl::SimpleAtoi(req.get_param_value(name), &v)) {
       return absl::InvalidArgumentError(
           absl::StrCat("query parameter '", name, "' must be an integer (got '",
                        req.get_param_value(name), "')"));
@@ -94,9 +97,9 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
   const std::string format =
       req.has_param("format") ? req.get_param_value("format") : "csv";
   if (format != "csv" && format != "json") {
-    return SendError(res, absl::InvalidArgumentError(absl::StrCat(
-                              "query parameter 'format' is '", format,
-                              "'; allowed: csv, json")));
+    return SendError(res, absl::InvalidArgumentError(
+                              absl::StrCat("query parameter 'format' is '",
+                                           format, "'; allowed: csv, json")));
   }
   const bool csv = format == "csv";
   absl::StatusOr<v1::ListSweepMetricsRequest> r = HistoryRequest(req);
@@ -108,7 +111,8 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
     return SendError(res, st);
   }
   const char* type = csv ? "text/csv; charset=utf-8" : "application/json";
-  const std::string header = csv ? "job_id,name,step,value\r\n" : "{\"series\":[";
+  const std::string header =
+      csv ? "job_id,name,step,value\r\n" : "{\"series\":[";
   if (req.has_param("page_size") || req.has_param("page_token")) {
     // One page; the token for the next in a header (and the JSON body).
     std::string body = header;
@@ -157,8 +161,7 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
         }
         stream->request.set_page_token(token);
         stream->page->Clear();
-        return calls.ListSweepMetrics(stream->request, stream->page.get())
-            .ok();
+        return calls.ListSweepMetrics(stream->request, stream->page.get()).ok();
       });
 }
 

@@ -57,8 +57,7 @@ void ServeLogs(const CoordinatorApi& calls, const httplib::Request& req,
 
 void ServeWorkers(const CoordinatorApi& calls, const httplib::Request&,
                   httplib::Response& res) {
-  ServeCall(calls, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(),
-            res);
+  ServeCall(calls, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(), res);
 }
 
 }  // namespace
@@ -69,19 +68,18 @@ const std::vector<ApiRoute>& ApiRoutes() {
        "API, build and schema versions; each job kind's keys with defaults "
        "and types",
        ServeApi},
-      {"GET", "/api/openapi.json", "", "",
-       "this API as an OpenAPI 3 document", ServeOpenApi},
+      {"GET", "/api/openapi.json", "", "", "this API as an OpenAPI 3 document",
+       ServeOpenApi},
       {"GET", "/api/sweeps", "ListSweeps", "", "every sweep with its counts",
        ServeSweeps},
       {"POST", "/api/sweeps", "SubmitSweep", "",
        "submit a spec: {spec_yaml, source_name, overrides, dry_run, "
        "spec_dir}",
        ServeSubmit},
-      {"GET", "/api/sweeps/{sweep}", "GetSweep",
-       "", "the spec as submitted, fixed values, counts, build", ServeSweep},
+      {"GET", "/api/sweeps/{sweep}", "GetSweep", "",
+       "the spec as submitted, fixed values, counts, build", ServeSweep},
       {"GET", "/api/sweeps/{sweep}/status", "GetSweepStatus", "",
-       "counts by state, early stops, the coordinator's problem",
-       ServeStatus},
+       "counts by state, early stops, the coordinator's problem", ServeStatus},
       {"GET", "/api/sweeps/{sweep}/jobs", "ListJobs",
        "state,page_size,page_token,fields,updated_since_ms,where.KEY",
        "jobs in grid order: one page with page_size, page_token or a filter "
@@ -139,13 +137,15 @@ nlohmann::json OpenApiDocument() {
     nlohmann::json params = nlohmann::json::array();
     for (absl::string_view part : absl::StrSplit(r.path, '/')) {
       if (!part.empty() && part.front() == '{') {
-        params.push_back({{"name", std::string(part.substr(1, part.size() - 2))},
-                          {"in", "path"},
-                          {"required", true},
-                          {"schema", {{"type", "string"}}}});
+        params.push_back(
+            {{"name", std::string(part.substr(1, part.size() - 2))},
+             {"in", "path"},
+             {"required", true},
+             {"schema", {{"type", "string"}}}});
       }
     }
-    for (absl::string_view q : absl::StrSplit(r.query, ',', absl::SkipEmpty())) {
+    for (absl::string_view q :
+         absl::StrSplit(r.query, ',', absl::SkipEmpty())) {
       params.push_back({{"name", std::string(q)},
                         {"in", "query"},
                         {"required", false},
@@ -160,14 +160,15 @@ nlohmann::json OpenApiDocument() {
            {{"description", "{\"error\": message, \"code\": CODE}"}}}}}};
     if (*r.call != '\0') {
       op["operationId"] = absl::StrCat(r.call, "_", r.method);
-      op["description"] = absl::StrCat(
-          "Mirrors the gRPC call tailsweep.v1.Coordinator/", r.call,
-          " (proto/tailsweep.proto)");
+      op["description"] =
+          absl::StrCat("Mirrors the gRPC call tailsweep.v1.Coordinator/",
+                       r.call, " (proto/tailsweep.proto)");
     }
     if (std::string(r.method) == "POST") {
       op["requestBody"] = {
           {"required", true},
-          {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}};
+          {"content",
+           {{"application/json", {{"schema", {{"type", "object"}}}}}}}};
     }
     std::string method = r.method;
     for (char& c : method) c = static_cast<char>(std::tolower(c));
@@ -180,7 +181,8 @@ nlohmann::json OpenApiDocument() {
           {"components",
            {{"securitySchemes",
              {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
-          {"security", nlohmann::json::array({{{"bearer", nlohmann::json::array()}}})},
+          {"security",
+           nlohmann::json::array({{{"bearer", nlohmann::json::array()}}})},
           {"paths", paths}};
 }
 

@@ -17,8 +17,7 @@ absl::StatusOr<nlohmann::json> BodyObject(const httplib::Request& req) {
   if (req.body.empty()) return nlohmann::json::object();
   nlohmann::json doc = nlohmann::json::parse(req.body, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError(
-        "the request body must be a JSON object");
+    return absl::InvalidArgumentError("the request body must be a JSON object");
   }
   return doc;
 }
@@ -86,9 +85,9 @@ void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,
   r.set_sweep(req.matches[1]);
   for (const nlohmann::json& cell : *cells) {
     if (!cell.is_object()) {
-      return SendError(res, absl::InvalidArgumentError(absl::StrCat(
-                                "each cell is an object {KEY: VALUE}; got ",
-                                cell.dump())));
+      return SendError(
+          res, absl::InvalidArgumentError(absl::StrCat(
+                   "each cell is an object {KEY: VALUE}; got ", cell.dump())));
     }
     v1::JobCell* out = r.add_cells();
     for (const auto& [key, value] : cell.items()) {

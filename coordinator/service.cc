@@ -239,11 +239,12 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
   absl::StatusOr<Store::CancelResult> n =
       store_->CancelSweep(req->sweep(), req->job());
   if (!n.ok()) return Answer(n.status());
-  spdlog::info("sweep {}{} cancelled: {} jobs, {} of them still run for "
-               "other sweeps",
-               req->sweep(),
-               req->job().empty() ? "" : " job " + req->job().substr(0, 12),
-               n->cancelled, n->kept);
+  spdlog::info(
+      "sweep {}{} cancelled: {} jobs, {} of them still run for "
+      "other sweeps",
+      req->sweep(),
+      req->job().empty() ? "" : " job " + req->job().substr(0, 12),
+      n->cancelled, n->kept);
   resp->set_jobs_cancelled(n->cancelled);
   resp->set_jobs_kept_running(n->kept);
   return grpc::Status::OK;

@@ -35,7 +35,6 @@ absl::Status ParsePageToken(const std::string& token, std::string* name,
   return absl::OkStatus();
 }
 
-
 // The sweep metrics page token: the last point's grid position, name and
 // step, in URL- and header-safe base64 (a name may hold any character).
 std::string SweepPageToken(const Store::MetricSeries& last) {

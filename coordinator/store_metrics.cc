@@ -28,8 +28,9 @@ absl::Status ReadJobPoints(sql::Db& db, const Store::MetricsQuery& q,
       const int c = name ? 0 : 1;  // named reads leave the name out
       // SQLite stores NaN as NULL; a point that was never logged has no row.
       out->push_back({name ? *name : st.Text(0), st.Int(c),
-                      st.IsNull(c + 1) ? std::numeric_limits<double>::quiet_NaN()
-                                       : st.Real(c + 1)});
+                      st.IsNull(c + 1)
+                          ? std::numeric_limits<double>::quiet_NaN()
+                          : st.Real(c + 1)});
     }
     return absl::OkStatus();
   };
@@ -117,8 +118,7 @@ absl::StatusOr<std::vector<Store::MetricSeries>> Store::SweepMetrics(
       one.after_step = q.after.step;
     }
     points.clear();
-    TS_RETURN_IF_ERROR(
-        ReadJobPoints(*reader_, one, q.limit - total, &points));
+    TS_RETURN_IF_ERROR(ReadJobPoints(*reader_, one, q.limit - total, &points));
     total += static_cast<int64_t>(points.size());
     for (MetricPoint& p : points) {
       if (out.empty() || out.back().position != position ||

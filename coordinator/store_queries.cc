@@ -94,8 +94,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       "WHERE s.name = ?1 AND (?2 = '' OR ",
       kSweepJobState,
       " = ?2) AND sj.position > ?3 AND (?5 = 0 OR j.updated_ms > ?5)",
-      WhereSql(q.where),
-      " ORDER BY sj.position LIMIT ?4"));
+      WhereSql(q.where), " ORDER BY sj.position LIMIT ?4"));
   if (!st.ok()) return st.status();
   st->Reset().IgnoreError();
   st->Bind(1, q.sweep)
@@ -131,8 +130,8 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     r.position = st->Int(9);
     r.params = FromJson(st->Text(10));
     r.updated_ms = st->Int(11);
-    bytes += static_cast<int64_t>(r.result_json.size() +
-                                  st->Text(10).size() + st->Text(1).size());
+    bytes += static_cast<int64_t>(r.result_json.size() + st->Text(10).size() +
+                                  st->Text(1).size());
     out.push_back(std::move(r));
   }
   return out;

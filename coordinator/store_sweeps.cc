@@ -139,7 +139,7 @@ constexpr char kNoLiveSweep[] =
 }  // namespace
 
 absl::StatusOr<Store::CancelResult> Store::CancelSweep(const std::string& sweep,
-                                                      const std::string& job) {
+                                                       const std::string& job) {
   const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   CancelResult result;

@@ -145,10 +145,10 @@ absl::Status Validate(const v1::AddJobsRequest& req) {
       return Invalid(absl::StrCat("cells[", i, "]: at most 256 keys"));
     }
     for (const v1::KeyValue& kv : cell.values()) {
-      TS_RETURN_IF_ERROR(CheckSize(absl::StrCat("cells[", i, "] key"),
-                                   kv.key(), 128));
-      TS_RETURN_IF_ERROR(CheckSize(absl::StrCat("cells[", i, "] value"),
-                                   kv.value(), 65536));
+      TS_RETURN_IF_ERROR(
+          CheckSize(absl::StrCat("cells[", i, "] key"), kv.key(), 128));
+      TS_RETURN_IF_ERROR(
+          CheckSize(absl::StrCat("cells[", i, "] value"), kv.value(), 65536));
     }
   }
   return absl::OkStatus();
@@ -234,8 +234,8 @@ absl::Status Validate(const v1::ListJobsRequest& req) {
   TS_RETURN_IF_ERROR(CheckPageSize(req.page_size()));
   TS_RETURN_IF_ERROR(ParseOffsetToken(req.page_token()).status());
   if (req.where_size() > 64) {
-    return Invalid(absl::StrCat("at most 64 where entries (got ",
-                                req.where_size(), ")"));
+    return Invalid(
+        absl::StrCat("at most 64 where entries (got ", req.where_size(), ")"));
   }
   for (const v1::KeyValue& kv : req.where()) {
     if (kv.key().empty() || kv.key().size() > 128 ||

@@ -284,13 +284,12 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
     const SearchSpec& s = *spec->search;
     absl::StatusOr<std::vector<CellSearch>> plan = BoundariesOf(calls, *spec);
     if (!plan.ok()) return plan.status();
-    doc["search"] = {
-        {"key", s.key},
-        {"outcome", OutcomeName(s)},
-        {"lo", Num(s.lo)},
-        {"hi", Num(s.hi)},
-        {"log_scale", s.log_scale},
-        {"cells", SearchJson(*plan, Num)}};
+    doc["search"] = {{"key", s.key},
+                     {"outcome", OutcomeName(s)},
+                     {"lo", Num(s.lo)},
+                     {"hi", Num(s.hi)},
+                     {"log_scale", s.log_scale},
+                     {"cells", SearchJson(*plan, Num)}};
   }
   doc["table"] = TableDoc(results->pivot());
   return Dump(doc);

@@ -61,8 +61,8 @@ std::vector<SearchJob> SearchJobsOf(const std::vector<v1::JobInfo>& jobs) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<CellSearch>> BoundariesOf(const CoordinatorApi& calls,
-                                                     const SweepSpec& spec) {
+absl::StatusOr<std::vector<CellSearch>> BoundariesOf(
+    const CoordinatorApi& calls, const SweepSpec& spec) {
   v1::GetBoundariesRequest req;
   req.set_sweep(spec.name);
   v1::GetBoundariesResponse resp;

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/schema/boundary_search.h"
 #include "core/schema/job_counts.h"
-#include "absl/status/statusor.h"
 #include "core/schema/sweep_spec.h"
 #include "proto/coordinator_api.h"
 #include "proto/tailsweep.pb.h"
@@ -33,8 +33,8 @@ nlohmann::json CellResultJson(const v1::CellResult& r, JsonNumberFn number);
 // Where a boundary sweep's search stands: the coordinator's own plan
 // (GetBoundaries); from an older coordinator without that call, planned
 // here from the sweep's jobs.
-absl::StatusOr<std::vector<CellSearch>> BoundariesOf(const CoordinatorApi& calls,
-                                                     const SweepSpec& spec);
+absl::StatusOr<std::vector<CellSearch>> BoundariesOf(
+    const CoordinatorApi& calls, const SweepSpec& spec);
 
 // Where each cell's search stands: [{grid keys..., "state", "estimate",
 // "bracket_lo", "bracket_hi", "runs", "probes": [{"value", "x", "yes", "n",

@@ -24,10 +24,11 @@ struct Submission {
   std::vector<JobSpec> jobs;
 };
 
-// `source` names the spec in errors (its path). `spec_dir`: the folder of the spec's file, where a command's relative
-// workdir and `code` are; nullopt when that was resolved already (a spec
-// the CLI sends). InvalidArgument as ApplyOverrides, ParseSweepSpec and
-// ExpandSweep say; a folder the kind needs that is not there names it.
+// `source` names the spec in errors (its path). `spec_dir`: the folder of the
+// spec's file, where a command's relative workdir and `code` are; nullopt when
+// that was resolved already (a spec the CLI sends). InvalidArgument as
+// ApplyOverrides, ParseSweepSpec and ExpandSweep say; a folder the kind needs
+// that is not there names it.
 absl::StatusOr<Submission> PrepareSubmission(
     SweepSpec spec, absl::string_view source,
     const std::vector<std::string>& overrides,

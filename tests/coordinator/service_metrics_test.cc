@@ -186,8 +186,8 @@ TEST_F(ServiceMetricsTest, ASweepsPointsComeInGridOrderEveryPointOnce) {
   const std::vector<std::string> jobs = JobIds();
   std::vector<std::string> expected;
   for (int j = 0; j < 2; ++j) {
-    for (const char* p : {"acc@1=1", "loss@1=0.5", "loss@2=nan",
-                          "loss@3=0.25"}) {
+    for (const char* p :
+         {"acc@1=1", "loss@1=0.5", "loss@2=nan", "loss@3=0.25"}) {
       expected.push_back(absl::StrCat(j, ":", p));
     }
   }
@@ -230,9 +230,8 @@ TEST_F(ServiceMetricsTest, APageOfManyShortSeriesStaysUnderItsByteLimit) {
                       static_cast<double>(i)});
   }
   for (size_t at = 0; at < points.size(); at += 10000) {
-    ASSERT_TRUE(Report(lease, {points.begin() + at,
-                               points.begin() + at + 10000})
-                    .ok());
+    ASSERT_TRUE(
+        Report(lease, {points.begin() + at, points.begin() + at + 10000}).ok());
   }
   v1::ListSweepMetricsRequest req;
   req.set_sweep("svc");
