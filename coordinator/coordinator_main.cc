@@ -11,6 +11,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -197,6 +198,13 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "tailsweep-coordinator: %s\n",
                  std::string(s.message()).c_str());
     return 2;
+  }
+  // Every connection is a file descriptor: a soft limit of 1024 would let a
+  // thousand idle HTTP connections take the ones the store and gRPC need.
+  if (rlimit files; getrlimit(RLIMIT_NOFILE, &files) == 0 &&
+                    files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
   }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       Credentials(f);

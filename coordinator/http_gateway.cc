@@ -3,11 +3,15 @@
 #include <google/protobuf/util/json_util.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -32,6 +36,11 @@ using http_api::SendJson;
 using http_api::ServeCall;
 
 constexpr char kCookie[] = "tailsweep_token";
+constexpr int kMaxConnectionThreads = 2048;
+constexpr std::chrono::seconds kReadTimeout(5), kWriteTimeout(30),
+    kKeepAliveTimeout(5);
+// Past --max-message-bytes (4 MiB by default) the call refuses it anyway.
+constexpr size_t kMaxBodyBytes = 64 << 20;
 
 std::string Hex(absl::string_view bytes) {
   static const char kDigits[] = "0123456789abcdef";
@@ -98,6 +107,37 @@ CoordinatorApi CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
   });
 }
 
+// Each connection on a thread of its own, up to kMaxConnectionThreads at
+// once (more wait in the listen backlog until one ends). httplib's own pool
+// is 8 threads, each held for its read timeout by any connection that sends
+// nothing or half a request: 16 such connections from anyone, token or not,
+// stalled /metrics and the dashboard for 17 s (measured). Here such a
+// connection holds its own thread only, blocked in recv until the read
+// timeout, at the cost of a thread's stack (touched pages only) each.
+class ThreadPerConnection : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_.wait(lock, [&] { return running_ < kMaxConnectionThreads; });
+    ++running_;
+    std::thread([this, fn = std::move(fn)] {
+      fn();
+      std::lock_guard<std::mutex> done(mu_);
+      --running_;
+      room_.notify_all();
+    }).detach();
+  }
+  void shutdown() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_.wait(lock, [&] { return running_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable room_;
+  int running_ = 0;
+};
+
 }  // namespace
 
 HttpGateway::HttpGateway(const HttpGatewayOptions& options,
@@ -145,6 +185,21 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
+  g->server_->new_task_queue = [] { return new ThreadPerConnection(); };
+  // The listening socket, seen as httplib makes it: its backlog is widened
+  // below (Debian's httplib listens with a backlog of 5: a burst of
+  // connections overflowed it, and each dropped SYN cost a client 1 s).
+  auto listener = std::make_shared<int>(-1);
+  g->server_->set_socket_options([listener](socket_t sock) {
+    httplib::default_socket_options(sock);
+    *listener = sock;
+  });
+  // A request's headers and body: each read may wait kReadTimeout; a body
+  // past kMaxBodyBytes is refused (413) before it is read.
+  g->server_->set_read_timeout(kReadTimeout);
+  g->server_->set_write_timeout(kWriteTimeout);
+  g->server_->set_keep_alive_timeout(kKeepAliveTimeout.count());
+  g->server_->set_payload_max_length(kMaxBodyBytes);
   g->Route();
   if (port == 0) {
     port = g->server_->bind_to_any_port(host);
@@ -155,6 +210,7 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("--http-listen: cannot listen on ", options.listen));
   }
+  if (*listener >= 0) ::listen(*listener, SOMAXCONN);
   g->port_ = port;
   httplib::Server* server = g->server_.get();
   g->thread_ = std::thread([server] { server->listen_after_bind(); });

@@ -1,0 +1,156 @@
+"""The HTTP gateway as a front door, over real sockets: idle, half-sent
+and byte-a-second connections (with no token) do not starve /metrics, the
+API or the dashboard; an oversized body is refused. Outcomes are counted
+(answers, deadlines missed), never slept for.
+
+GATEWAY_FLOOD (default 300) sets how many connections each kind holds.
+"""
+
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "python"))
+from services import BIN, Services  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not os.path.isfile(os.path.join(BIN, "tailsweep-coordinator")),
+    reason="TAILSWEEP_BIN_DIR has no tailsweep-coordinator")
+
+FLOOD = int(os.environ.get("GATEWAY_FLOOD", "300"))
+DEADLINE_S = 1.0  # an answer slower than this is a missed deadline
+
+
+@pytest.fixture(scope="module")
+def services():
+    root = tempfile.mkdtemp(prefix="tailsweep_gateway_")
+    s = Services(root)
+    yield s
+    s.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def timed_get(url, token):
+    request = urllib.request.Request(
+        url, headers={"Authorization": "Bearer " + token})
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            answer.read()
+            code = answer.status
+    except urllib.error.HTTPError as e:
+        code = e.code
+    except OSError:
+        code = None
+    return code, time.monotonic() - start
+
+
+def probe(services, rounds=10):
+    """(answers that failed, answers slower than the deadline, slowest)."""
+    failed = missed = 0
+    slowest = 0.0
+    for _ in range(rounds):
+        for path in ("/metrics", "/api/sweeps", "/"):
+            code, took = timed_get(services.http + path, services.token)
+            failed += code != 200
+            missed += took > DEADLINE_S
+            slowest = max(slowest, took)
+    return failed, missed, slowest
+
+
+def rss_mb(services):
+    with open("/proc/%d/status" % services.procs[0].pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    return -1
+
+
+def open_connections(services, n, first_bytes):
+    host, port = services.http[len("http://"):].rsplit(":", 1)
+    out = []
+    for _ in range(n):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        if first_bytes:
+            s.sendall(first_bytes)
+        out.append(s)
+    return out
+
+
+def test_idle_and_half_sent_connections_starve_no_one(services):
+    assert probe(services, rounds=2)[:2] == (0, 0)
+    held = open_connections(services, FLOOD, b"")
+    held += open_connections(services, FLOOD, b"GET /metrics HT")
+    try:
+        failed, missed, slowest = probe(services)
+        print("%d idle + %d half-sent connections: %d failed, %d over %.1f s, "
+              "slowest %.3f s; coordinator %d MB" % (
+                  FLOOD, FLOOD, failed, missed, DEADLINE_S, slowest,
+                  rss_mb(services)))
+        assert (failed, missed) == (0, 0), slowest
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_byte_a_second_clients_starve_no_one(services):
+    held = open_connections(services, FLOOD, b"G")
+    stop = threading.Event()
+    sent = []  # one entry per byte sent to every connection
+    past_timeout = threading.Event()
+
+    def drip():
+        request = b"ET /api/sweeps HTTP/1.1\r\nHost: x\r\nX-Pad: " + \
+            b"a" * 100000
+        while not stop.is_set() and len(sent) < len(request):
+            at = len(sent)
+            for s in held:
+                try:
+                    s.send(request[at:at + 1])
+                except OSError:
+                    pass
+            sent.append(at)
+            # Each byte restarts a read's timeout (5 s): past 7 bytes the
+            # connections outlive it, still sending.
+            if len(sent) > 7:
+                past_timeout.set()
+            stop.wait(1.0)
+    dripper = threading.Thread(target=drip)
+    dripper.start()
+    try:
+        assert past_timeout.wait(120)
+        failed, missed, slowest = probe(services)
+        print("%d byte-a-second connections: %d failed, %d over %.1f s, "
+              "slowest %.3f s" % (FLOOD, failed, missed, DEADLINE_S, slowest))
+        assert (failed, missed) == (0, 0), slowest
+    finally:
+        stop.set()
+        dripper.join()
+        for s in held:
+            s.close()
+
+
+def test_an_oversized_body_is_refused(services):
+    body = b"{" + b" " * (65 << 20) + b"}"
+    request = urllib.request.Request(
+        services.http + "/api/sweeps", data=body, method="POST",
+        headers={"Authorization": "Bearer " + services.token,
+                 "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            code = answer.status
+    except urllib.error.HTTPError as e:
+        code = e.code
+    except OSError:
+        code = "closed"  # refused before the body was read
+    assert code in (413, "closed"), code
+    assert probe(services, rounds=1)[:2] == (0, 0)
