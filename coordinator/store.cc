@@ -189,6 +189,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   absl::StatusOr<std::unique_ptr<sql::Db>> reader =
       sql::Db::Open(path, options.vfs);
   if (!reader.ok()) return reader.status();
+  absl::StatusOr<std::unique_ptr<sql::Db>> lease_reader =
+      sql::Db::Open(path, options.vfs);
+  if (!lease_reader.ok()) return lease_reader.status();
   if (!options.free_bytes) options.free_bytes = FreeBytes;
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   auto where = [dir, free_bytes = options.free_bytes] {
@@ -196,7 +199,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   };
   return std::unique_ptr<Store>(new Store(
       std::make_unique<sql::BatchWriter>(std::move(*db), clock, where),
-      std::move(*reader), clock, std::move(options), std::move(dir)));
+      std::move(*reader), std::move(*lease_reader), clock, std::move(options),
+      std::move(dir)));
 }
 
 absl::Status Store::Healthy() const {

@@ -419,10 +419,11 @@ class Store {
 
  private:
   Store(std::unique_ptr<sql::BatchWriter> writer,
-        std::unique_ptr<sql::Db> reader, Clock* clock, StoreOptions options,
-        std::string dir)
+        std::unique_ptr<sql::Db> reader, std::unique_ptr<sql::Db> lease_reader,
+        Clock* clock, StoreOptions options, std::string dir)
       : writer_(std::move(writer)),
         reader_(std::move(reader)),
+        lease_reader_(std::move(lease_reader)),
         clock_(clock),
         options_(std::move(options)),
         dir_(std::move(dir)) {}
@@ -435,7 +436,7 @@ class Store {
                        absl::string_view outcome,
                        const std::string& stderr_tail);
   // True when LeaseJobs may lease something or must answer again: a job is
-  // ready or (worker, request_id) is remembered. On the read connection.
+  // ready or (worker, request_id) is remembered. On the lease reader.
   absl::StatusOr<bool> MayLease(const std::string& worker,
                                 const std::string& request_id, int64_t now);
   // The steady deadline of the live lease (job, epoch).
@@ -454,6 +455,11 @@ class Store {
   // Reads: their own connection, one at a time.
   std::mutex read_mu_;
   std::unique_ptr<sql::Db> reader_;  // guarded by read_mu_
+  // The workers' reads (may a lease be granted, is a lease live, is work
+  // left) on a connection of their own: a page of a bulk read or a report
+  // holds read_mu_ for tens of ms, and no lease waits behind it.
+  std::mutex lease_read_mu_;
+  std::unique_ptr<sql::Db> lease_reader_;  // guarded by lease_read_mu_
   Clock* clock_;
   StoreOptions options_;
   std::string dir_;  // the directory of the database file

@@ -104,8 +104,8 @@ absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
 absl::StatusOr<bool> Store::MayLease(const std::string& worker,
                                      const std::string& request_id,
                                      int64_t now) {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+  std::lock_guard<std::mutex> lock(lease_read_mu_);
+  absl::StatusOr<sql::Statement> st = lease_reader_->Prepare(
       "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND "
       "not_before_ms <= ?) OR EXISTS (SELECT 1 FROM lease_requests WHERE "
       "worker_id = ? AND request_id = ?)");
@@ -192,8 +192,8 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
 }
 
 absl::StatusOr<bool> Store::HasUnfinishedJobs() {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+  std::lock_guard<std::mutex> lock(lease_read_mu_);
+  absl::StatusOr<sql::Statement> st = lease_reader_->Prepare(
       "SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('queued', "
       "'leased'))");
   if (!st.ok()) return st.status();
@@ -233,8 +233,8 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
     // The disk refuses writes for now: the lease is renewed in memory,
     // where deadlines live (the row's deadline is for people), if it is
     // still this worker's. A full disk costs no worker its jobs.
-    std::lock_guard<std::mutex> lock(read_mu_);
-    status = store_internal::CheckLease(*reader_, worker, job_id, epoch,
+    std::lock_guard<std::mutex> lock(lease_read_mu_);
+    status = store_internal::CheckLease(*lease_reader_, worker, job_id, epoch,
                                         /*allow_done=*/false);
   }
   if (!status.ok()) return status;

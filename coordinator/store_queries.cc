@@ -205,8 +205,8 @@ absl::StatusOr<std::string> Store::IntegrityCheck() {
 
 absl::Status Store::CheckLease(const std::string& worker,
                                const std::string& job_id, int64_t epoch) {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  return store_internal::CheckLease(*reader_, worker, job_id, epoch,
+  std::lock_guard<std::mutex> lock(lease_read_mu_);
+  return store_internal::CheckLease(*lease_reader_, worker, job_id, epoch,
                                     /*allow_done=*/false);
 }
 
