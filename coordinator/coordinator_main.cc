@@ -173,6 +173,9 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> StartDashboard(
   http.token = token;
   http.tls_cert_file = f.tls_cert;
   http.tls_key_file = f.tls_key;
+  http.on_refusal = [&telemetry](const std::string& reason) {
+    telemetry.HttpRefused(reason);
+  };
   absl::StatusOr<std::unique_ptr<HttpGateway>> gateway = HttpGateway::Start(
       http, server.InProcessChannel(grpc::ChannelArguments()),
       [&telemetry, &store] { return telemetry.Text(store); });

@@ -37,6 +37,8 @@ int HttpStatusOf(absl::StatusCode code) {
       return 404;
     case absl::StatusCode::kUnavailable:
       return 503;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
     default:
       return 500;
   }

@@ -45,6 +45,9 @@ struct ApiRoute {
   const char* query;   // its query parameters, comma-separated
   const char* summary;
   ServeFn serve;  // req.matches[i]: the path's i-th {variable}
+  // Reads a whole sweep in one request (every page): rate-limited per
+  // peer. Paged reads are not: each page is bounded.
+  bool unbounded = false;
 };
 const std::vector<ApiRoute>& ApiRoutes();
 // httplib's pattern for a route's path: each {variable} is ([^/]+).

@@ -217,11 +217,52 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   return g;
 }
 
+void HttpGateway::Refused(const httplib::Request& req,
+                          const std::string& reason) {
+  if (options_.on_refusal) options_.on_refusal(reason);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    auto& last = peers_[req.remote_addr].logged[reason];
+    if (last.time_since_epoch().count() != 0 &&
+        now - last < std::chrono::minutes(1)) {
+      return;  // said once a minute per peer and reason, not per request
+    }
+    last = now;
+  }
+  // The path only: a browser's login puts the token in the query.
+  spdlog::warn(
+      "HTTP {} {} from {}: refused ({}); said once a minute per "
+      "peer",
+      req.method, req.path, req.remote_addr, reason);
+}
+
+bool HttpGateway::TakeUnboundedRead(const std::string& peer) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  auto [it, fresh] = peers_.try_emplace(peer);
+  Peer& p = it->second;
+  if (fresh || p.refilled.time_since_epoch().count() == 0) {
+    p.tokens = options_.unbounded_burst;
+  } else {
+    p.tokens = std::min<double>(
+        options_.unbounded_burst,
+        p.tokens + options_.unbounded_per_second *
+                       std::chrono::duration<double>(now - p.refilled).count());
+  }
+  p.refilled = now;
+  if (peers_.size() > 100000) peers_.clear();  // a bound, not a memory
+  if (p.tokens < 1) return false;
+  p.tokens -= 1;
+  return true;
+}
+
 bool HttpGateway::Authorized(const httplib::Request& req,
                              httplib::Response& res) {
   std::string authorization = req.get_header_value("Authorization");
   if (authorization.empty()) authorization = CookieAuthorization(req);
   if (auth_.Check(authorization).ok()) return true;
+  Refused(req, "unauthenticated");
   SendError(res, absl::UnauthenticatedError(
                      "missing or wrong token: send 'Authorization: Bearer "
                      "TOKEN', or open /?token=TOKEN once in a browser"));
@@ -233,6 +274,7 @@ void HttpGateway::ServeIndex(const httplib::Request& req,
   if (req.has_param("token")) {
     // A browser's login: the token becomes a cookie, the address loses it.
     if (!auth_.Check("Bearer " + req.get_param_value("token")).ok()) {
+      Refused(req, "unauthenticated");
       SendError(res, absl::UnauthenticatedError("wrong token"));
       return;
     }
@@ -298,8 +340,23 @@ void HttpGateway::Route() {
   };
   for (const http_api::ApiRoute& route : http_api::ApiRoutes()) {
     const std::string pattern = http_api::RoutePattern(route.path);
-    auto serve = [calls, fn = route.serve](const httplib::Request& req,
-                                           httplib::Response& res) {
+    auto serve = [this, calls, fn = route.serve, unbounded = route.unbounded](
+                     const httplib::Request& req, httplib::Response& res) {
+      // A read of a whole sweep in one request: a peer's burst, then a
+      // steady rate. Paged reads (each page bounded) are not limited.
+      const bool paged =
+          req.has_param("page_size") || req.has_param("page_token");
+      if (unbounded && !paged && !TakeUnboundedRead(req.remote_addr)) {
+        Refused(req, "rate_limited");
+        res.set_header("Retry-After", "1");
+        return SendError(
+            res, absl::ResourceExhaustedError(absl::StrCat(
+                     "too many whole-sweep reads from ", req.remote_addr,
+                     ": at most ", options_.unbounded_burst, " at once, then ",
+                     options_.unbounded_per_second,
+                     " a second; retry after 1 s, or read in pages "
+                     "(page_size=)")));
+      }
       fn(calls, req, res);
     };
     if (std::string(route.method) == "POST") {
@@ -312,13 +369,22 @@ void HttpGateway::Route() {
         guarded([this](const httplib::Request&, httplib::Response& res) {
           res.set_content(metrics_text_(), "text/plain; version=0.0.4");
         }));
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404 && res.body.empty()) {
-      SendError(res, absl::NotFoundError(absl::StrCat(
-                         "no page ", req.path,
-                         ": see /, /sweeps/NAME, /api/... or /metrics")));
-    }
-  });
+  s.set_error_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        if (res.status == 413) {
+          Refused(req, "too_large");
+          SendError(res,
+                    absl::ResourceExhaustedError(absl::StrCat(
+                        "the request body is over ", kMaxBodyBytes, " bytes")));
+          res.status = 413;
+          return;
+        }
+        if (res.status == 404 && res.body.empty()) {
+          SendError(res, absl::NotFoundError(absl::StrCat(
+                             "no page ", req.path,
+                             ": see /, /sweeps/NAME, /api/... or /metrics")));
+        }
+      });
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res,
                              std::exception_ptr) {
     SendError(res, absl::InternalError("the gateway failed on this request"));

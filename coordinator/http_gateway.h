@@ -23,8 +23,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -45,6 +48,13 @@ struct HttpGatewayOptions {
   std::string token;   // empty: no authentication
   // PEM files; both set: HTTPS.
   std::string tls_cert_file, tls_key_file;
+  // Each refused request's reason (unauthenticated, rate_limited,
+  // too_large), for /metrics; may be empty.
+  std::function<void(const std::string& reason)> on_refusal;
+  // Requests to a route that reads a whole sweep (ApiRoute::unbounded) a
+  // peer may make: a burst, then this many a second.
+  int unbounded_burst = 20;
+  double unbounded_per_second = 2;
 };
 
 class HttpGateway {
@@ -71,8 +81,20 @@ class HttpGateway {
   // GET /: the sweeps page, or a browser's login with ?token=.
   void ServeIndex(const httplib::Request& req, httplib::Response& res);
 
+  // Counts a refusal, and logs it once per peer and reason a minute.
+  void Refused(const httplib::Request& req, const std::string& reason);
+  // Whether `peer` may make one more unbounded read now (token bucket).
+  bool TakeUnboundedRead(const std::string& peer);
+
   HttpGatewayOptions options_;
   TokenAuth auth_;
+  std::mutex peers_mu_;
+  struct Peer {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point refilled;
+    std::map<std::string, std::chrono::steady_clock::time_point> logged;
+  };
+  std::map<std::string, Peer> peers_;  // guarded by peers_mu_
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;  // over channel_
   std::function<std::string()> metrics_text_;

@@ -114,6 +114,7 @@ struct Telemetry::Families {
   prometheus::Family<prometheus::Gauge>* free_bytes;
   prometheus::Gauge* refusals;
   prometheus::Family<prometheus::Gauge>* file_bytes;
+  prometheus::Family<prometheus::Counter>* http_refused;
   std::mutex scrape_mu;  // one scrape sets the gauges at a time
 };
 
@@ -147,6 +148,10 @@ Telemetry::Telemetry(std::string db_path)
                          .Name("tailsweep_rpc_duration_seconds")
                          .Help("Time to answer each gRPC call, by method")
                          .Register(r);
+  f_->http_refused = &prometheus::BuildCounter()
+                          .Name("tailsweep_http_refused_total")
+                          .Help("HTTP requests the gateway refused, by why")
+                          .Register(r);
   f_->rpc_requests = &prometheus::BuildCounter()
                           .Name("tailsweep_rpc_requests_total")
                           .Help("gRPC calls answered, by method and code")
@@ -190,6 +195,10 @@ void Telemetry::LeasesGranted(int64_t n) {
   f_->granted->Increment(static_cast<double>(n));
 }
 void Telemetry::LeaseRenewed() { f_->renewed->Increment(); }
+
+void Telemetry::HttpRefused(const std::string& reason) {
+  f_->http_refused->Add({{"reason", reason}}).Increment();
+}
 void Telemetry::LeasesExpired(int64_t n) {
   f_->expired->Increment(static_cast<double>(n));
 }

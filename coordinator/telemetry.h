@@ -21,6 +21,9 @@
 //                                                 disk could not take them
 //   tailsweep_store_file_bytes{file}              db, wal
 //   tailsweep_build_info{version}                 1
+//   tailsweep_http_refused_total{reason}          HTTP requests refused:
+//                                                 unauthenticated,
+//                                                 rate_limited, too_large
 // Thread-safe.
 
 #include <grpcpp/support/server_interceptor.h>
@@ -49,6 +52,8 @@ class Telemetry {
   void LeaseRenewed();
   void LeasesExpired(int64_t n);
   void PointsIngested(int64_t n);
+  // One HTTP request the gateway refused, and why (a short word).
+  void HttpRefused(const std::string& reason);
   // One finished RPC: `method` as gRPC names it ("/tailsweep.v1.Coordinator
   // /Heartbeat"; the label keeps the last part).
   void Rpc(const std::string& method, int code, double seconds);

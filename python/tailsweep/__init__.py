@@ -17,7 +17,8 @@ Names are imported on first use, so ``import tailsweep`` stays cheap.
 __version__ = "0.1.0"
 __all__ = ["Client", "Error", "NotFound", "InvalidArgument",
            "FailedPrecondition", "Unauthenticated", "PermissionDenied",
-           "Unavailable", "ReadOnly", "NotAvailableOffline", "child",
+           "Unavailable", "ResourceExhausted", "ReadOnly",
+           "NotAvailableOffline", "child",
            "errors"]
 
 

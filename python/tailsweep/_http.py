@@ -29,7 +29,8 @@ _BY_CODE = {"NOT_FOUND": errors.NotFound,
             "FAILED_PRECONDITION": errors.FailedPrecondition,
             "UNAUTHENTICATED": errors.Unauthenticated,
             "PERMISSION_DENIED": errors.PermissionDenied,
-            "UNAVAILABLE": errors.Unavailable}
+            "UNAVAILABLE": errors.Unavailable,
+            "RESOURCE_EXHAUSTED": errors.ResourceExhausted}
 
 
 class _Cut(io.RawIOBase):

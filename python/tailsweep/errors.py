@@ -54,6 +54,13 @@ class Unavailable(Error):
     code = "UNAVAILABLE"
 
 
+class ResourceExhausted(Error):
+    """Over a limit: too many whole-sweep reads at once (retry after a
+    second, or read in pages), a request too large."""
+
+    code = "RESOURCE_EXHAUSTED"
+
+
 class ReadOnly(Error):
     """A write through an offline client (a database file)."""
 

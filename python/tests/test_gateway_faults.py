@@ -154,3 +154,28 @@ def test_an_oversized_body_is_refused(services):
         code = "closed"  # refused before the body was read
     assert code in (413, "closed"), code
     assert probe(services, rounds=1)[:2] == (0, 0)
+
+
+def test_whole_sweep_reads_are_rate_limited_and_refusals_counted(services):
+    codes = [timed_get(services.http + "/api/sweeps/nope/report",
+                       services.token)[0] for _ in range(40)]
+    # A burst of 20 (each a 404: no such sweep), then 429 until it refills.
+    assert codes[0] == 404 and 429 in codes, codes
+    assert codes.count(404) <= 20 + 10, codes
+    # Paged reads are not limited.
+    assert timed_get(services.http + "/api/sweeps/nope/jobs?page_size=5",
+                     services.token)[0] == 404
+    # Refusals: counted in /metrics, logged once a minute per peer, the
+    # login's token never in the log.
+    assert timed_get(services.http + "/?token=sEcReT-wrong", "")[0] == 401
+    assert timed_get(services.http + "/api/sweeps", "wrong")[0] == 401
+    request = urllib.request.Request(
+        services.http + "/metrics",
+        headers={"Authorization": "Bearer " + services.token})
+    text = urllib.request.urlopen(request).read().decode()
+    assert 'tailsweep_http_refused_total{reason="rate_limited"}' in text
+    assert 'tailsweep_http_refused_total{reason="unauthenticated"}' in text
+    with open(os.path.join(services.root, "tailsweep-coordinator.log")) as f:
+        log = f.read()
+    assert log.count("refused (rate_limited)") == 1, log
+    assert "sEcReT" not in log
