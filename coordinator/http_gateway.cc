@@ -37,6 +37,7 @@ using http_api::ServeCall;
 
 constexpr char kCookie[] = "tailsweep_token";
 constexpr int kMaxConnectionThreads = 2048;
+constexpr std::chrono::seconds kShutdownGrace(3);
 constexpr std::chrono::seconds kReadTimeout(5), kWriteTimeout(30),
     kKeepAliveTimeout(5);
 // Past --max-message-bytes (4 MiB by default) the call refuses it anyway.
@@ -116,26 +117,34 @@ CoordinatorApi CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
 // timeout, at the cost of a thread's stack (touched pages only) each.
 class ThreadPerConnection : public httplib::TaskQueue {
  public:
+  explicit ThreadPerConnection(std::shared_ptr<ConnectionThreads> threads)
+      : threads_(std::move(threads)) {}
   void enqueue(std::function<void()> fn) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    room_.wait(lock, [&] { return running_ < kMaxConnectionThreads; });
-    ++running_;
-    std::thread([this, fn = std::move(fn)] {
+    ConnectionThreads& t = *threads_;
+    std::unique_lock<std::mutex> lock(t.mu);
+    t.room.wait(lock, [&] { return t.running < kMaxConnectionThreads; });
+    ++t.running;
+    // The thread keeps the counts alive: httplib deletes this queue after
+    // shutdown(), which may leave a dribbling client's thread running.
+    std::thread([threads = threads_, fn = std::move(fn)] {
       fn();
-      std::lock_guard<std::mutex> done(mu_);
-      --running_;
-      room_.notify_all();
+      std::lock_guard<std::mutex> done(threads->mu);
+      --threads->running;
+      threads->room.notify_all();
     }).detach();
   }
+  // Waits for the connections to end, at most kShutdownGrace: a client
+  // that sends a byte every few seconds keeps httplib reading its headers
+  // (each byte restarts the read timeout) and would hold a shutdown
+  // forever (measured: a coordinator that did not exit 40 s after SIGTERM).
   void shutdown() override {
-    std::unique_lock<std::mutex> lock(mu_);
-    room_.wait(lock, [&] { return running_ == 0; });
+    ConnectionThreads& t = *threads_;
+    std::unique_lock<std::mutex> lock(t.mu);
+    t.room.wait_for(lock, kShutdownGrace, [&] { return t.running == 0; });
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable room_;
-  int running_ = 0;
+  std::shared_ptr<ConnectionThreads> threads_;
 };
 
 }  // namespace
@@ -151,6 +160,15 @@ HttpGateway::HttpGateway(const HttpGatewayOptions& options,
 HttpGateway::~HttpGateway() {
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(threads_->mu);
+  if (threads_->running > 0) {
+    // Connections still being read after the grace: their threads use the
+    // server, so it stays (the process is ending: what it holds goes with
+    // it).
+    spdlog::warn("HTTP gateway stopped with {} connection(s) still sending",
+                 threads_->running);
+    (void)server_.release();
+  }
 }
 
 absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
@@ -185,7 +203,9 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  g->server_->new_task_queue = [] { return new ThreadPerConnection(); };
+  g->server_->new_task_queue = [threads = g->threads_] {
+    return new ThreadPerConnection(threads);
+  };
   // The listening socket, seen as httplib makes it: its backlog is widened
   // below (Debian's httplib listens with a backlog of 5: a burst of
   // connections overflowed it, and each dropped SYN cost a client 1 s).

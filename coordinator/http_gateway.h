@@ -24,6 +24,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,6 +56,14 @@ struct HttpGatewayOptions {
   // peer may make: a burst, then this many a second.
   int unbounded_burst = 20;
   double unbounded_per_second = 2;
+};
+
+// The connections being served, each on a thread of its own (the
+// gateway's task queue, http_gateway.cc): shared with those threads.
+struct ConnectionThreads {
+  std::mutex mu;
+  std::condition_variable room;
+  int running = 0;  // guarded by mu
 };
 
 class HttpGateway {
@@ -98,6 +107,8 @@ class HttpGateway {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;  // over channel_
   std::function<std::string()> metrics_text_;
+  std::shared_ptr<ConnectionThreads> threads_ =
+      std::make_shared<ConnectionThreads>();
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

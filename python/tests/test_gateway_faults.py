@@ -179,3 +179,34 @@ def test_whole_sweep_reads_are_rate_limited_and_refusals_counted(services):
         log = f.read()
     assert log.count("refused (rate_limited)") == 1, log
     assert "sEcReT" not in log
+
+
+def test_a_dribbling_client_does_not_hold_a_shutdown():
+    root = tempfile.mkdtemp(prefix="tailsweep_gateway_stop_")
+    s = Services(root)
+    try:
+        held = open_connections(s, 4, b"G")
+        stop = threading.Event()
+
+        def drip():
+            while not stop.is_set():
+                for c in held:
+                    try:
+                        c.send(b"a")
+                    except OSError:
+                        pass
+                stop.wait(0.5)
+        dripper = threading.Thread(target=drip)
+        dripper.start()
+        coordinator = s.procs[0]
+        coordinator.terminate()
+        # It stops within the gateway's grace (3 s), not when they do.
+        code = coordinator.wait(timeout=60)
+        stop.set()
+        dripper.join()
+        assert code == 0
+        with open(os.path.join(root, "tailsweep-coordinator.log")) as f:
+            assert "connection(s) still sending" in f.read()
+    finally:
+        s.stop()
+        shutil.rmtree(root, ignore_errors=True)
