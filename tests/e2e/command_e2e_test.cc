@@ -132,8 +132,13 @@ TEST_F(CommandE2E, AChildThatIgnoresSigtermIsKilledWithItsGroupAfterTheGrace) {
   worker.Signal(SIGTERM);
   ASSERT_TRUE(WaitForLog("w", "killing its process group"));
   ASSERT_TRUE(testing::WaitUntil([&] { return worker.Poll().has_value(); }));
-  EXPECT_EQ(ProcessesMentioning("stubborn.sh"), 0);
-  EXPECT_EQ(ProcessesMentioning("sleep 4321.5"), 0);
+  // SIGKILLed processes leave the process table a moment later (they are
+  // torn down, then reaped by init): wait for that, not for a guess.
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    return ProcessesMentioning("stubborn.sh") == 0 &&
+           ProcessesMentioning("sleep 4321.5") == 0;
+  })) << ProcessesMentioning("stubborn.sh") << " "
+      << ProcessesMentioning("sleep 4321.5");
   // Preempted, not failed: back in the queue, the attempt not spent.
   EXPECT_EQ(JobCount("queued"), 1) << QueryText("SELECT last_error FROM jobs");
   EXPECT_EQ(Query("SELECT attempt FROM jobs"), 0);
