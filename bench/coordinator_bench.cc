@@ -179,8 +179,13 @@ int Main(int argc, char** argv) {
     v1::SubmitSweepRequest more;
     more.set_spec_yaml(absl::StrCat("name: storm\ngrid:\n  seed: [", seeds,
                                     "]\nfixed:\n  steps: 11\n  warmup: 1\n"));
-    if (!stub->SubmitSweep(BenchContext().get(), more, &submitted).ok())
+    if (grpc::Status st =
+            stub->SubmitSweep(BenchContext().get(), more, &submitted);
+        !st.ok()) {
+      std::fprintf(stderr, "submit of the storm sweep: %s\n",
+                   st.error_message().c_str());
       return 1;
+    }
     std::atomic<bool> stop{false};
     std::vector<std::thread> pullers;
     for (int r = 0; r < readers; ++r) {

@@ -67,8 +67,6 @@ void SendJson(httplib::Response& res, const google::protobuf::Message& m) {
   res.set_content(out, "application/json");
 }
 
-namespace {
-
 absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
                                  int64_t fallback) {
   if (!req.has_param(name)) return fallback;
@@ -81,7 +79,17 @@ absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
   return v;
 }
 
-}  // namespace
+absl::StatusOr<int32_t> PageSizeParam(const httplib::Request& req) {
+  absl::StatusOr<int64_t> size = IntParam(req, "page_size", 0);
+  if (!size.ok()) return size.status();
+  // Out of range stays out of range: the call's check says what is allowed.
+  return static_cast<int32_t>(
+      std::clamp<int64_t>(*size, -1, std::numeric_limits<int32_t>::max()));
+}
+
+std::vector<std::string> NamesParam(const httplib::Request& req) {
+  return absl::StrSplit(req.get_param_value("names"), ',', absl::SkipEmpty());
+}
 
 // GET /api/sweeps/NAME/report[?group_by=K&points=N]: the report's data.
 void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
@@ -204,7 +212,7 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
     for (v1::JobInfo& j : *jobs) *all.add_jobs() = std::move(j);
     return SendJson(res, all);
   }
-  absl::StatusOr<int64_t> size = IntParam(req, "page_size", 0);
+  absl::StatusOr<int32_t> size = PageSizeParam(req);
   if (!size.ok()) return SendError(res, size.status());
   absl::StatusOr<int64_t> since = IntParam(req, "updated_since_ms", 0);
   if (!since.ok()) return SendError(res, since.status());
@@ -220,8 +228,7 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
       kv->set_value(value);
     }
   }
-  r.set_page_size(static_cast<int32_t>(
-      std::clamp<int64_t>(*size, -1, std::numeric_limits<int32_t>::max())));
+  r.set_page_size(*size);
   r.set_page_token(req.get_param_value("page_token"));
   v1::ListJobsResponse page;
   const absl::Status st = calls.ListJobs(r, &page);
@@ -239,19 +246,8 @@ void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res) {
   v1::GetMetricsRequest r;
   r.set_job_id(req.matches[1]);
-  if (req.has_param("names")) {
-    for (absl::string_view n :
-         absl::StrSplit(req.get_param_value("names"), ',', absl::SkipEmpty())) {
-      r.add_names(std::string(n));
-    }
-  }
-  for (auto [name, set] :
-       {std::pair<const char*, void (v1::GetMetricsRequest::*)(int64_t)>{
-            "step_min", &v1::GetMetricsRequest::set_step_min},
-        {"step_max", &v1::GetMetricsRequest::set_step_max}}) {
-    absl::StatusOr<int64_t> v = IntParam(req, name, 0);
-    if (!v.ok()) return SendError(res, v.status());
-    (r.*set)(*v);
+  if (absl::Status s = SetMetricsSelection(req, &r); !s.ok()) {
+    return SendError(res, s);
   }
   absl::StatusOr<int64_t> max_points = IntParam(req, "max_points", 0);
   if (!max_points.ok()) return SendError(res, max_points.status());

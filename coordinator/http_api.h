@@ -55,6 +55,26 @@ std::string RoutePattern(absl::string_view path);
 // The routes as an OpenAPI 3 document.
 nlohmann::json OpenApiDocument();
 
+// Query parameters: ?NAME=integer (`fallback` when absent; InvalidArgument
+// naming it otherwise); ?page_size=; ?names=a,b.
+absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
+                                 int64_t fallback);
+absl::StatusOr<int32_t> PageSizeParam(const httplib::Request& req);
+std::vector<std::string> NamesParam(const httplib::Request& req);
+// What both metric routes select: ?names=a,b&step_min=&step_max=.
+template <typename MetricsRequest>
+absl::Status SetMetricsSelection(const httplib::Request& req,
+                                 MetricsRequest* r) {
+  for (std::string& n : NamesParam(req)) r->add_names(std::move(n));
+  absl::StatusOr<int64_t> lo = IntParam(req, "step_min", 0);
+  if (!lo.ok()) return lo.status();
+  absl::StatusOr<int64_t> hi = IntParam(req, "step_max", 0);
+  if (!hi.ok()) return hi.status();
+  r->set_step_min(*lo);
+  r->set_step_max(*hi);
+  return absl::OkStatus();
+}
+
 // GET /api: versions (API, build, schema) and each kind's job keys with
 // their defaults and types.
 nlohmann::json ApiDocument();
@@ -81,13 +101,11 @@ void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
 // The writes, each after the token in the Authorization header (a
 // browser's cookie never writes): POST /api/sweeps (SubmitSweep's fields as
 // JSON), POST /api/sweeps/NAME/cancel, POST /api/sweeps/NAME/jobs/JOB/cancel,
-// POST /api/sweeps/NAME/resume, POST /api/sweeps/NAME/jobs ({"cells":
-// [{KEY: VALUE}]}, AddJobs).
+// POST /api/sweeps/NAME/jobs ({"cells": [{KEY: VALUE}]}, AddJobs); resume
+// is in the route table (http_routes.cc).
 void ServeSubmit(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res);
 void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
-                 httplib::Response& res);
-void ServeResume(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res);
 void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res);

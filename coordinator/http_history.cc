@@ -2,18 +2,15 @@
 // ListSweepMetrics, as CSV (job_id,name,step,value) or JSON series, one
 // page or every page streamed.
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "coordinator/http_api.h"
 #include "core/number_text.h"
 #include "core/schema/json_number.h"
+#include "core/schema/status_macros.h"
 
 namespace tailsweep::http_api {
 namespace {
@@ -67,25 +64,10 @@ absl::StatusOr<v1::ListSweepMetricsRequest> HistoryRequest(
     const httplib::Request& req) {
   v1::ListSweepMetricsRequest r;
   r.set_sweep(req.matches[1]);
-  for (absl::string_view n :
-       absl::StrSplit(req.get_param_value("names"), ',', absl::SkipEmpty())) {
-    r.add_names(std::string(n));
-  }
-  for (const char* name : {"step_min", "step_max", "page_size"}) {
-    int64_t v = 0;
-    if (req.has_param(name) &&
-        !absl::SimpleAtoi(req.get_param_value(name), &v)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("query parameter '", name, "' must be an integer (got '",
-                       req.get_param_value(name), "')"));
-    }
-    if (std::string(name) == "step_min") r.set_step_min(v);
-    if (std::string(name) == "step_max") r.set_step_max(v);
-    if (std::string(name) == "page_size") {
-      r.set_page_size(static_cast<int32_t>(
-          std::clamp<int64_t>(v, -1, std::numeric_limits<int32_t>::max())));
-    }
-  }
+  TS_RETURN_IF_ERROR(SetMetricsSelection(req, &r));
+  absl::StatusOr<int32_t> size = PageSizeParam(req);
+  if (!size.ok()) return size.status();
+  r.set_page_size(*size);
   r.set_page_token(req.get_param_value("page_token"));
   return r;
 }

@@ -27,26 +27,27 @@ void ServeSweeps(const CoordinatorApi& calls, const httplib::Request&,
   ServeCall(calls, &CoordinatorApi::ListSweeps, v1::ListSweepsRequest(), res);
 }
 
-void ServeSweep(const CoordinatorApi& calls, const httplib::Request& req,
-                httplib::Response& res) {
-  v1::GetSweepRequest r;
+// A call about the path's {sweep}: its answer.
+template <typename Request, typename Response,
+          absl::Status (CoordinatorApi::*Call)(const Request&, Response*) const>
+void ServeSweepCall(const CoordinatorApi& calls, const httplib::Request& req,
+                    httplib::Response& res) {
+  Request r;
   r.set_sweep(req.matches[1]);
-  ServeCall(calls, &CoordinatorApi::GetSweep, r, res);
+  ServeCall(calls, Call, r, res);
 }
-
-void ServeStatus(const CoordinatorApi& calls, const httplib::Request& req,
-                 httplib::Response& res) {
-  v1::GetSweepStatusRequest r;
-  r.set_sweep(req.matches[1]);
-  ServeCall(calls, &CoordinatorApi::GetSweepStatus, r, res);
-}
-
-void ServeBoundaries(const CoordinatorApi& calls, const httplib::Request& req,
-                     httplib::Response& res) {
-  v1::GetBoundariesRequest r;
-  r.set_sweep(req.matches[1]);
-  ServeCall(calls, &CoordinatorApi::GetBoundaries, r, res);
-}
+constexpr ServeFn ServeSweep =
+    ServeSweepCall<v1::GetSweepRequest, v1::GetSweepResponse,
+                   &CoordinatorApi::GetSweep>;
+constexpr ServeFn ServeStatus =
+    ServeSweepCall<v1::GetSweepStatusRequest, v1::GetSweepStatusResponse,
+                   &CoordinatorApi::GetSweepStatus>;
+constexpr ServeFn ServeBoundaries =
+    ServeSweepCall<v1::GetBoundariesRequest, v1::GetBoundariesResponse,
+                   &CoordinatorApi::GetBoundaries>;
+constexpr ServeFn ServeResume =
+    ServeSweepCall<v1::ResumeSweepRequest, v1::ResumeSweepResponse,
+                   &CoordinatorApi::ResumeSweep>;
 
 void ServeLogs(const CoordinatorApi& calls, const httplib::Request& req,
                httplib::Response& res) {

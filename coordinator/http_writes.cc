@@ -56,19 +56,10 @@ void ServeSubmit(const CoordinatorApi& calls, const httplib::Request& req,
 
 void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res) {
-  absl::StatusOr<nlohmann::json> body = BodyObject(req);
-  if (!body.ok()) return SendError(res, body.status());
   v1::CancelSweepRequest r;
   r.set_sweep(req.matches[1]);
   if (req.matches.size() > 2) r.set_job(req.matches[2]);
   ServeCall(calls, &CoordinatorApi::CancelSweep, r, res);
-}
-
-void ServeResume(const CoordinatorApi& calls, const httplib::Request& req,
-                 httplib::Response& res) {
-  v1::ResumeSweepRequest r;
-  r.set_sweep(req.matches[1]);
-  ServeCall(calls, &CoordinatorApi::ResumeSweep, r, res);
 }
 
 void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,

@@ -47,6 +47,13 @@ def no_sweep(name, names):
     return NotFound("no sweep '%s'; sweeps: %s" % (name, text))
 
 
+def where_texts(value):
+    """A `where` value (or list of them) as the texts a job's params hold:
+    true/false for booleans, str() of the rest."""
+    values = value if isinstance(value, (list, tuple, set)) else [value]
+    return [json.dumps(v) if isinstance(v, bool) else str(v) for v in values]
+
+
 def check_job_id(job_id):
     if not re.fullmatch(r"[0-9a-f]{6,64}", job_id or ""):
         raise InvalidArgument(
@@ -154,9 +161,7 @@ class Database:
             if not _KEY.match(key):
                 raise InvalidArgument("where: key '%s' is not a parameter "
                                       "name" % key)
-            values = value if isinstance(value, (list, tuple, set)) else [value]
-            texts = [json.dumps(v) if isinstance(v, bool) else str(v)
-                     for v in values]
+            texts = where_texts(value)
             sql += " AND json_extract(j.params, ?) IN (%s)" % ", ".join(
                 "?" * len(texts))
             args += ['$."%s"' % key] + texts

@@ -17,7 +17,7 @@ import urllib.parse
 import urllib.request
 
 from tailsweep import errors
-from tailsweep._database import STATES, check_job_id, utc
+from tailsweep._database import STATES, check_job_id, utc, where_texts
 
 _DOUBLE_WORDS = {"NaN": math.nan, "Infinity": math.inf,
                  "-Infinity": -math.inf}
@@ -255,9 +255,7 @@ class Http:
         # several values of one key.
         filters = {}
         for key, value in (where or {}).items():
-            values = value if isinstance(value, (list, tuple, set)) else [value]
-            filters["where." + key] = [json.dumps(v) if isinstance(v, bool)
-                                       else str(v) for v in values]
+            filters["where." + key] = where_texts(value)
         token = ""
         while True:
             doc = self.get("/api/sweeps/%s/jobs" % self._quoted(name),

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "coordinator/service.h"
 #include "tests/testing/run_command.h"
@@ -73,6 +74,21 @@ class ServiceTest : public ::testing::Test {
     *status = stub_->SubmitSweep(Context().get(), req, &resp);
     return resp;
   }
+
+  // Submits kSpec and leases up to `jobs` of its jobs (it has two) to w1.
+  std::vector<v1::JobLease> SubmitAndLease(int jobs) {
+    grpc::Status status;
+    Submit(kSpec, &status);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    v1::LeaseJobsRequest req;
+    req.set_worker_id("w1");
+    req.set_max_jobs(jobs);
+    req.set_lease_ms(5000);
+    v1::LeaseJobsResponse resp;
+    EXPECT_TRUE(stub_->LeaseJobs(Context().get(), req, &resp).ok());
+    return {resp.leases().begin(), resp.leases().end()};
+  }
+  v1::JobLease SubmitAndLease() { return SubmitAndLease(1).at(0); }
 
   std::string token_;        // set before SetUp to require it
   CheckpointBudget budget_;  // set before SetUp to change it

@@ -14,20 +14,6 @@ namespace {
 
 class ServiceMetricsTest : public ServiceTest {
  protected:
-  // Submits kSpec and leases its jobs (two) to w1.
-  std::vector<v1::JobLease> SubmitAndLeaseAll() {
-    grpc::Status status;
-    Submit(kSpec, &status);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    v1::LeaseJobsRequest req;
-    req.set_worker_id("w1");
-    req.set_max_jobs(2);
-    req.set_lease_ms(5000);
-    v1::LeaseJobsResponse resp;
-    EXPECT_TRUE(stub_->LeaseJobs(Context().get(), req, &resp).ok());
-    return {resp.leases().begin(), resp.leases().end()};
-  }
-  v1::JobLease SubmitAndLease() { return SubmitAndLeaseAll().front(); }
   grpc::Status Report(const v1::JobLease& lease,
                       const std::vector<MetricPoint>& points) {
     v1::ReportMetricsRequest req;
@@ -173,7 +159,7 @@ TEST_F(ServiceMetricsTest, MaxPointsCutsEachSeriesAndPagesBetweenNames) {
 }
 
 TEST_F(ServiceMetricsTest, ASweepsPointsComeInGridOrderEveryPointOnce) {
-  const std::vector<v1::JobLease> leases = SubmitAndLeaseAll();
+  const std::vector<v1::JobLease> leases = SubmitAndLease(2);
   ASSERT_EQ(leases.size(), 2u);
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (const v1::JobLease& lease : leases) {

@@ -14,22 +14,7 @@
 namespace tailsweep {
 namespace {
 
-class ServiceReadsTest : public ServiceTest {
- protected:
-  // Submits kSpec and leases one job to w1.
-  v1::JobLease SubmitAndLease() {
-    grpc::Status status;
-    Submit(kSpec, &status);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    v1::LeaseJobsRequest req;
-    req.set_worker_id("w1");
-    req.set_max_jobs(1);
-    req.set_lease_ms(5000);
-    v1::LeaseJobsResponse resp;
-    EXPECT_TRUE(stub_->LeaseJobs(Context().get(), req, &resp).ok());
-    return resp.leases(0);
-  }
-};
+using ServiceReadsTest = ServiceTest;
 
 TEST_F(ServiceReadsTest, EveryReadOfASweepCountsItsEarlyStops) {
   const v1::JobLease lease = SubmitAndLease();

@@ -137,8 +137,8 @@ TEST_F(CommandE2E, AChildThatIgnoresSigtermIsKilledWithItsGroupAfterTheGrace) {
   EXPECT_TRUE(testing::WaitUntil([&] {
     return ProcessesMentioning("stubborn.sh") == 0 &&
            ProcessesMentioning("sleep 4321.5") == 0;
-  })) << ProcessesMentioning("stubborn.sh") << " "
-      << ProcessesMentioning("sleep 4321.5");
+  })) << ProcessesMentioning("stubborn.sh")
+      << " " << ProcessesMentioning("sleep 4321.5");
   // Preempted, not failed: back in the queue, the attempt not spent.
   EXPECT_EQ(JobCount("queued"), 1) << QueryText("SELECT last_error FROM jobs");
   EXPECT_EQ(Query("SELECT attempt FROM jobs"), 0);
