@@ -114,6 +114,13 @@ absl::Status CoordinatorService::DownsampledMetrics(
   while (true) {
     absl::StatusOr<std::vector<MetricPoint>> chunk = store_->Metrics(q);
     if (!chunk.ok()) return chunk.status();
+    if (static_cast<int64_t>(chunk->size()) == kChunk) {
+      // Where the next chunk starts, taken before the points move on: a
+      // moved-from name is empty, and read from "" the chunk came back
+      // again and again (a 50,000-point series grew without end).
+      q.after_name = chunk->back().name;
+      q.after_step = chunk->back().step;
+    }
     for (MetricPoint& p : *chunk) {
       if (!series.empty() && series.front().name != p.name && flush()) {
         return absl::OkStatus();
@@ -121,8 +128,6 @@ absl::Status CoordinatorService::DownsampledMetrics(
       series.push_back(std::move(p));
     }
     if (static_cast<int64_t>(chunk->size()) < kChunk) break;
-    q.after_name = chunk->back().name;
-    q.after_step = chunk->back().step;
   }
   // The last name: however full the page, no page follows.
   flush();

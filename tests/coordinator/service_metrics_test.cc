@@ -15,12 +15,12 @@ namespace {
 class ServiceMetricsTest : public ServiceTest {
  protected:
   grpc::Status Report(const v1::JobLease& lease,
-                      const std::vector<MetricPoint>& points) {
+                      const std::vector<MetricPoint>& points, int64_t seq = 1) {
     v1::ReportMetricsRequest req;
     req.set_worker_id("w1");
     req.set_job_id(lease.job_id());
     req.set_epoch(lease.epoch());
-    req.set_seq(1);
+    req.set_seq(seq);
     for (const MetricPoint& p : points) {
       v1::MetricPoint* out = req.add_points();
       out->set_name(p.name);
@@ -123,6 +123,42 @@ TEST_F(ServiceMetricsTest, MetricSeriesComeBackPagedWithNaNKept) {
   unknown.set_page_token("garbage");
   EXPECT_EQ(stub_->GetMetrics(Context().get(), unknown, &resp).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// Series past the store's read chunk (50,000 points): the read goes on
+// after the chunk, once. It used to read the first chunk again and again,
+// growing without end: a report of a 60,000-step run never answered.
+TEST_F(ServiceMetricsTest, MaxPointsReadsSeriesLongerThanAChunkOnce) {
+  const v1::JobLease lease = SubmitAndLease();
+  constexpr int kSteps = 60000;
+  std::vector<MetricPoint> batch;
+  int64_t seq = 0;
+  for (int step = 1; step <= kSteps; ++step) {
+    batch.push_back({"loss", step, 1.0 / step});
+    batch.push_back({"lr", step, 1e-3});
+    if (batch.size() == 10000 || step == kSteps) {
+      ASSERT_TRUE(Report(lease, batch, ++seq).ok());
+      batch.clear();
+    }
+  }
+  for (const char* names : {"loss", ""}) {
+    v1::GetMetricsRequest req;
+    req.set_job_id(lease.job_id());
+    req.set_max_points(100);
+    if (*names) req.add_names(names);
+    int pages = 0;
+    const std::vector<std::string> all = ReadAll(req, &pages);
+    int loss = 0, lr = 0;
+    for (const std::string& p : all) {
+      loss += p.rfind("loss@", 0) == 0;
+      lr += p.rfind("lr@", 0) == 0;
+    }
+    EXPECT_GE(loss, 50) << names;
+    EXPECT_LE(loss, 100) << names;
+    EXPECT_LE(lr, 100) << names;
+    EXPECT_EQ(all.front(), "loss@1=1") << names;
+    EXPECT_EQ(pages, 1) << names;
+  }
 }
 
 TEST_F(ServiceMetricsTest, MaxPointsCutsEachSeriesAndPagesBetweenNames) {
