@@ -1,13 +1,20 @@
 // Benchmark: the coordinator with fake jobs over loopback gRPC (real
 // service, real SQLite file): lease + complete cycles per second, lease
 // latency percentiles, and metric points ingested per second from 8
-// concurrent streaming workers; with --readers, lease latency again while
-// that many clients pull the sweep's whole history in a loop.
+// concurrent streaming workers; with --readers, lease and heartbeat latency
+// again while that many clients pull the sweep's whole history over the
+// HTTP gateway in a loop (the Python client's bulk route) and one more
+// rebuilds its report in a loop.
 //
 //   build/bin/coordinator_bench [--jobs 2000] [--clients 4] [--streams 8]
 //                               [--batches 50] [--points 1000] [--readers 0]
+//                               [--read-lane-threads 2]
 
 #include <grpcpp/grpcpp.h>
+#include <httplib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -19,7 +26,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "bench/loopback_coordinator.h"
+#include "coordinator/http_gateway.h"
 
 namespace tailsweep {
 namespace {
@@ -30,12 +39,13 @@ constexpr char kResult[] =
         "diverged": false, "diverged_step": null, "collapsed": false,
         "collapse_step": null, "stopped": false, "config": {}})";
 
-// `jobs` lease + complete cycles, one job at a time per client, from
-// `clients` workers named PREFIX-N; each lease's latency (ms), sorted.
+// `jobs` lease + heartbeat + complete cycles, one job at a time per client,
+// from `clients` workers named PREFIX-N; each lease's and heartbeat's
+// latency (ms), sorted.
 bool Cycles(const std::shared_ptr<grpc::Channel>& channel, int jobs,
             int clients, const std::string& prefix,
-            std::vector<double>* lease_ms) {
-  std::vector<std::vector<double>> latencies(clients);
+            std::vector<double>* lease_ms, std::vector<double>* heartbeat_ms) {
+  std::vector<std::vector<double>> latencies(clients), beats(clients);
   std::atomic<int> remaining{jobs};
   std::atomic<bool> failed{false};
   std::vector<std::thread> cyclers;
@@ -55,6 +65,18 @@ bool Cycles(const std::shared_ptr<grpc::Channel>& channel, int jobs,
           return;
         }
         latencies[c].push_back(SecondsSince(l0) * 1000);
+        v1::HeartbeatRequest beat;
+        beat.set_worker_id(lease.worker_id());
+        beat.set_job_id(leased.leases(0).job_id());
+        beat.set_epoch(leased.leases(0).epoch());
+        beat.set_lease_ms(60000);
+        v1::HeartbeatResponse renewed;
+        const auto h0 = std::chrono::steady_clock::now();
+        if (!own->Heartbeat(BenchContext().get(), beat, &renewed).ok()) {
+          failed = true;
+          return;
+        }
+        beats[c].push_back(SecondsSince(h0) * 1000);
         v1::CompleteJobRequest done;
         done.set_worker_id(absl::StrCat(prefix, "-", c));
         done.set_job_id(leased.leases(0).job_id());
@@ -68,18 +90,30 @@ bool Cycles(const std::shared_ptr<grpc::Channel>& channel, int jobs,
   }
   for (auto& t : cyclers) t.join();
   if (failed) {
-    std::fprintf(stderr, "a lease or completion failed\n");
+    std::fprintf(stderr, "a lease, heartbeat or completion failed\n");
     return false;
   }
-  for (const auto& l : latencies)
-    lease_ms->insert(lease_ms->end(), l.begin(), l.end());
+  for (int c = 0; c < clients; ++c) {
+    lease_ms->insert(lease_ms->end(), latencies[c].begin(), latencies[c].end());
+    heartbeat_ms->insert(heartbeat_ms->end(), beats[c].begin(), beats[c].end());
+  }
   std::sort(lease_ms->begin(), lease_ms->end());
+  std::sort(heartbeat_ms->begin(), heartbeat_ms->end());
   return true;
 }
 
 double Percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(sorted.size() - 1,
                          static_cast<size_t>(q * (sorted.size() - 1)))];
+}
+
+// "p50 A ms, p99 B ms, max C ms, N over 20 ms".
+std::string Latencies(const std::vector<double>& sorted) {
+  const auto over =
+      sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), 20.0);
+  return absl::StrFormat("p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d over 20 ms",
+                         Percentile(sorted, 0.5), Percentile(sorted, 0.99),
+                         sorted.back(), static_cast<int>(over));
 }
 
 int Main(int argc, char** argv) {
@@ -106,10 +140,20 @@ int Main(int argc, char** argv) {
   app.add_option("--points", points, "Points per batch (<= 10000)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  ServiceOptions service;
+  app.add_option("--read-lane-threads", service.read_lane_threads,
+                 "Threads of the bulk reads' lane (coordinator/read_lane.h; "
+                 "0: the reads run on gRPC's threads, as before it)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--read-lane-nice", service.read_lane_nice,
+                 "How much lower the lane's priority is (nice, 0..19)")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   std::unique_ptr<LoopbackCoordinator> coordinator =
-      LoopbackCoordinator::Start("tailsweep_coordinator_bench");
+      LoopbackCoordinator::Start("tailsweep_coordinator_bench", service);
   if (!coordinator) return 1;
   std::shared_ptr<grpc::Channel> channel = coordinator->channel();
   auto stub = v1::Coordinator::NewStub(channel);
@@ -129,8 +173,10 @@ int Main(int argc, char** argv) {
 
   // Lease + complete, one job at a time per client, from `clients` workers.
   t0 = std::chrono::steady_clock::now();
-  std::vector<double> lease_ms;
-  if (!Cycles(channel, jobs, clients, "bench", &lease_ms)) return 1;
+  std::vector<double> lease_ms, heartbeat_ms;
+  if (!Cycles(channel, jobs, clients, "bench", &lease_ms, &heartbeat_ms)) {
+    return 1;
+  }
   const double cycle_s = SecondsSince(t0);
 
   // Metric streams: each worker thread owns one leased job.
@@ -170,10 +216,12 @@ int Main(int argc, char** argv) {
   auto pct = [&](double q) { return Percentile(lease_ms, q); };
 
   // Leases under a read storm: `readers` clients pull the sweep's whole
-  // history (ListSweepMetrics, every page) in a loop while `clients` lease
-  // and complete the jobs of another sweep.
-  std::vector<double> storm_ms;
-  std::atomic<int64_t> pages{0}, pulls{0};
+  // history over the HTTP gateway (/api/sweeps/bench/history, CSV streamed:
+  // the Python client's bulk route) in a loop and one more rebuilds its
+  // report (/api/sweeps/bench/report) in a loop, while `clients` lease,
+  // heartbeat and complete the jobs of another sweep.
+  std::vector<double> storm_ms, storm_beat_ms;
+  std::atomic<int64_t> pulls{0}, reports{0}, bytes{0}, failures{0};
   double storm_s = 0;
   if (readers > 0) {
     v1::SubmitSweepRequest more;
@@ -186,28 +234,48 @@ int Main(int argc, char** argv) {
                    st.error_message().c_str());
       return 1;
     }
+    HttpGatewayOptions http;
+    http.listen = "127.0.0.1:0";
+    http.unbounded_burst = 1000000;  // one peer here: no rate limit
+    // In process, as tailsweep-coordinator reaches its own service.
+    auto gateway = HttpGateway::Start(
+        http, coordinator->server().InProcessChannel(grpc::ChannelArguments()),
+        [] { return std::string(); });
+    if (!gateway.ok()) {
+      std::fprintf(stderr, "%s\n",
+                   std::string(gateway.status().message()).c_str());
+      return 1;
+    }
+    const int port = (*gateway)->port();
     std::atomic<bool> stop{false};
     std::vector<std::thread> pullers;
-    for (int r = 0; r < readers; ++r) {
-      pullers.emplace_back([&] {
-        auto own = v1::Coordinator::NewStub(channel);
+    for (int r = 0; r <= readers; ++r) {
+      const bool report = r == readers;
+      pullers.emplace_back([&, report] {
+        // The readers stand for clients on other machines: here, they
+        // take only the cores the coordinator leaves.
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+        httplib::Client http_client("127.0.0.1", port);
+        http_client.set_read_timeout(600);
         while (!stop) {
-          v1::ListSweepMetricsRequest req;
-          req.set_sweep("bench");
-          do {
-            v1::ListSweepMetricsResponse page;
-            if (!own->ListSweepMetrics(BenchContext().get(), req, &page).ok()) {
-              return;
-            }
-            ++pages;
-            req.set_page_token(page.next_page_token());
-          } while (!req.page_token().empty() && !stop);
-          ++pulls;
+          auto answer = http_client.Get(
+              report ? "/api/sweeps/bench/report" : "/api/sweeps/bench/history",
+              [&](const char*, size_t n) {
+                bytes += static_cast<int64_t>(n);
+                return !stop.load();
+              });
+          if (stop) break;
+          if (!answer || answer->status != 200) {
+            ++failures;
+            continue;
+          }
+          ++(report ? reports : pulls);
         }
       });
     }
     t0 = std::chrono::steady_clock::now();
-    const bool ok = Cycles(channel, jobs, clients, "storm", &storm_ms);
+    const bool ok =
+        Cycles(channel, jobs, clients, "storm", &storm_ms, &storm_beat_ms);
     storm_s = SecondsSince(t0);
     stop = true;
     for (auto& t : pullers) t.join();
@@ -220,22 +288,23 @@ int Main(int argc, char** argv) {
       "lease + complete: %d cycles from %d clients in %.3f s = %.0f "
       "cycles/s\n",
       jobs, clients, cycle_s, jobs / cycle_s);
-  std::printf("lease latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-              pct(0.5), pct(0.99), lease_ms.back());
+  std::printf("lease latency: %s\n", Latencies(lease_ms).c_str());
+  std::printf("heartbeat latency: %s\n", Latencies(heartbeat_ms).c_str());
   std::printf(
       "metrics: %d streams x %d batches x %d points in %.3f s = %.0f "
       "points/s\n",
       leased.leases_size(), batches, points, stream_s, total_points / stream_s);
   if (readers > 0) {
     std::printf(
-        "lease + complete while %d readers pull the %.0f-point history in a "
-        "loop (%lld pages, %lld whole pulls): %d cycles in %.3f s; lease "
-        "latency p50 %.2f ms, p99 %.2f ms, max %.2f ms (idle above: p99 "
-        "%.2f ms)\n",
-        readers, total_points, static_cast<long long>(pages.load()),
-        static_cast<long long>(pulls.load()), jobs, storm_s,
-        Percentile(storm_ms, 0.5), Percentile(storm_ms, 0.99), storm_ms.back(),
-        pct(0.99));
+        "while %d readers pull the %.0f-point history over HTTP in a loop "
+        "and 1 rebuilds the report (%lld whole pulls, %lld reports, %.0f MB, "
+        "%lld failed reads): %d cycles in %.3f s\n",
+        readers, total_points, static_cast<long long>(pulls.load()),
+        static_cast<long long>(reports.load()), bytes.load() / 1e6,
+        static_cast<long long>(failures.load()), jobs, storm_s);
+    std::printf("  lease latency: %s (idle above)\n",
+                Latencies(storm_ms).c_str());
+    std::printf("  heartbeat latency: %s\n", Latencies(storm_beat_ms).c_str());
   }
   return 0;
 }

@@ -35,7 +35,8 @@ class LoopbackCoordinator {
  public:
   // Under TMPDIR/`name` (emptied first); nullptr, said on stderr, when the
   // store cannot be opened.
-  static std::unique_ptr<LoopbackCoordinator> Start(const std::string& name) {
+  static std::unique_ptr<LoopbackCoordinator> Start(
+      const std::string& name, const ServiceOptions& options = {}) {
     auto c = std::unique_ptr<LoopbackCoordinator>(new LoopbackCoordinator);
     c->dir_ = (std::filesystem::temp_directory_path() / name).string();
     std::filesystem::remove_all(c->dir_);
@@ -49,8 +50,8 @@ class LoopbackCoordinator {
     c->store_ = std::move(*store);
     c->checkpoints_ =
         std::make_unique<CheckpointStore>(c->store_.get(), c->dir_ + "/data");
-    c->service_ = std::make_unique<CoordinatorService>(c->store_.get(),
-                                                       c->checkpoints_.get());
+    c->service_ = std::make_unique<CoordinatorService>(
+        c->store_.get(), c->checkpoints_.get(), options);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),

@@ -12,6 +12,7 @@
 
 #include "coordinator/auth.h"
 #include "coordinator/checkpoint_store.h"
+#include "coordinator/read_lane.h"
 #include "coordinator/result_pages.h"
 #include "coordinator/search_driver.h"
 #include "coordinator/store.h"
@@ -42,6 +43,10 @@ struct ServiceOptions {
   std::string token;
   // Counts leases and points when set (coordinator/telemetry.h).
   Telemetry* telemetry = nullptr;
+  // The bulk reads' lane (read_lane.h): its threads (0: none, the reads
+  // run on gRPC's threads) and how much lower their priority is.
+  int read_lane_threads = 2;
+  int read_lane_nice = 10;
 };
 
 class CoordinatorService final : public v1::Coordinator::Service {
@@ -53,7 +58,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
         max_checkpoint_bytes_(options.max_checkpoint_bytes),
         auth_(options.token),
         telemetry_(options.telemetry),
-        search_(store) {}
+        search_(store),
+        reads_(options.read_lane_threads, options.read_lane_nice) {}
 
   // Boundary sweeps' later rounds (search_driver.h): the service advances
   // them as results come in; call search().Start() once after a restart.
@@ -111,6 +117,19 @@ class CoordinatorService final : public v1::Coordinator::Service {
                              v1::GetBoundariesResponse*) override;
 
  private:
+  // The bulk reads' bodies, run in reads_ by the calls of the same name
+  // (service_reads.cc).
+  grpc::Status ListJobsInLane(grpc::ServerContext*, const v1::ListJobsRequest*,
+                              v1::ListJobsResponse*);
+  grpc::Status GetResultsInLane(grpc::ServerContext*,
+                                const v1::GetResultsRequest*,
+                                v1::GetResultsResponse*);
+  grpc::Status GetMetricsInLane(grpc::ServerContext*,
+                                const v1::GetMetricsRequest*,
+                                v1::GetMetricsResponse*);
+  grpc::Status ListSweepMetricsInLane(grpc::ServerContext*,
+                                      const v1::ListSweepMetricsRequest*,
+                                      v1::ListSweepMetricsResponse*);
   // GetMetrics with max_points: whole names, each downsampled.
   absl::Status DownsampledMetrics(Store::MetricsQuery q, int max_points,
                                   v1::GetMetricsResponse* resp);
@@ -122,6 +141,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   Telemetry* telemetry_;
   SearchDriver search_;
   ResultPages result_pages_;  // GetResults snapshots
+  ReadLane reads_;            // last: its threads use the rest
 };
 
 // grpc.health.v1.Health: SERVING while the store writes, NOT_SERVING while

@@ -59,9 +59,9 @@ absl::Status ParseSweepPageToken(const std::string& token,
 
 }  // namespace
 
-grpc::Status CoordinatorService::GetMetrics(grpc::ServerContext* ctx,
-                                            const v1::GetMetricsRequest* req,
-                                            v1::GetMetricsResponse* resp) {
+grpc::Status CoordinatorService::GetMetricsInLane(
+    grpc::ServerContext* ctx, const v1::GetMetricsRequest* req,
+    v1::GetMetricsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   Store::MetricsQuery q;
@@ -135,7 +135,7 @@ absl::Status CoordinatorService::DownsampledMetrics(
   return absl::OkStatus();
 }
 
-grpc::Status CoordinatorService::ListSweepMetrics(
+grpc::Status CoordinatorService::ListSweepMetricsInLane(
     grpc::ServerContext* ctx, const v1::ListSweepMetricsRequest* req,
     v1::ListSweepMetricsResponse* resp) {
   TS_AUTHORIZE(ctx);

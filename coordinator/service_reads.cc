@@ -104,9 +104,9 @@ grpc::Status CoordinatorService::GetSweepStatus(
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
-                                          const v1::ListJobsRequest* req,
-                                          v1::ListJobsResponse* resp) {
+grpc::Status CoordinatorService::ListJobsInLane(grpc::ServerContext* ctx,
+                                                const v1::ListJobsRequest* req,
+                                                v1::ListJobsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   Store::JobsQuery q;
@@ -179,9 +179,9 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::GetResults(grpc::ServerContext* ctx,
-                                            const v1::GetResultsRequest* req,
-                                            v1::GetResultsResponse* resp) {
+grpc::Status CoordinatorService::GetResultsInLane(
+    grpc::ServerContext* ctx, const v1::GetResultsRequest* req,
+    v1::GetResultsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<ResultsToken> token = ParseResultsToken(req->page_token());
@@ -346,5 +346,21 @@ grpc::Status CoordinatorService::GetBoundaries(
   for (const CellSearch& c : *plan) ToProto(c, resp->add_cells());
   return grpc::Status::OK;
 }
+
+// The bulk reads, each run in the read lane (read_lane.h): behind the
+// workers' calls for the cores.
+#define TS_IN_READ_LANE(Method, Request, Response)                            \
+  grpc::Status CoordinatorService::Method(                                    \
+      grpc::ServerContext* ctx, const v1::Request* req, v1::Response* resp) { \
+    grpc::Status status;                                                      \
+    reads_.Run([&] { status = Method##InLane(ctx, req, resp); });             \
+    return status;                                                            \
+  }
+TS_IN_READ_LANE(ListJobs, ListJobsRequest, ListJobsResponse)
+TS_IN_READ_LANE(GetResults, GetResultsRequest, GetResultsResponse)
+TS_IN_READ_LANE(GetMetrics, GetMetricsRequest, GetMetricsResponse)
+TS_IN_READ_LANE(ListSweepMetrics, ListSweepMetricsRequest,
+                ListSweepMetricsResponse)
+#undef TS_IN_READ_LANE
 
 }  // namespace tailsweep

@@ -1,0 +1,62 @@
+#include "coordinator/read_lane.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace tailsweep {
+
+ReadLane::ReadLane(int threads, int nice) {
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, nice] { Serve(nice); });
+  }
+}
+
+ReadLane::~ReadLane() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void ReadLane::Run(absl::FunctionRef<void()> work) {
+  if (threads_.empty()) return work();
+  Task task{work};
+  std::unique_lock<std::mutex> lock(mu_);
+  queue_.push_back(&task);
+  queued_.notify_one();
+  finished_.wait(lock, [&] { return task.done; });
+}
+
+void ReadLane::Serve(int nice) {
+  // This thread only (Linux: a thread's own nice value, by its id).
+  const id_t self = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, self);
+  if (errno == 0 &&
+      setpriority(PRIO_PROCESS, self, std::min(19, now + nice)) != 0) {
+    spdlog::warn("read lane: cannot lower its priority: {}",
+                 std::strerror(errno));
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    Task* task = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    task->work();
+    lock.lock();
+    task->done = true;
+    finished_.notify_all();
+  }
+}
+
+}  // namespace tailsweep

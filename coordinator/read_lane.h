@@ -1,0 +1,55 @@
+#ifndef TAILSWEEP_COORDINATOR_READ_LANE_H_
+#define TAILSWEEP_COORDINATOR_READ_LANE_H_
+
+// Where people's bulk reads run (ListSweepMetrics, GetMetrics, ListJobs,
+// GetResults): a few threads of their own at a lower CPU priority than the
+// rest of the process. While notebooks pull whole histories and dashboards
+// rebuild reports, the workers' calls (leases, heartbeats, metrics) get the
+// cores first, and the bulk reads share what is left. Measured
+// (bench/coordinator_bench --readers 8, 2 cores): lease p99 44 ms with
+// every read on gRPC's own threads, 21 ms with ListSweepMetrics alone
+// lowered (docs/performance.md has the current figure).
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+
+namespace tailsweep {
+
+class ReadLane {
+ public:
+  // `threads` each `nice` (0..19) above the process's own nice value;
+  // with 0 threads, work runs on the calling thread (no lane). Lowering is all
+  // an unprivileged process may do: the lane's threads are never raised back,
+  // so they serve nothing else.
+  ReadLane(int threads, int nice);
+  ~ReadLane();  // runs what is queued, then joins
+
+  ReadLane(const ReadLane&) = delete;
+  ReadLane& operator=(const ReadLane&) = delete;
+
+  // Runs `work` on a lane thread, in the order called; returns once it has
+  // run. The calling thread waits without using a core.
+  void Run(absl::FunctionRef<void()> work);
+
+ private:
+  struct Task {
+    absl::FunctionRef<void()> work;
+    bool done = false;
+  };
+  void Serve(int nice);
+
+  std::mutex mu_;
+  std::condition_variable queued_, finished_;
+  std::deque<Task*> queue_;  // guarded by mu_
+  bool stopping_ = false;    // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tailsweep
+
+#endif  // TAILSWEEP_COORDINATOR_READ_LANE_H_
