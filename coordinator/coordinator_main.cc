@@ -23,6 +23,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "coordinator/http_gateway.h"
 #include "coordinator/lease_expiry.h"
@@ -45,6 +46,7 @@ struct Flags {
   int max_message_bytes = 4 << 20;
   CheckpointBudget budget;
   std::string token_file, tls_cert, tls_key, log_level, http_listen;
+  std::vector<std::string> http_trusted_proxies;
 };
 
 void DefineFlags(CLI::App& app, Flags& f) {
@@ -97,6 +99,10 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "Also serve the live dashboard, the JSON API under /api/ and "
                  "Prometheus' /metrics on HOST:PORT (read-only; the same "
                  "token, and TLS when gRPC has it; off by default)");
+  app.add_option("--http-trusted-proxy", f.http_trusted_proxies,
+                 "IP address of a front proxy (deploy/haproxy): its requests' "
+                 "X-Forwarded-For names the peer that the HTTP rate limits "
+                 "and refusal logs count (repeatable; default: none)");
   app.add_option("--log-level", f.log_level,
                  std::string("Log level: ") + kLogLevels +
                      " (default: SPDLOG_LEVEL, else info)");
@@ -173,6 +179,7 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> StartDashboard(
   http.token = token;
   http.tls_cert_file = f.tls_cert;
   http.tls_key_file = f.tls_key;
+  http.trusted_proxies = f.http_trusted_proxies;
   http.on_refusal = [&telemetry](const std::string& reason) {
     telemetry.HttpRefused(reason);
   };

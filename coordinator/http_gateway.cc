@@ -1,9 +1,13 @@
 #include "coordinator/http_gateway.h"
 
+#include <arpa/inet.h>
 #include <google/protobuf/util/json_util.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +41,7 @@ using http_api::ServeCall;
 
 constexpr char kCookie[] = "tailsweep_token";
 constexpr int kMaxConnectionThreads = 2048;
+constexpr int kConnectionNice = 10;
 constexpr std::chrono::seconds kShutdownGrace(3);
 constexpr std::chrono::seconds kReadTimeout(5), kWriteTimeout(30),
     kKeepAliveTimeout(5);
@@ -127,6 +132,10 @@ class ThreadPerConnection : public httplib::TaskQueue {
     // The thread keeps the counts alive: httplib deletes this queue after
     // shutdown(), which may leave a dribbling client's thread running.
     std::thread([threads = threads_, fn = std::move(fn)] {
+      // Behind the lease path: a read storm's formatting and sending
+      // yields the cores to leases and heartbeats.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)),
+                  kConnectionNice);
       fn();
       std::lock_guard<std::mutex> done(threads->mu);
       --threads->running;
@@ -176,6 +185,15 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
     std::function<std::string()> metrics_text) {
   std::unique_ptr<HttpGateway> g(
       new HttpGateway(options, std::move(channel), std::move(metrics_text)));
+  for (const std::string& proxy : options.trusted_proxies) {
+    in6_addr any;
+    if (inet_pton(AF_INET, proxy.c_str(), &any) != 1 &&
+        inet_pton(AF_INET6, proxy.c_str(), &any) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http-trusted-proxy '", proxy,
+                       "' is not an IP address (e.g. 127.0.0.1 or ::1)"));
+    }
+  }
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return absl::InvalidArgumentError("TLS needs both a certificate and a key");
   }
@@ -237,13 +255,31 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   return g;
 }
 
+std::string HttpGateway::PeerOf(const httplib::Request& req) const {
+  const std::vector<std::string>& trusted = options_.trusted_proxies;
+  if (std::find(trusted.begin(), trusted.end(), req.remote_addr) ==
+      trusted.end()) {
+    return req.remote_addr;
+  }
+  // The proxy appends the address it accepted from: the last one (of the
+  // last such header; a client may send its own before it).
+  const size_t headers = req.get_header_value_count("X-Forwarded-For");
+  const std::string forwarded =
+      headers == 0 ? "" : req.get_header_value("X-Forwarded-For", headers - 1);
+  const size_t comma = forwarded.rfind(',');
+  const std::string last(absl::StripAsciiWhitespace(
+      comma == std::string::npos ? forwarded : forwarded.substr(comma + 1)));
+  return last.empty() ? req.remote_addr : last;
+}
+
 void HttpGateway::Refused(const httplib::Request& req,
                           const std::string& reason) {
   if (options_.on_refusal) options_.on_refusal(reason);
   const auto now = std::chrono::steady_clock::now();
+  const std::string peer = PeerOf(req);
   {
     std::lock_guard<std::mutex> lock(peers_mu_);
-    auto& last = peers_[req.remote_addr].logged[reason];
+    auto& last = peers_[peer].logged[reason];
     if (last.time_since_epoch().count() != 0 &&
         now - last < std::chrono::minutes(1)) {
       return;  // said once a minute per peer and reason, not per request
@@ -254,7 +290,7 @@ void HttpGateway::Refused(const httplib::Request& req,
   spdlog::warn(
       "HTTP {} {} from {}: refused ({}); said once a minute per "
       "peer",
-      req.method, req.path, req.remote_addr, reason);
+      req.method, req.path, peer, reason);
 }
 
 bool HttpGateway::TakeUnboundedRead(const std::string& peer) {
@@ -366,13 +402,14 @@ void HttpGateway::Route() {
       // steady rate. Paged reads (each page bounded) are not limited.
       const bool paged =
           req.has_param("page_size") || req.has_param("page_token");
-      if (unbounded && !paged && !TakeUnboundedRead(req.remote_addr)) {
+      const std::string peer = PeerOf(req);
+      if (unbounded && !paged && !TakeUnboundedRead(peer)) {
         Refused(req, "rate_limited");
         res.set_header("Retry-After", "1");
         return SendError(
             res, absl::ResourceExhaustedError(absl::StrCat(
-                     "too many whole-sweep reads from ", req.remote_addr,
-                     ": at most ", options_.unbounded_burst, " at once, then ",
+                     "too many whole-sweep reads from ", peer, ": at most ",
+                     options_.unbounded_burst, " at once, then ",
                      options_.unbounded_per_second,
                      " a second; retry after 1 s, or read in pages "
                      "(page_size=)")));

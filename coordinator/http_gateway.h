@@ -31,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/auth.h"
@@ -56,6 +57,10 @@ struct HttpGatewayOptions {
   // peer may make: a burst, then this many a second.
   int unbounded_burst = 20;
   double unbounded_per_second = 2;
+  // IP addresses of front proxies (deploy/haproxy): a request from one of
+  // them is the peer its X-Forwarded-For names last, for the rate limits
+  // and the refusal log. From anyone else the header is ignored.
+  std::vector<std::string> trusted_proxies;
 };
 
 // The connections being served, each on a thread of its own (the
@@ -90,6 +95,9 @@ class HttpGateway {
   // GET /: the sweeps page, or a browser's login with ?token=.
   void ServeIndex(const httplib::Request& req, httplib::Response& res);
 
+  // Who sent the request: its socket's address, or the address a trusted
+  // proxy forwarded it for.
+  std::string PeerOf(const httplib::Request& req) const;
   // Counts a refusal, and logs it once per peer and reason a minute.
   void Refused(const httplib::Request& req, const std::string& reason);
   // Whether `peer` may make one more unbounded read now (token bucket).

@@ -6,7 +6,8 @@
 # Alone: what the build of the executables and the main job need (the
 # README's first command). --with tests adds what only the test suite uses:
 # GoogleTest, chromium (browser tests), the prometheus server, pandas,
-# systemd-analyze, curl, clang-format (the README's second command).
+# systemd-analyze, curl, clang-format, haproxy (the front proxy's test; the
+# README's second command).
 # --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
 # commands), which the Slurm tests configure and start themselves. --with
 # bench adds what benchmarks and examples compare with or run on: pandas,
@@ -39,7 +40,8 @@ for group in "${with[@]}"; do
     tests)
       tests=yes
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
-                 python3-pandas python3-pytest python3-optuna curl systemd) ;;
+                 python3-pandas python3-pytest python3-optuna curl systemd
+                 haproxy) ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     bench) packages+=(python3-pandas python3-optuna python3-torch) ;;
     *) echo "install-deps: unknown group '$group' (allowed: tests, slurm, bench)" >&2; exit 2 ;;

@@ -20,7 +20,7 @@ def wait_for(done, what, seconds=120):
 
 
 class Services:
-    def __init__(self, root):
+    def __init__(self, root, *coordinator_args):
         self.root = root
         self.db = os.path.join(root, "ts.db")
         with socket.socket() as s:
@@ -39,7 +39,8 @@ class Services:
         self.procs = []
         self.start("tailsweep-coordinator", "--db", self.db, "--data-dir",
                    os.path.join(root, "data"), "--listen", self.address,
-                   "--http-listen", self.http[len("http://"):])
+                   "--http-listen", self.http[len("http://"):],
+                   *coordinator_args)
         wait_for(lambda: self.cli("status").returncode == 0, "the coordinator")
 
     def start(self, name, *args):
