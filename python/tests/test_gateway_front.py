@@ -138,12 +138,17 @@ def probe(front, rounds=10):
     return failed, missed, slowest
 
 
-def threads_of(pid):
+def status_field(pid, field):
+    """A number from /proc/PID/status (Threads, VmRSS in kB)."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("Threads:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return -1
+
+
+def threads_of(pid):
+    return status_field(pid, "Threads")
 
 
 def closed_by_peer(sockets):
@@ -241,9 +246,10 @@ def test_floods_are_held_by_the_proxy_and_starve_no_one(front):
             dripper.join()
         print("%d idle + %d half-sent + %d byte-a-second connections through "
               "the proxy: %d failed, %d over %.1f s, slowest %.3f s; "
-              "coordinator threads %d -> %d" % (
+              "coordinator threads %d -> %d, %d MB; haproxy %d MB" % (
                   FLOOD, FLOOD, FLOOD, failed, missed, DEADLINE_S, slowest,
-                  threads_before, threads))
+                  threads_before, threads, status_field(pid, "VmRSS") // 1024,
+                  status_field(front.proxy.pid, "VmRSS") // 1024))
         assert (failed, missed) == (0, 0), slowest
         # The connections wait in the proxy's event loop: the coordinator
         # has no thread for any of them.
