@@ -47,6 +47,7 @@ struct Flags {
   CheckpointBudget budget;
   std::string token_file, tls_cert, tls_key, log_level, http_listen;
   std::vector<std::string> http_trusted_proxies;
+  int http_nice = HttpGatewayOptions{}.connection_nice;
 };
 
 void DefineFlags(CLI::App& app, Flags& f) {
@@ -103,6 +104,13 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "IP address of a front proxy (deploy/haproxy): its requests' "
                  "X-Forwarded-For names the peer that the HTTP rate limits "
                  "and refusal logs count (repeatable; default: none)");
+  app.add_option("--http-nice", f.http_nice,
+                 "How much lower the HTTP gateway's connection threads run "
+                 "(nice): people's reads yield the cores to the workers' "
+                 "calls; machine-wide, so where workers train on this "
+                 "machine 0 keeps the dashboard at full speed")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--log-level", f.log_level,
                  std::string("Log level: ") + kLogLevels +
                      " (default: SPDLOG_LEVEL, else info)");
@@ -180,6 +188,7 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> StartDashboard(
   http.tls_cert_file = f.tls_cert;
   http.tls_key_file = f.tls_key;
   http.trusted_proxies = f.http_trusted_proxies;
+  http.connection_nice = f.http_nice;
   http.on_refusal = [&telemetry](const std::string& reason) {
     telemetry.HttpRefused(reason);
   };

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <limits>
@@ -41,7 +42,6 @@ using http_api::ServeCall;
 
 constexpr char kCookie[] = "tailsweep_token";
 constexpr int kMaxConnectionThreads = 2048;
-constexpr int kConnectionNice = 10;
 constexpr std::chrono::seconds kShutdownGrace(3);
 constexpr std::chrono::seconds kReadTimeout(5), kWriteTimeout(30),
     kKeepAliveTimeout(5);
@@ -122,8 +122,8 @@ CoordinatorApi CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
 // timeout, at the cost of a thread's stack (touched pages only) each.
 class ThreadPerConnection : public httplib::TaskQueue {
  public:
-  explicit ThreadPerConnection(std::shared_ptr<ConnectionThreads> threads)
-      : threads_(std::move(threads)) {}
+  ThreadPerConnection(std::shared_ptr<ConnectionThreads> threads, int nice)
+      : threads_(std::move(threads)), nice_(nice) {}
   void enqueue(std::function<void()> fn) override {
     ConnectionThreads& t = *threads_;
     std::unique_lock<std::mutex> lock(t.mu);
@@ -131,11 +131,17 @@ class ThreadPerConnection : public httplib::TaskQueue {
     ++t.running;
     // The thread keeps the counts alive: httplib deletes this queue after
     // shutdown(), which may leave a dribbling client's thread running.
-    std::thread([threads = threads_, fn = std::move(fn)] {
-      // Behind the lease path: a read storm's formatting and sending
+    std::thread([threads = threads_, fn = std::move(fn), nice = nice_] {
+      // Behind the workers' calls: a read storm's formatting and sending
       // yields the cores to leases and heartbeats.
-      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)),
-                  kConnectionNice);
+      if (nice > 0) {
+        const id_t self = static_cast<id_t>(syscall(SYS_gettid));
+        errno = 0;
+        const int now = getpriority(PRIO_PROCESS, self);
+        if (errno == 0) {
+          setpriority(PRIO_PROCESS, self, std::min(19, now + nice));
+        }
+      }
       fn();
       std::lock_guard<std::mutex> done(threads->mu);
       --threads->running;
@@ -154,6 +160,7 @@ class ThreadPerConnection : public httplib::TaskQueue {
 
  private:
   std::shared_ptr<ConnectionThreads> threads_;
+  int nice_;
 };
 
 }  // namespace
@@ -221,8 +228,9 @@ absl::StatusOr<std::unique_ptr<HttpGateway>> HttpGateway::Start(
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  g->server_->new_task_queue = [threads = g->threads_] {
-    return new ThreadPerConnection(threads);
+  g->server_->new_task_queue = [threads = g->threads_,
+                                nice = options.connection_nice] {
+    return new ThreadPerConnection(threads, nice);
   };
   // The listening socket, seen as httplib makes it: its backlog is widened
   // below (Debian's httplib listens with a backlog of 5: a burst of

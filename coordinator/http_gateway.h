@@ -61,6 +61,11 @@ struct HttpGatewayOptions {
   // them is the peer its X-Forwarded-For names last, for the rate limits
   // and the refusal log. From anyone else the header is ignored.
   std::vector<std::string> trusted_proxies;
+  // How much lower (nice, 0..19) each connection's thread runs than the
+  // rest of the process: people's reads yield the cores to the workers'
+  // calls. Nice is machine-wide: a local worker's training at nice 0 then
+  // comes first too (0 turns it off).
+  int connection_nice = 10;
 };
 
 // The connections being served, each on a thread of its own (the

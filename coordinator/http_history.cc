@@ -16,6 +16,7 @@ namespace tailsweep::http_api {
 namespace {
 
 constexpr char kNextPageHeader[] = "X-Next-Page-Token";
+constexpr int32_t kStreamPagePoints = 10000;
 
 // A value as CSV and the JSON series spell it: the shortest exact decimal,
 // or the job protocol's words for NaN and the infinities (JsonNumber: what
@@ -86,6 +87,12 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
   const bool csv = format == "csv";
   absl::StatusOr<v1::ListSweepMetricsRequest> r = HistoryRequest(req);
   if (!r.ok()) return SendError(res, r.status());
+  const bool one_page =
+      req.has_param("page_size") || req.has_param("page_token");
+  // Streamed, in smaller pages than a client's: each page's answer is
+  // serialised on a gRPC thread at the workers' priority, and short turns
+  // there keep a lease from waiting behind one (docs/performance.md).
+  if (!one_page) r->set_page_size(kStreamPagePoints);
   // The first page here: a bad request or an unknown sweep is an error
   // answer, not a cut-off stream.
   auto page = std::make_shared<v1::ListSweepMetricsResponse>();
@@ -95,7 +102,7 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
   const char* type = csv ? "text/csv; charset=utf-8" : "application/json";
   const std::string header =
       csv ? "job_id,name,step,value\r\n" : "{\"series\":[";
-  if (req.has_param("page_size") || req.has_param("page_token")) {
+  if (one_page) {
     // One page; the token for the next in a header (and the JSON body).
     std::string body = header;
     bool first = true;

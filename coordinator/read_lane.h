@@ -2,13 +2,15 @@
 #define TAILSWEEP_COORDINATOR_READ_LANE_H_
 
 // Where people's bulk reads run (ListSweepMetrics, GetMetrics, ListJobs,
-// GetResults): a few threads of their own at a lower CPU priority than the
-// rest of the process. While notebooks pull whole histories and dashboards
-// rebuild reports, the workers' calls (leases, heartbeats, metrics) get the
-// cores first, and the bulk reads share what is left. Measured
-// (bench/coordinator_bench --readers 8, 2 cores): lease p99 44 ms with
-// every read on gRPC's own threads, 21 ms with ListSweepMetrics alone
-// lowered (docs/performance.md has the current figure).
+// GetResults): threads of their own (one by default), so that however many
+// notebooks pull whole histories and dashboards rebuild reports, their
+// reads take at most that many cores and the workers' calls (leases,
+// heartbeats, metrics) keep the rest. Optionally at a lower CPU priority;
+// nice is machine-wide (other processes' nice-0 work comes first too), so
+// the default lowers nothing. Measured (bench/coordinator_bench --readers
+// 8, 2 cores, docs/performance.md): with the gateway's threads at nice 10,
+// lease p99 21 ms with one lane thread, 33 ms with two, 45 ms without a
+// lane.
 
 #include <condition_variable>
 #include <deque>

@@ -45,8 +45,8 @@ struct ServiceOptions {
   Telemetry* telemetry = nullptr;
   // The bulk reads' lane (read_lane.h): its threads (0: none, the reads
   // run on gRPC's threads) and how much lower their priority is.
-  int read_lane_threads = 2;
-  int read_lane_nice = 10;
+  int read_lane_threads = 1;
+  int read_lane_nice = 0;
 };
 
 class CoordinatorService final : public v1::Coordinator::Service {

@@ -30,6 +30,13 @@ class ServiceMetricsTest : public ServiceTest {
     v1::ReportMetricsResponse resp;
     return stub_->ReportMetrics(Context().get(), req, &resp);
   }
+  // How many of ReadAll's strings are points of `name`.
+  static int PointsOf(const std::vector<std::string>& all,
+                      const std::string& name) {
+    return static_cast<int>(std::count_if(
+        all.begin(), all.end(),
+        [&](const std::string& p) { return p.rfind(name + "@", 0) == 0; }));
+  }
   // Every page of a series, as "name@step=value" strings.
   std::vector<std::string> ReadAll(v1::GetMetricsRequest req, int* pages) {
     std::vector<std::string> out;
@@ -148,11 +155,7 @@ TEST_F(ServiceMetricsTest, MaxPointsReadsSeriesLongerThanAChunkOnce) {
     if (*names) req.add_names(names);
     int pages = 0;
     const std::vector<std::string> all = ReadAll(req, &pages);
-    int loss = 0, lr = 0;
-    for (const std::string& p : all) {
-      loss += p.rfind("loss@", 0) == 0;
-      lr += p.rfind("lr@", 0) == 0;
-    }
+    const int loss = PointsOf(all, "loss"), lr = PointsOf(all, "lr");
     EXPECT_GE(loss, 50) << names;
     EXPECT_LE(loss, 100) << names;
     EXPECT_LE(lr, 100) << names;
@@ -174,11 +177,7 @@ TEST_F(ServiceMetricsTest, MaxPointsCutsEachSeriesAndPagesBetweenNames) {
   req.set_max_points(50);
   int pages = 0;
   const std::vector<std::string> all = ReadAll(req, &pages);
-  int loss = 0, lr = 0;
-  for (const std::string& p : all) {
-    loss += p.rfind("loss@", 0) == 0;
-    lr += p.rfind("lr@", 0) == 0;
-  }
+  const int loss = PointsOf(all, "loss"), lr = PointsOf(all, "lr");
   EXPECT_LE(loss, 50);
   EXPECT_GE(loss, 25);
   EXPECT_LE(lr, 50);
