@@ -7,10 +7,9 @@
 // reads take at most that many cores and the workers' calls (leases,
 // heartbeats, metrics) keep the rest. Optionally at a lower CPU priority;
 // nice is machine-wide (other processes' nice-0 work comes first too), so
-// the default lowers nothing. Measured (bench/coordinator_bench --readers
-// 8, 2 cores, docs/performance.md): with the gateway's threads at nice 10,
-// lease p99 21 ms with one lane thread, 33 ms with two, 45 ms without a
-// lane.
+// the default lowers nothing. Measured with and without it:
+// bench/coordinator_bench --readers 8 --read-lane-threads N
+// (docs/performance.md, "Leases under a read storm").
 
 #include <condition_variable>
 #include <deque>
