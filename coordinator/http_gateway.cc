@@ -4,13 +4,9 @@
 #include <google/protobuf/util/json_util.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <limits>
@@ -25,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "coordinator/http_api.h"
+#include "coordinator/read_lane.h"
 #include "coordinator/store.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/version.h"
@@ -134,14 +131,7 @@ class ThreadPerConnection : public httplib::TaskQueue {
     std::thread([threads = threads_, fn = std::move(fn), nice = nice_] {
       // Behind the workers' calls: a read storm's formatting and sending
       // yields the cores to leases and heartbeats.
-      if (nice > 0) {
-        const id_t self = static_cast<id_t>(syscall(SYS_gettid));
-        errno = 0;
-        const int now = getpriority(PRIO_PROCESS, self);
-        if (errno == 0) {
-          setpriority(PRIO_PROCESS, self, std::min(19, now + nice));
-        }
-      }
+      LowerThisThread(nice);
       fn();
       std::lock_guard<std::mutex> done(threads->mu);
       --threads->running;

@@ -35,16 +35,20 @@ void ReadLane::Run(absl::FunctionRef<void()> work) {
   finished_.wait(lock, [&] { return task.done; });
 }
 
-void ReadLane::Serve(int nice) {
+void LowerThisThread(int nice) {
+  if (nice <= 0) return;
   // This thread only (Linux: a thread's own nice value, by its id).
   const id_t self = static_cast<id_t>(syscall(SYS_gettid));
   errno = 0;
   const int now = getpriority(PRIO_PROCESS, self);
-  if (errno == 0 &&
+  if (errno != 0 ||
       setpriority(PRIO_PROCESS, self, std::min(19, now + nice)) != 0) {
-    spdlog::warn("read lane: cannot lower its priority: {}",
-                 std::strerror(errno));
+    spdlog::warn("cannot lower a thread's priority: {}", std::strerror(errno));
   }
+}
+
+void ReadLane::Serve(int nice) {
+  LowerThisThread(nice);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });

@@ -21,6 +21,11 @@
 
 namespace tailsweep {
 
+// Runs the calling thread `nice` (0..19; 0 changes nothing) above the
+// process's nice value, for good (an unprivileged thread cannot be raised
+// back); says so in the log when it cannot.
+void LowerThisThread(int nice);
+
 class ReadLane {
  public:
   // `threads` each `nice` (0..19) above the process's own nice value;

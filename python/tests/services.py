@@ -1,10 +1,13 @@
 """A real coordinator (gRPC and HTTP, a token) and workers, started from
 the executables in $TAILSWEEP_BIN_DIR, for the client's tests."""
 
+import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 BIN = os.environ.get("TAILSWEEP_BIN_DIR", "")
@@ -17,6 +20,50 @@ def wait_for(done, what, seconds=120):
             return
         time.sleep(0.1)
     raise AssertionError("timed out waiting for " + what)
+
+
+def status_field(pid, field):
+    """A number from /proc/PID/status (Threads; VmRSS in kB); -1 if absent."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return -1
+
+
+def sample(text, name, **labels):
+    """One sample's value in Prometheus text (exactly these labels), 0 when
+    absent."""
+    want = sorted('%s="%s"' % kv for kv in labels.items())
+    for line in text.splitlines():
+        m = re.match(r'^(\w+)(?:\{(.*)\})? (\S+)$', line)
+        if m and m.group(1) == name and \
+                sorted(filter(None, (m.group(2) or "").split(","))) == want:
+            return float(m.group(3))
+    return 0.0
+
+
+@contextlib.contextmanager
+def dripping(sockets, byte, period):
+    """While open: `byte` sent to each of `sockets` every `period` seconds
+    (a send that fails is skipped)."""
+    stop = threading.Event()
+
+    def drip():
+        while not stop.is_set():
+            for s in sockets:
+                try:
+                    s.send(byte)
+                except OSError:
+                    pass
+            stop.wait(period)
+    dripper = threading.Thread(target=drip)
+    dripper.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        dripper.join()
 
 
 class Services:

@@ -20,7 +20,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "python"))
-from services import BIN, Services  # noqa: E402
+from services import BIN, Services, dripping, status_field  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not os.path.isfile(os.path.join(BIN, "tailsweep-coordinator")),
@@ -68,11 +68,7 @@ def probe(services, rounds=10):
 
 
 def rss_mb(services):
-    with open("/proc/%d/status" % services.procs[0].pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) // 1024
-    return -1
+    return status_field(services.procs[0].pid, "VmRSS") // 1024
 
 
 def open_connections(services, n, first_bytes):
@@ -193,24 +189,11 @@ def test_a_dribbling_client_does_not_hold_a_shutdown():
     s = Services(root)
     try:
         held = open_connections(s, 4, b"G")
-        stop = threading.Event()
-
-        def drip():
-            while not stop.is_set():
-                for c in held:
-                    try:
-                        c.send(b"a")
-                    except OSError:
-                        pass
-                stop.wait(0.5)
-        dripper = threading.Thread(target=drip)
-        dripper.start()
         coordinator = s.procs[0]
-        coordinator.terminate()
-        # It stops within the gateway's grace (3 s), not when they do.
-        code = coordinator.wait(timeout=60)
-        stop.set()
-        dripper.join()
+        with dripping(held, b"a", 0.5):
+            coordinator.terminate()
+            # It stops within the gateway's grace (3 s), not when they do.
+            code = coordinator.wait(timeout=60)
         assert code == 0
         with open(os.path.join(root, "tailsweep-coordinator.log")) as f:
             assert "connection(s) still sending" in f.read()

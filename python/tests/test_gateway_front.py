@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 
@@ -30,7 +29,8 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "python"))
-from services import BIN, Services, wait_for  # noqa: E402
+from services import (BIN, Services, dripping, sample,  # noqa: E402
+                      status_field, wait_for)
 
 CONFIG = os.path.join(REPO, "deploy", "haproxy", "tailsweep.cfg")
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
@@ -138,15 +138,6 @@ def probe(front, rounds=10):
     return failed, missed, slowest
 
 
-def status_field(pid, field):
-    """A number from /proc/PID/status (Threads, VmRSS in kB)."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return -1
-
-
 def threads_of(pid):
     return status_field(pid, "Threads")
 
@@ -207,43 +198,23 @@ def test_a_peers_connections_past_its_cap_are_refused_saying_why(front):
     # Both refusals are counted, for Prometheus.
     text = urllib.request.urlopen(front.metrics_url, timeout=30).read().decode()
     for counter in ("requests_denied", "denied_connections"):
-        line = [l for l in text.splitlines() if l.startswith(
-            'haproxy_frontend_%s_total{proxy="tailsweep"}' % counter)]
-        assert line and float(line[0].split()[-1]) >= 1, (counter, line)
+        assert sample(text, "haproxy_frontend_%s_total" % counter,
+                      proxy="tailsweep") >= 1, counter
 
 
 def test_floods_are_held_by_the_proxy_and_starve_no_one(front):
     pid = front.services.procs[0].pid
     threads_before = threads_of(pid)
     held = []
-    stop = threading.Event()
     try:
         # From many peers, each under its cap.
         peers = ["127.0.1.%d" % i for i in range(1, 3 * FLOOD // 50 + 2)]
-        per_peer = [[] for _ in peers]
         kinds = [b""] * FLOOD + [b"GET /metrics HT"] * FLOOD + [b"G"] * FLOOD
         for i, first in enumerate(kinds):
-            s = front.connections(1, peers[i // 50], first)[0]
-            per_peer[i // 50].append(s)
-            held.append(s)
-        dripping = held[2 * FLOOD:]
-
-        def drip():
-            while not stop.is_set():
-                for s in dripping:
-                    try:
-                        s.send(b"E")
-                    except OSError:
-                        pass
-                stop.wait(1.0)
-        dripper = threading.Thread(target=drip)
-        dripper.start()
-        try:
+            held += front.connections(1, peers[i // 50], first)
+        with dripping(held[2 * FLOOD:], b"E", 1.0):
             failed, missed, slowest = probe(front)
             threads = threads_of(pid)
-        finally:
-            stop.set()
-            dripper.join()
         print("%d idle + %d half-sent + %d byte-a-second connections through "
               "the proxy: %d failed, %d over %.1f s, slowest %.3f s; "
               "coordinator threads %d -> %d, %d MB; haproxy %d MB" % (

@@ -10,7 +10,6 @@ READ_STORM_READERS (default 4) sets how many pull the history.
 """
 
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "python"))
-from services import BIN, Services, wait_for  # noqa: E402
+from services import BIN, Services, sample, wait_for  # noqa: E402
 import tailsweep  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
@@ -59,20 +58,6 @@ def metrics(s):
     request = urllib.request.Request(
         s.http + "/metrics", headers={"Authorization": "Bearer " + s.token})
     return urllib.request.urlopen(request, timeout=60).read().decode()
-
-
-def sample(text, name, **labels):
-    """The value of one sample in Prometheus text, 0 when absent."""
-    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
-    for line in text.splitlines():
-        m = re.match(r'^(\w+)(?:\{(.*)\})? (\S+)$', line)
-        if not m or m.group(1) != name:
-            continue
-        got = ",".join(sorted((m.group(2) or "").split(","))) \
-            if m.group(2) else ""
-        if got == want:
-            return float(m.group(3))
-    return 0.0
 
 
 @pytest.fixture(scope="module")
