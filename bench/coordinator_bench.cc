@@ -12,6 +12,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/loopback_coordinator.h"
 #include "coordinator/http_gateway.h"
+#include "coordinator/serving_process.h"
 
 namespace tailsweep {
 namespace {
@@ -51,6 +53,7 @@ bool Cycles(const std::shared_ptr<grpc::Channel>& channel, int jobs,
   std::vector<std::thread> cyclers;
   for (int c = 0; c < clients; ++c) {
     cyclers.emplace_back([&, c] {
+      pthread_setname_np(pthread_self(), "bench-worker");
       auto own = v1::Coordinator::NewStub(channel);
       while (remaining.fetch_sub(1) > 0) {
         v1::LeaseJobsRequest lease;
@@ -150,8 +153,13 @@ int Main(int argc, char** argv) {
                  "How much lower the lane's priority is (nice, 0..19)")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
+  bool malloc_defaults = false;
+  app.add_flag("--malloc-defaults", malloc_defaults,
+               "Leave glibc's malloc thresholds as they are "
+               "(coordinator/serving_process.h)");
   CLI11_PARSE(app, argc, argv);
 
+  PrepareServingProcess(!malloc_defaults);
   std::unique_ptr<LoopbackCoordinator> coordinator =
       LoopbackCoordinator::Start("tailsweep_coordinator_bench", service);
   if (!coordinator) return 1;
@@ -213,8 +221,6 @@ int Main(int argc, char** argv) {
   const double total_points =
       static_cast<double>(leased.leases_size()) * batches * points;
 
-  auto pct = [&](double q) { return Percentile(lease_ms, q); };
-
   // Leases under a read storm: `readers` clients pull the sweep's whole
   // history over the HTTP gateway (/api/sweeps/bench/history, CSV streamed:
   // the Python client's bulk route) in a loop and one more rebuilds its
@@ -255,6 +261,7 @@ int Main(int argc, char** argv) {
         // The readers stand for clients on other machines: here, they
         // take only the cores the coordinator leaves.
         setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+        pthread_setname_np(pthread_self(), "bench-reader");
         httplib::Client http_client("127.0.0.1", port);
         http_client.set_read_timeout(600);
         while (!stop) {

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/loopback_coordinator.h"
+#include "coordinator/serving_process.h"
 
 namespace tailsweep {
 namespace {
@@ -55,6 +56,7 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
+  PrepareServingProcess();
   std::unique_ptr<LoopbackCoordinator> coordinator =
       LoopbackCoordinator::Start("tailsweep_idle_bench");
   if (!coordinator) return 1;

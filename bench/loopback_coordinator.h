@@ -34,7 +34,8 @@ inline std::unique_ptr<grpc::ClientContext> BenchContext(
 class LoopbackCoordinator {
  public:
   // Under TMPDIR/`name` (emptied first); nullptr, said on stderr, when the
-  // store cannot be opened.
+  // store cannot be opened. Call PrepareServingProcess() first, as
+  // tailsweep-coordinator does.
   static std::unique_ptr<LoopbackCoordinator> Start(
       const std::string& name, const ServiceOptions& options = {}) {
     auto c = std::unique_ptr<LoopbackCoordinator>(new LoopbackCoordinator);

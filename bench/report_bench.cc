@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/loopback_coordinator.h"
 #include "coordinator/http_gateway.h"
+#include "coordinator/serving_process.h"
 #include "proto/paged_reads.h"
 #include "report/page.h"
 #include "report/report_data.h"
@@ -102,6 +103,7 @@ int Main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);  // no line per lease
 
+  PrepareServingProcess();
   std::unique_ptr<LoopbackCoordinator> c =
       LoopbackCoordinator::Start("tailsweep_report_bench");
   if (!c) return 1;

@@ -1,5 +1,6 @@
 #include "coordinator/batch_writer.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -35,7 +36,10 @@ BatchWriter::BatchWriter(std::unique_ptr<Db> db, Clock* clock, WhereFn where,
       clock_(clock),
       where_(std::move(where)) {
   if (!where_) where_ = [] { return std::string(); };
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ts-writer");  // top -H, perf, gdb
+    Loop();
+  });
 }
 
 BatchWriter::~BatchWriter() {

@@ -11,7 +11,6 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -28,6 +27,7 @@
 #include "coordinator/http_gateway.h"
 #include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
+#include "coordinator/serving_process.h"
 #include "core/schema/logging.h"
 #include "core/schema/version.h"
 #include "proto/client_channel.h"
@@ -48,6 +48,7 @@ struct Flags {
   std::string token_file, tls_cert, tls_key, log_level, http_listen;
   std::vector<std::string> http_trusted_proxies;
   int http_nice = HttpGatewayOptions{}.connection_nice;
+  int read_lane_nice = ServiceOptions{}.read_lane_nice;
 };
 
 void DefineFlags(CLI::App& app, Flags& f) {
@@ -109,6 +110,14 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "(nice): people's reads yield the cores to the workers' "
                  "calls; machine-wide, so where workers train on this "
                  "machine 0 keeps the dashboard at full speed")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
+  app.add_option("--read-lane-nice", f.read_lane_nice,
+                 "How much lower the thread that serves people's bulk reads "
+                 "(histories, reports, job and result pages) runs (nice): "
+                 "10 keeps leases fastest under a read storm, but where "
+                 "workers or other busy processes share the cores those "
+                 "reads then wait for them (docs/operations.md)")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
   app.add_option("--log-level", f.log_level,
@@ -218,13 +227,7 @@ int Main(int argc, char** argv) {
                  std::string(s.message()).c_str());
     return 2;
   }
-  // Every connection is a file descriptor: a soft limit of 1024 would let a
-  // thousand idle HTTP connections take the ones the store and gRPC need.
-  if (rlimit files; getrlimit(RLIMIT_NOFILE, &files) == 0 &&
-                    files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
+  PrepareServingProcess();
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       Credentials(f);
   if (!credentials.ok()) {
@@ -263,6 +266,7 @@ int Main(int argc, char** argv) {
   service_options.max_checkpoint_bytes = f.max_checkpoint_bytes;
   service_options.token = token;
   service_options.telemetry = &telemetry;
+  service_options.read_lane_nice = f.read_lane_nice;
   CoordinatorService service(store->get(), &checkpoints, service_options);
   // Boundary sweeps that a restart interrupted get their next probes now.
   if (absl::Status s = service.search().Start(); !s.ok()) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <google/protobuf/util/json_util.h>
 #include <httplib.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
@@ -131,6 +132,7 @@ class ThreadPerConnection : public httplib::TaskQueue {
     std::thread([threads = threads_, fn = std::move(fn), nice = nice_] {
       // Behind the workers' calls: a read storm's formatting and sending
       // yields the cores to leases and heartbeats.
+      pthread_setname_np(pthread_self(), "ts-http");
       LowerThisThread(nice);
       fn();
       std::lock_guard<std::mutex> done(threads->mu);

@@ -1,5 +1,6 @@
 #include "coordinator/read_lane.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -48,6 +49,7 @@ void LowerThisThread(int nice) {
 }
 
 void ReadLane::Serve(int nice) {
+  pthread_setname_np(pthread_self(), "ts-read-lane");  // top -H, perf, gdb
   LowerThisThread(nice);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {

@@ -306,7 +306,10 @@ class Store {
   absl::StatusOr<std::vector<JobRow>> Jobs(const JobsQuery& query);
   absl::StatusOr<std::vector<JobRow>> Jobs(
       const std::string& sweep, std::optional<JobState> state = std::nullopt) {
-    return Jobs(JobsQuery{sweep, state});
+    JobsQuery query;
+    query.sweep = sweep;
+    query.state = state;
+    return Jobs(query);
   }
   // NotFound for an unknown sweep.
   absl::StatusOr<JobKind> Kind(const std::string& sweep);

@@ -20,7 +20,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "python"))
-from services import BIN, Services, dripping, status_field  # noqa: E402
+from services import BIN, Services, dripping, status_field, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not os.path.isfile(os.path.join(BIN, "tailsweep-coordinator")),
@@ -197,6 +197,40 @@ def test_a_dribbling_client_does_not_hold_a_shutdown():
         assert code == 0
         with open(os.path.join(root, "tailsweep-coordinator.log")) as f:
             assert "connection(s) still sending" in f.read()
+    finally:
+        s.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def thread_nice(pid):
+    """{thread name: [nice of each thread so named]} of a process."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                stat = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        out.setdefault(name, []).append(int(fields[16]))  # stat's 19th field
+    return out
+
+
+def test_reads_run_at_the_priorities_asked():
+    root = tempfile.mkdtemp(prefix="tailsweep_gateway_nice_")
+    s = Services(root, "--read-lane-nice", "7", "--http-nice", "3")
+    try:
+        pid = s.procs[0].pid
+        base = os.getpriority(os.PRIO_PROCESS, pid)
+        held = open_connections(s, 1, b"")  # a connection holds its thread
+        wait_for(lambda: base + 3 in thread_nice(pid).get("ts-http", []),
+                 "a lowered connection thread", seconds=30)
+        names = thread_nice(pid)
+        assert names["ts-read-lane"] == [base + 7], names
+        assert names["ts-writer"] == [base], names
+        assert timed_get(s.http + "/api/sweeps", s.token)[0] == 200
+        held[0].close()
     finally:
         s.stop()
         shutil.rmtree(root, ignore_errors=True)
