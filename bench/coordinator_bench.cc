@@ -153,12 +153,19 @@ int Main(int argc, char** argv) {
                  "How much lower the lane's priority is (nice, 0..19)")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
+  int64_t max_yield_ms = service.read_lane_max_yield.count();
+  app.add_option("--read-lane-max-yield-ms", max_yield_ms,
+                 "How long the lane holds a read back while workers' calls "
+                 "are in flight (0: not at all)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   bool malloc_defaults = false;
   app.add_flag("--malloc-defaults", malloc_defaults,
                "Leave glibc's malloc thresholds as they are "
                "(coordinator/serving_process.h)");
   CLI11_PARSE(app, argc, argv);
 
+  service.read_lane_max_yield = std::chrono::milliseconds(max_yield_ms);
   PrepareServingProcess(!malloc_defaults);
   std::unique_ptr<LoopbackCoordinator> coordinator =
       LoopbackCoordinator::Start("tailsweep_coordinator_bench", service);

@@ -12,7 +12,8 @@
 
 namespace tailsweep {
 
-ReadLane::ReadLane(int threads, int nice) {
+ReadLane::ReadLane(int threads, int nice, std::chrono::milliseconds max_yield)
+    : max_yield_(max_yield) {
   for (int i = 0; i < threads; ++i) {
     threads_.emplace_back([this, nice] { Serve(nice); });
   }
@@ -36,6 +37,21 @@ void ReadLane::Run(absl::FunctionRef<void()> work) {
   finished_.wait(lock, [&] { return task.done; });
 }
 
+ReadLane::WorkerCall::WorkerCall(ReadLane& lane) : lane_(lane) {
+  std::lock_guard<std::mutex> lock(lane_.mu_);
+  ++lane_.worker_calls_;
+}
+
+ReadLane::WorkerCall::~WorkerCall() {
+  std::lock_guard<std::mutex> lock(lane_.mu_);
+  if (--lane_.worker_calls_ == 0) lane_.workers_idle_.notify_all();
+}
+
+int64_t ReadLane::yields() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return yields_;
+}
+
 void LowerThisThread(int nice) {
   if (nice <= 0) return;
   // This thread only (Linux: a thread's own nice value, by its id).
@@ -55,6 +71,12 @@ void ReadLane::Serve(int nice) {
   while (true) {
     queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
+    if (worker_calls_ > 0 && !stopping_) {
+      ++yields_;
+      workers_idle_.wait_for(lock, max_yield_,
+                             [&] { return worker_calls_ == 0 || stopping_; });
+      if (queue_.empty()) continue;  // another lane thread took it
+    }
     Task* task = queue_.front();
     queue_.pop_front();
     lock.unlock();

@@ -113,6 +113,7 @@ grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
                                            const v1::LeaseJobsRequest* req,
                                            v1::LeaseJobsResponse* resp) {
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   // Only kinds the worker runs; one that names none is an older build.
@@ -156,6 +157,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<int64_t> deadline = store_->Heartbeat(
@@ -190,6 +192,7 @@ grpc::Status CoordinatorService::ReportMetrics(
 grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                                              const v1::CompleteJobRequest* req,
                                              v1::CompleteJobResponse*) {
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const absl::Status s =
@@ -210,6 +213,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
                                          const v1::FailJobRequest* req,
                                          v1::FailJobResponse*) {
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   spdlog::warn("{}: attempt failed on {}: {}",
@@ -225,6 +229,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
                                             const v1::ReleaseJobRequest* req,
                                             v1::ReleaseJobResponse*) {
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return Answer(store_->Release(req->worker_id(), req->job_id(), req->epoch(),

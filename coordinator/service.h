@@ -47,6 +47,9 @@ struct ServiceOptions {
   // run on gRPC's threads) and how much lower their priority is.
   int read_lane_threads = 1;
   int read_lane_nice = 0;
+  // How long a lane thread holds a read back while workers' calls are in
+  // flight (0: not at all).
+  std::chrono::milliseconds read_lane_max_yield{20};
 };
 
 class CoordinatorService final : public v1::Coordinator::Service {
@@ -59,7 +62,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
         auth_(options.token),
         telemetry_(options.telemetry),
         search_(store),
-        reads_(options.read_lane_threads, options.read_lane_nice) {}
+        reads_(options.read_lane_threads, options.read_lane_nice,
+               options.read_lane_max_yield) {}
 
   // Boundary sweeps' later rounds (search_driver.h): the service advances
   // them as results come in; call search().Start() once after a restart.

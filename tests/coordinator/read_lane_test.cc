@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,39 @@ TEST(ReadLaneTest, EveryCallRunsOnceAndReturnsAfterItRan) {
     for (std::thread& t : callers) t.join();
   }
   EXPECT_EQ(runs.load(), 8 * 200);
+}
+
+TEST(ReadLaneTest, WorkWaitsWhileAWorkersCallIsInFlight) {
+  ReadLane lane(1, 0, std::chrono::minutes(1));
+  std::atomic<bool> ran{false};
+  std::thread reader;
+  {
+    ReadLane::WorkerCall lease(lane);
+    reader = std::thread([&] { lane.Run([&] { ran = true; }); });
+    while (lane.yields() == 0) std::this_thread::yield();
+    EXPECT_FALSE(ran.load());  // the lane waits for the call, not a clock
+  }
+  reader.join();  // the call has ended: the work runs
+  EXPECT_TRUE(ran.load());
+  EXPECT_EQ(lane.yields(), 1);
+}
+
+TEST(ReadLaneTest, WorkersCallsHoldAReadUpToMaxYieldOnly) {
+  ReadLane lane(1, 0, std::chrono::milliseconds(1));
+  ReadLane::WorkerCall endless(lane);  // in flight throughout
+  int runs = 0;
+  for (int i = 0; i < 3; ++i) lane.Run([&] { ++runs; });
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(lane.yields(), 3);
+}
+
+TEST(ReadLaneTest, WithNoThreadsAWorkersCallHoldsNothing) {
+  ReadLane lane(0, 0, std::chrono::minutes(1));
+  ReadLane::WorkerCall lease(lane);
+  bool ran = false;
+  lane.Run([&] { ran = true; });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(lane.yields(), 0);
 }
 
 }  // namespace
