@@ -113,8 +113,8 @@ grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
                                            const v1::LeaseJobsRequest* req,
                                            v1::LeaseJobsResponse* resp) {
-  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   // Only kinds the worker runs; one that names none is an older build.
   std::vector<std::string> kinds(req->kinds().begin(), req->kinds().end());
@@ -157,8 +157,8 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
-  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<int64_t> deadline = store_->Heartbeat(
       req->worker_id(), req->job_id(), req->epoch(), req->lease_ms());
@@ -192,8 +192,8 @@ grpc::Status CoordinatorService::ReportMetrics(
 grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                                              const v1::CompleteJobRequest* req,
                                              v1::CompleteJobResponse*) {
-  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const absl::Status s =
       store_->Complete(req->worker_id(), req->job_id(), req->epoch(),
@@ -213,8 +213,8 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
                                          const v1::FailJobRequest* req,
                                          v1::FailJobResponse*) {
-  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   spdlog::warn("{}: attempt failed on {}: {}",
                JobTag(req->job_id(), req->epoch()), req->worker_id(),
@@ -229,8 +229,8 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
                                             const v1::ReleaseJobRequest* req,
                                             v1::ReleaseJobResponse*) {
-  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_AUTHORIZE(ctx);
+  ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return Answer(store_->Release(req->worker_id(), req->job_id(), req->epoch(),
                                 req->reason()));
