@@ -41,7 +41,9 @@ TEST(DownsampleMinMax, KeepsTheEndsAndEachBucketsLowAndHighInStepOrder) {
   EXPECT_EQ(out.back().step, 10000);
   bool spike = false, collapse = false, nan = false;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (i > 0) EXPECT_LT(out[i - 1].step, out[i].step);
+    if (i > 0) {
+      EXPECT_LT(out[i - 1].step, out[i].step);
+    }
     spike |= out[i].value == 50;
     collapse |= out[i].value == 1e-6;
     nan |= std::isnan(out[i].value);

@@ -43,7 +43,9 @@ class SearchDriverTest : public StoreTest {
       for (const Lease& l : *leases) {
         double lr = 0;
         for (const auto& [k, v] : l.params) {
-          if (k == "lr") EXPECT_TRUE(absl::SimpleAtod(v, &lr));
+          if (k == "lr") {
+            EXPECT_TRUE(absl::SimpleAtod(v, &lr));
+          }
         }
         TS_EXPECT_OK(store_->Complete(
             "w", l.job_id, l.epoch,

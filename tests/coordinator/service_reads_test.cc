@@ -230,7 +230,9 @@ TEST_F(ServiceReadsTest, ResultsPageByPivotRowsWithTheirCells) {
     ASSERT_EQ(page.rows_size(), 3);
     EXPECT_EQ(page.pivot().columns_size(), 3);
     EXPECT_EQ(page.done(), 8);
-    if (pages == 0) ASSERT_TRUE(complete(8).ok());
+    if (pages == 0) {
+      ASSERT_TRUE(complete(8).ok());
+    }
     const v1::PivotRow& mine = page.pivot().rows(0);
     const v1::PivotRow& theirs = whole.pivot().rows(pages);
     EXPECT_EQ(mine.label(), theirs.label());

@@ -400,17 +400,19 @@ TEST_F(StoreTest, ARetriedLeaseCallGetsTheSameLeases) {
 
 TEST_F(StoreTest, JobsComeInGridOrderPageByPage) {
   TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
-  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> first,
-                          store_->Jobs({"s", std::nullopt, -1, 3}));
+  Store::JobsQuery page;
+  page.sweep = "s";
+  page.limit = 3;
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> first, store_->Jobs(page));
   ASSERT_EQ(first.size(), 3u);
   EXPECT_EQ(first[0].job_id, jobs_[0].id);
   EXPECT_EQ(first[2].position, 2);
-  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> rest,
-                          store_->Jobs({"s", std::nullopt, 2, 3}));
+  page.after_position = 2;
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobRow> rest, store_->Jobs(page));
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].job_id, jobs_[3].id);
-  TS_EXPECT_CODE(store_->Jobs(Store::JobsQuery{"nope"}),
-                 absl::StatusCode::kNotFound);
+  page.sweep = "nope";
+  TS_EXPECT_CODE(store_->Jobs(page), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

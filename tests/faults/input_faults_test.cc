@@ -190,7 +190,7 @@ TEST_F(InputFaults, ControlCharactersNeverReachTheTerminal) {
     const CommandResult jobs =
         Cli(absl::StrCat("jobs escapes --format ", format));
     EXPECT_EQ(jobs.exit_code, 0) << format << jobs.err;
-    for (const std::string& raw : {"\x1b", "\x07", "\xc2\x9b"}) {
+    for (const char* raw : {"\x1b", "\x07", "\xc2\x9b"}) {
       EXPECT_EQ(jobs.out.find(raw), std::string::npos) << format;
     }
   }

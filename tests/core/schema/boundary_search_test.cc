@@ -213,7 +213,7 @@ TEST(BoundarySearch, PendingRunsAndFailedProbesStopTheNextStep) {
   EXPECT_EQ(first[0].cell,
             (KeyValues{{"kernel", "softmax"}, {"lr", "0.001"}, {"seed", "0"}}));
   std::vector<SearchJob> jobs;
-  for (const JobSpec& j : first) jobs.push_back({j.cell});
+  for (const JobSpec& j : first) jobs.push_back({j.cell, JobState::kQueued, {}});
   for (const CellSearch& c : PlanSearch(spec, jobs)) {
     EXPECT_EQ(c.state, CellSearch::State::kSearching);
     EXPECT_TRUE(c.add.empty());  // waiting for the ends
