@@ -3,8 +3,11 @@
 // latency percentiles, and metric points ingested per second from 8
 // concurrent streaming workers; with --readers, lease and heartbeat latency
 // again while that many clients pull the sweep's whole history over the
-// HTTP gateway in a loop (the Python client's bulk route) and one more
-// rebuilds its report in a loop.
+// HTTP gateway in a loop (the Python client's bulk route), one more
+// rebuilds the report of a paper-sized sweep (320 jobs, cancelled: a
+// report reads two curves per job, whatever their length) in a loop (the
+// live dashboard) and one more reads one job's loss curve as a dashboard
+// draws it (max_points=300) in a loop: their times beside their idle times.
 //
 //   build/bin/coordinator_bench [--jobs 2000] [--clients 4] [--streams 8]
 //                               [--batches 50] [--points 1000] [--readers 0]
@@ -23,6 +26,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -34,6 +39,9 @@
 
 namespace tailsweep {
 namespace {
+
+// Jobs of the sweep whose report the dashboard rebuilds in the storm.
+constexpr int kDashJobs = 320;
 
 // A minimal valid train result (core/schema/job_result.h).
 constexpr char kResult[] =
@@ -108,6 +116,15 @@ bool Cycles(const std::shared_ptr<grpc::Channel>& channel, int jobs,
 double Percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(sorted.size() - 1,
                          static_cast<size_t>(q * (sorted.size() - 1)))];
+}
+
+// "n=N, p50 A unit, p99 B unit, max C unit".
+std::string Spread(std::vector<double> v, const char* unit) {
+  if (v.empty()) return "none finished";
+  std::sort(v.begin(), v.end());
+  return absl::StrFormat("n=%d, p50 %.2f %s, p99 %.2f %s, max %.2f %s",
+                         static_cast<int>(v.size()), Percentile(v, 0.5), unit,
+                         Percentile(v, 0.99), unit, v.back(), unit);
 }
 
 // "p50 A ms, p99 B ms, max C ms, N over 20 ms".
@@ -236,7 +253,28 @@ int Main(int argc, char** argv) {
   std::vector<double> storm_ms, storm_beat_ms;
   std::atomic<int64_t> pulls{0}, reports{0}, bytes{0}, failures{0};
   double storm_s = 0;
+  // The dashboard's reads: the report (s) and one curve (ms), idle first.
+  std::mutex dash_mu;
+  std::vector<double> report_s, curve_ms, idle_report_s, idle_curve_ms;
+  const std::string curve_path =
+      absl::StrCat("/api/jobs/", leased.leases(0).job_id(),
+                   "/metrics?names=loss&max_points=300");
   if (readers > 0) {
+    v1::SubmitSweepRequest dash;
+    std::string dash_seeds;
+    for (int i = 0; i < kDashJobs; ++i) {
+      absl::StrAppend(&dash_seeds, i ? ", " : "", i);
+    }
+    dash.set_spec_yaml(
+        absl::StrCat("name: dash\ngrid:\n  seed: [", dash_seeds, "]\n"));
+    v1::CancelSweepRequest cancel;
+    cancel.set_sweep("dash");
+    v1::CancelSweepResponse cancelled;
+    if (!stub->SubmitSweep(BenchContext().get(), dash, &submitted).ok() ||
+        !stub->CancelSweep(BenchContext().get(), cancel, &cancelled).ok()) {
+      std::fprintf(stderr, "the dashboard's sweep could not be set up\n");
+      return 1;
+    }
     v1::SubmitSweepRequest more;
     more.set_spec_yaml(absl::StrCat("name: storm\ngrid:\n  seed: [", seeds,
                                     "]\nfixed:\n  steps: 11\n  warmup: 1\n"));
@@ -260,20 +298,50 @@ int Main(int argc, char** argv) {
       return 1;
     }
     const int port = (*gateway)->port();
+    {
+      httplib::Client idle("127.0.0.1", port);
+      idle.set_read_timeout(600);
+      for (int i = 0; i < 2; ++i) {
+        const auto t = std::chrono::steady_clock::now();
+        auto answer = idle.Get("/api/sweeps/dash/report");
+        if (answer && answer->status == 200) {
+          idle_report_s.push_back(SecondsSince(t));
+        }
+      }
+      for (int i = 0; i < 200; ++i) {
+        const auto t = std::chrono::steady_clock::now();
+        auto answer = idle.Get(curve_path);
+        if (answer && answer->status == 200) {
+          idle_curve_ms.push_back(SecondsSince(t) * 1e3);
+        }
+      }
+    }
     std::atomic<bool> stop{false};
     std::vector<std::thread> pullers;
-    for (int r = 0; r <= readers; ++r) {
-      const bool report = r == readers;
-      pullers.emplace_back([&, report] {
+    for (int r = 0; r <= readers + 1; ++r) {
+      const bool report = r == readers, curve = r == readers + 1;
+      pullers.emplace_back([&, report, curve] {
         // The readers stand for clients on other machines: here, they
         // take only the cores the coordinator leaves.
         setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
         pthread_setname_np(pthread_self(), "bench-reader");
         httplib::Client http_client("127.0.0.1", port);
         http_client.set_read_timeout(600);
+        while (!stop && curve) {
+          const auto t = std::chrono::steady_clock::now();
+          auto answer = http_client.Get(curve_path);
+          if (stop) break;
+          if (!answer || answer->status != 200) {
+            ++failures;
+            continue;
+          }
+          std::lock_guard<std::mutex> lock(dash_mu);
+          curve_ms.push_back(SecondsSince(t) * 1e3);
+        }
         while (!stop) {
+          const auto t = std::chrono::steady_clock::now();
           auto answer = http_client.Get(
-              report ? "/api/sweeps/bench/report" : "/api/sweeps/bench/history",
+              report ? "/api/sweeps/dash/report" : "/api/sweeps/bench/history",
               [&](const char*, size_t n) {
                 bytes += static_cast<int64_t>(n);
                 return !stop.load();
@@ -284,6 +352,10 @@ int Main(int argc, char** argv) {
             continue;
           }
           ++(report ? reports : pulls);
+          if (report) {
+            std::lock_guard<std::mutex> lock(dash_mu);
+            report_s.push_back(SecondsSince(t));
+          }
         }
       });
     }
@@ -319,6 +391,12 @@ int Main(int argc, char** argv) {
     std::printf("  lease latency: %s (idle above)\n",
                 Latencies(storm_ms).c_str());
     std::printf("  heartbeat latency: %s\n", Latencies(storm_beat_ms).c_str());
+    std::printf("  the report of %d jobs: %s (idle: %s)\n", kDashJobs,
+                Spread(report_s, "s").c_str(),
+                Spread(idle_report_s, "s").c_str());
+    std::printf("  one loss curve (max_points=300): %s (idle: %s)\n",
+                Spread(curve_ms, "ms").c_str(),
+                Spread(idle_curve_ms, "ms").c_str());
   }
   return 0;
 }

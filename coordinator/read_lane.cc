@@ -28,13 +28,30 @@ ReadLane::~ReadLane() {
   for (std::thread& t : threads_) t.join();
 }
 
-void ReadLane::Run(absl::FunctionRef<void()> work) {
+void ReadLane::Run(Kind kind, absl::FunctionRef<void()> work) {
   if (threads_.empty()) return work();
   Task task{work};
   std::unique_lock<std::mutex> lock(mu_);
-  queue_.push_back(&task);
+  (kind == Kind::kView ? views_ : exports_).push_back(&task);
   queued_.notify_one();
   finished_.wait(lock, [&] { return task.done; });
+}
+
+int64_t ReadLane::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(views_.size() + exports_.size());
+}
+
+ReadLane::Task* ReadLane::Next() {
+  Kind take = last_ == Kind::kView ? Kind::kExport : Kind::kView;
+  if ((take == Kind::kView ? views_ : exports_).empty()) {
+    take = take == Kind::kView ? Kind::kExport : Kind::kView;
+  }
+  std::deque<Task*>& from = take == Kind::kView ? views_ : exports_;
+  Task* task = from.front();
+  from.pop_front();
+  last_ = take;
+  return task;
 }
 
 ReadLane::WorkerCall::WorkerCall(ReadLane& lane) : lane_(lane) {
@@ -69,16 +86,15 @@ void ReadLane::Serve(int nice) {
   LowerThisThread(nice);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, nothing left
+    queued_.wait(lock, [&] { return stopping_ || !Idle(); });
+    if (Idle()) return;  // stopping, nothing left
     if (worker_calls_ > 0 && !stopping_) {
       ++yields_;
       workers_idle_.wait_for(lock, max_yield_,
                              [&] { return worker_calls_ == 0 || stopping_; });
-      if (queue_.empty()) continue;  // another lane thread took it
+      if (Idle()) continue;  // another lane thread took it
     }
-    Task* task = queue_.front();
-    queue_.pop_front();
+    Task* task = Next();
     lock.unlock();
     task->work();
     lock.lock();

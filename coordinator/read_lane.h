@@ -6,7 +6,11 @@
 // notebooks pull whole histories and dashboards rebuild reports, their
 // reads take at most that many cores, and each piece of work waits (a
 // while at most) for the workers' calls in flight (WorkerCall): leases and
-// heartbeats come first whatever the machine's priorities. Optionally at
+// heartbeats come first whatever the machine's priorities. Two kinds of
+// read share the lane and take turns while both wait (Kind): what a screen
+// shows (a report's curves, a page of jobs, a results table) is not queued
+// behind every notebook's raw export, and an export is not starved by a
+// dashboard either. Optionally at
 // a lower CPU priority too; nice reaches beyond the process (other
 // processes' nice-0 work comes first as well), so the default lowers
 // nothing. Measured with and without each:
@@ -46,9 +50,20 @@ class ReadLane {
   ReadLane(const ReadLane&) = delete;
   ReadLane& operator=(const ReadLane&) = delete;
 
-  // Runs `work` on a lane thread, in the order called; returns once it has
-  // run. The calling thread waits without using a core.
-  void Run(absl::FunctionRef<void()> work);
+  enum class Kind {
+    kView,    // what a screen shows: bounded work, many small calls
+    kExport,  // a page of raw points: a whole history, a series paged through
+  };
+
+  // Runs `work` on a lane thread; returns once it has run. The calling
+  // thread waits without using a core. Each kind runs in the order called;
+  // while both kinds wait, a lane thread takes the kind it did not take
+  // last, so a view waits for at most one export per lane thread however
+  // many are queued, and the other way round.
+  void Run(Kind kind, absl::FunctionRef<void()> work);
+
+  // Calls waiting for a lane thread now (of both kinds).
+  int64_t queued() const;
 
   // For as long as it lives, a worker's call (a lease, a heartbeat, a
   // result) is in flight.
@@ -71,14 +86,18 @@ class ReadLane {
     bool done = false;
   };
   void Serve(int nice);
+  bool Idle() const { return views_.empty() && exports_.empty(); }  // mu_ held
+  Task* Next();  // mu_ held, !Idle(): the next to run, taken off its queue
 
   const std::chrono::milliseconds max_yield_;
   mutable std::mutex mu_;
   std::condition_variable queued_, finished_, workers_idle_;
-  std::deque<Task*> queue_;   // guarded by mu_
-  bool stopping_ = false;     // guarded by mu_
-  int64_t worker_calls_ = 0;  // guarded by mu_: in flight now
-  int64_t yields_ = 0;        // guarded by mu_
+  std::deque<Task*> views_;    // guarded by mu_
+  std::deque<Task*> exports_;  // guarded by mu_
+  Kind last_ = Kind::kView;    // guarded by mu_: the kind taken last
+  bool stopping_ = false;      // guarded by mu_
+  int64_t worker_calls_ = 0;   // guarded by mu_: in flight now
+  int64_t yields_ = 0;         // guarded by mu_
   std::vector<std::thread> threads_;
 };
 

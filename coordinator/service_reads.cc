@@ -348,19 +348,24 @@ grpc::Status CoordinatorService::GetBoundaries(
 }
 
 // The bulk reads, each run in the read lane (read_lane.h): behind the
-// workers' calls for the cores.
-#define TS_IN_READ_LANE(Method, Request, Response)                            \
+// workers' calls for the cores. A series read at max_points is a screen's
+// curve; read whole, page by page, it is an export like a whole history.
+#define TS_IN_READ_LANE(Method, Request, Response, kind)                      \
   grpc::Status CoordinatorService::Method(                                    \
       grpc::ServerContext* ctx, const v1::Request* req, v1::Response* resp) { \
     grpc::Status status;                                                      \
-    reads_.Run([&] { status = Method##InLane(ctx, req, resp); });             \
+    reads_.Run(kind, [&] { status = Method##InLane(ctx, req, resp); });       \
     return status;                                                            \
   }
-TS_IN_READ_LANE(ListJobs, ListJobsRequest, ListJobsResponse)
-TS_IN_READ_LANE(GetResults, GetResultsRequest, GetResultsResponse)
-TS_IN_READ_LANE(GetMetrics, GetMetricsRequest, GetMetricsResponse)
+TS_IN_READ_LANE(ListJobs, ListJobsRequest, ListJobsResponse,
+                ReadLane::Kind::kView)
+TS_IN_READ_LANE(GetResults, GetResultsRequest, GetResultsResponse,
+                ReadLane::Kind::kView)
+TS_IN_READ_LANE(GetMetrics, GetMetricsRequest, GetMetricsResponse,
+                req->max_points() > 0 ? ReadLane::Kind::kView
+                                      : ReadLane::Kind::kExport)
 TS_IN_READ_LANE(ListSweepMetrics, ListSweepMetricsRequest,
-                ListSweepMetricsResponse)
+                ListSweepMetricsResponse, ReadLane::Kind::kExport)
 #undef TS_IN_READ_LANE
 
 }  // namespace tailsweep

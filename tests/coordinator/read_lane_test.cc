@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -21,7 +24,7 @@ TEST(ReadLaneTest, WorkRunsOnALaneThreadAtALowerPriority) {
   ReadLane lane(1, 10);
   long tid = 0;
   int nice = 0;
-  lane.Run([&] {
+  lane.Run(ReadLane::Kind::kView, [&] {
     tid = ThreadId();
     nice = Nice();
   });
@@ -33,7 +36,7 @@ TEST(ReadLaneTest, WorkRunsOnALaneThreadAtALowerPriority) {
 TEST(ReadLaneTest, WithNoThreadsWorkRunsOnTheCaller) {
   ReadLane lane(0, 10);
   long tid = 0;
-  lane.Run([&] { tid = ThreadId(); });
+  lane.Run(ReadLane::Kind::kView, [&] { tid = ThreadId(); });
   EXPECT_EQ(tid, ThreadId());
 }
 
@@ -43,10 +46,11 @@ TEST(ReadLaneTest, EveryCallRunsOnceAndReturnsAfterItRan) {
     ReadLane lane(2, 5);
     std::vector<std::thread> callers;
     for (int c = 0; c < 8; ++c) {
-      callers.emplace_back([&] {
+      const auto kind = c % 2 ? ReadLane::Kind::kView : ReadLane::Kind::kExport;
+      callers.emplace_back([&, kind] {
         for (int i = 0; i < 200; ++i) {
           int seen = -1;
-          lane.Run([&] { seen = ++runs; });
+          lane.Run(kind, [&] { seen = ++runs; });
           ASSERT_GT(seen, 0);  // written before Run returned
         }
       });
@@ -56,13 +60,55 @@ TEST(ReadLaneTest, EveryCallRunsOnceAndReturnsAfterItRan) {
   EXPECT_EQ(runs.load(), 8 * 200);
 }
 
+// While a lane thread runs a first call of `first`, the calls named in
+// `queued` (upper case: exports, lower case: views) queue in that order;
+// the order they ran in.
+std::string OrderRun(ReadLane& lane, ReadLane::Kind first,
+                     const std::string& queued) {
+  std::mutex mu;
+  std::string order;  // guarded by mu
+  std::atomic<bool> running{false}, open{false};
+  std::vector<std::thread> callers;
+  callers.emplace_back([&] {
+    lane.Run(first, [&] {
+      running = true;
+      while (!open) std::this_thread::yield();
+    });
+  });
+  while (!running) std::this_thread::yield();
+  for (char name : queued) {
+    const auto kind =
+        std::islower(name) ? ReadLane::Kind::kView : ReadLane::Kind::kExport;
+    callers.emplace_back([&, kind, name] {
+      lane.Run(kind, [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        order += name;
+      });
+    });
+    while (lane.queued() < static_cast<int64_t>(callers.size()) - 1) {
+      std::this_thread::yield();
+    }
+  }
+  open = true;
+  for (std::thread& t : callers) t.join();
+  return order;
+}
+
+TEST(ReadLaneTest, ViewsAndExportsTakeTurnsWhileBothWait) {
+  ReadLane lane(1, 0);
+  // Each kind in its order, turn about.
+  EXPECT_EQ(OrderRun(lane, ReadLane::Kind::kExport, "EFGvw"), "vEwFG");
+  EXPECT_EQ(OrderRun(lane, ReadLane::Kind::kView, "abCD"), "CaDb");
+}
+
 TEST(ReadLaneTest, WorkWaitsWhileAWorkersCallIsInFlight) {
   ReadLane lane(1, 0, std::chrono::minutes(1));
   std::atomic<bool> ran{false};
   std::thread reader;
   {
     ReadLane::WorkerCall lease(lane);
-    reader = std::thread([&] { lane.Run([&] { ran = true; }); });
+    reader = std::thread(
+        [&] { lane.Run(ReadLane::Kind::kView, [&] { ran = true; }); });
     while (lane.yields() == 0) std::this_thread::yield();
     EXPECT_FALSE(ran.load());  // the lane waits for the call, not a clock
   }
@@ -75,7 +121,7 @@ TEST(ReadLaneTest, WorkersCallsHoldAReadUpToMaxYieldOnly) {
   ReadLane lane(1, 0, std::chrono::milliseconds(1));
   ReadLane::WorkerCall endless(lane);  // in flight throughout
   int runs = 0;
-  for (int i = 0; i < 3; ++i) lane.Run([&] { ++runs; });
+  for (int i = 0; i < 3; ++i) lane.Run(ReadLane::Kind::kView, [&] { ++runs; });
   EXPECT_EQ(runs, 3);
   EXPECT_EQ(lane.yields(), 3);
 }
@@ -84,7 +130,7 @@ TEST(ReadLaneTest, WithNoThreadsAWorkersCallHoldsNothing) {
   ReadLane lane(0, 0, std::chrono::minutes(1));
   ReadLane::WorkerCall lease(lane);
   bool ran = false;
-  lane.Run([&] { ran = true; });
+  lane.Run(ReadLane::Kind::kView, [&] { ran = true; });
   EXPECT_TRUE(ran);
   EXPECT_EQ(lane.yields(), 0);
 }
