@@ -10,12 +10,11 @@
 // read share the lane and take turns while both wait (Kind): what a screen
 // shows (a report's curves, a page of jobs, a results table) is not queued
 // behind every notebook's raw export, and an export is not starved by a
-// dashboard either. Optionally at
-// a lower CPU priority too; nice reaches beyond the process (other
-// processes' nice-0 work comes first as well), so the default lowers
-// nothing. Measured with and without each:
+// dashboard either. Optionally at a lower CPU priority too; nice reaches
+// beyond the process (other processes' nice-0 work comes first as well),
+// so the default lowers nothing. Measured with and without each:
 // bench/coordinator_bench --readers 8 (docs/performance.md, "Leases under
-// a read storm").
+// a read storm" and "The dashboard in the same storm").
 
 #include <chrono>
 #include <condition_variable>

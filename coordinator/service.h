@@ -137,6 +137,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // GetMetrics with max_points: whole names, each downsampled.
   absl::Status DownsampledMetrics(Store::MetricsQuery q, int max_points,
                                   v1::GetMetricsResponse* resp);
+  // ListSweepMetrics with max_points: whole jobs, each as above.
+  absl::Status DownsampledSweepMetrics(const v1::ListSweepMetricsRequest& req,
+                                       v1::ListSweepMetricsResponse* resp);
 
   Store* store_;
   CheckpointStore* checkpoints_;

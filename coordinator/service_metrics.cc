@@ -11,6 +11,7 @@
 #include "coordinator/downsample.h"
 #include "coordinator/service.h"
 #include "coordinator/validate.h"
+#include "core/schema/status_macros.h"
 #include "proto/wire_records.h"
 
 namespace tailsweep {
@@ -51,6 +52,20 @@ absl::Status ParseSweepPageToken(const std::string& token,
       !absl::SimpleAtoi(text.substr(0, cut), &after->position) ||
       after->position < 0 ||
       !ParsePageToken(text.substr(cut + 1), &after->name, &after->step).ok()) {
+    return absl::InvalidArgumentError(
+        "page_token is not one this service gave out");
+  }
+  return absl::OkStatus();
+}
+
+// The downsampled sweep metrics page token: the last job's grid position.
+std::string JobPageToken(int64_t position) {
+  return absl::WebSafeBase64Escape(absl::StrCat(position));
+}
+absl::Status ParseJobPageToken(const std::string& token, int64_t* position) {
+  std::string text;
+  if (!absl::WebSafeBase64Unescape(token, &text) ||
+      !absl::SimpleAtoi(text, position) || *position < 0) {
     return absl::InvalidArgumentError(
         "page_token is not one this service gave out");
   }
@@ -140,6 +155,9 @@ grpc::Status CoordinatorService::ListSweepMetricsInLane(
     v1::ListSweepMetricsResponse* resp) {
   TS_AUTHORIZE(ctx);
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  if (req->max_points() > 0) {
+    return Answer(DownsampledSweepMetrics(*req, resp));
+  }
   Store::SweepMetricsQuery q;
   q.sweep = req->sweep();
   q.names.assign(req->names().begin(), req->names().end());
@@ -193,6 +211,66 @@ grpc::Status CoordinatorService::ListSweepMetricsInLane(
     resp->set_next_page_token(SweepPageToken(series->back()));
   }
   return grpc::Status::OK;
+}
+
+absl::Status CoordinatorService::DownsampledSweepMetrics(
+    const v1::ListSweepMetricsRequest& req,
+    v1::ListSweepMetricsResponse* resp) {
+  Store::JobsQuery jobs;
+  jobs.sweep = req.sweep();
+  jobs.limit = 500;
+  if (!req.page_token().empty()) {
+    TS_RETURN_IF_ERROR(
+        ParseJobPageToken(req.page_token(), &jobs.after_position));
+  }
+  const int64_t page =
+      req.page_size() > 0 ? req.page_size() : kDefaultSweepMetricsPage;
+  int64_t points = 0, bytes = 0;
+  while (true) {
+    absl::StatusOr<std::vector<JobRow>> rows = store_->Jobs(jobs);
+    if (!rows.ok()) return rows.status();
+    for (const JobRow& row : *rows) {
+      Store::MetricsQuery q;
+      q.job_id = row.job_id;
+      q.names.assign(req.names().begin(), req.names().end());
+      q.step_min = req.step_min();
+      q.step_max = req.step_max();
+      v1::GetMetricsResponse one;
+      do {  // a job with very many names comes in several pages
+        if (!one.next_page_token().empty()) {
+          TS_RETURN_IF_ERROR(ParsePageToken(one.next_page_token(),
+                                            &q.after_name, &q.after_step));
+        }
+        one.clear_points();
+        TS_RETURN_IF_ERROR(DownsampledMetrics(q, req.max_points(), &one));
+        for (const v1::MetricPoint& p : one.points()) {
+          if (resp->series_size() == 0 ||
+              resp->series().rbegin()->job_id() != row.job_id ||
+              resp->series().rbegin()->name() != p.name()) {
+            v1::MetricSeries* s = resp->add_series();
+            s->set_job_id(row.job_id);
+            s->set_name(p.name());
+            bytes +=
+                static_cast<int64_t>(row.job_id.size() + p.name().size()) + 16;
+          }
+          v1::MetricSeries* s =
+              resp->mutable_series()->Mutable(resp->series_size() - 1);
+          s->add_steps(p.step());
+          s->add_values(p.value());
+          ++points;
+          bytes += kSeriesPointBytes;
+        }
+      } while (!one.next_page_token().empty());
+      if (points >= page || bytes > kMaxPageBytes / 2) {
+        // The next read says whether more jobs follow (maybe none).
+        resp->set_next_page_token(JobPageToken(row.position));
+        return absl::OkStatus();
+      }
+    }
+    if (static_cast<int64_t>(rows->size()) < jobs.limit) break;
+    jobs.after_position = rows->back().position;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tailsweep

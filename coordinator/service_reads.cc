@@ -348,8 +348,8 @@ grpc::Status CoordinatorService::GetBoundaries(
 }
 
 // The bulk reads, each run in the read lane (read_lane.h): behind the
-// workers' calls for the cores. A series read at max_points is a screen's
-// curve; read whole, page by page, it is an export like a whole history.
+// workers' calls for the cores. Series read at max_points are a screen's
+// curves; read whole, page by page, they are an export.
 #define TS_IN_READ_LANE(Method, Request, Response, kind)                      \
   grpc::Status CoordinatorService::Method(                                    \
       grpc::ServerContext* ctx, const v1::Request* req, v1::Response* resp) { \
@@ -365,7 +365,9 @@ TS_IN_READ_LANE(GetMetrics, GetMetricsRequest, GetMetricsResponse,
                 req->max_points() > 0 ? ReadLane::Kind::kView
                                       : ReadLane::Kind::kExport)
 TS_IN_READ_LANE(ListSweepMetrics, ListSweepMetricsRequest,
-                ListSweepMetricsResponse, ReadLane::Kind::kExport)
+                ListSweepMetricsResponse,
+                req->max_points() > 0 ? ReadLane::Kind::kView
+                                      : ReadLane::Kind::kExport)
 #undef TS_IN_READ_LANE
 
 }  // namespace tailsweep

@@ -288,9 +288,23 @@ absl::Status CheckMetricsSelection(const Request& req) {
 
 }  // namespace
 
+namespace {
+
+// A series' max_points: 0 (every point) or 2..kMaxMetricsPage.
+absl::Status CheckMaxPoints(int32_t max_points) {
+  if (max_points < 0 || max_points == 1 || max_points > kMaxMetricsPage) {
+    return Invalid(absl::StrCat("max_points must be 0 (every point) or in [2, ",
+                                kMaxMetricsPage, "] (got ", max_points, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Validate(const v1::ListSweepMetricsRequest& req) {
   TS_RETURN_IF_ERROR(ValidateSweepName(req.sweep()));
   TS_RETURN_IF_ERROR(CheckMetricsSelection(req));
+  TS_RETURN_IF_ERROR(CheckMaxPoints(req.max_points()));
   if (req.page_size() < 0 || req.page_size() > kMaxSweepMetricsPage) {
     return Invalid(absl::StrCat("page_size must be in [0, ",
                                 kMaxSweepMetricsPage, "] (got ",
@@ -306,12 +320,7 @@ absl::Status Validate(const v1::GetMetricsRequest& req) {
     return Invalid(absl::StrCat("page_size must be in [0, ", kMaxMetricsPage,
                                 "] (got ", req.page_size(), ")"));
   }
-  if (req.max_points() < 0 || req.max_points() == 1 ||
-      req.max_points() > kMaxMetricsPage) {
-    return Invalid(absl::StrCat("max_points must be 0 (every point) or in [2, ",
-                                kMaxMetricsPage, "] (got ", req.max_points(),
-                                ")"));
-  }
+  TS_RETURN_IF_ERROR(CheckMaxPoints(req.max_points()));
   return CheckSize("page_token", req.page_token(), 2 * kMaxMetricNameBytes);
 }
 

@@ -81,4 +81,20 @@ absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
   }
 }
 
+absl::StatusOr<std::vector<v1::MetricSeries>> ListAllSweepMetrics(
+    const CoordinatorApi& c, v1::ListSweepMetricsRequest req) {
+  std::vector<v1::MetricSeries> out;
+  while (true) {
+    v1::ListSweepMetricsResponse resp;
+    if (absl::Status s = c.ListSweepMetrics(req, &resp); !s.ok()) {
+      return s;
+    }
+    for (v1::MetricSeries& s : *resp.mutable_series()) {
+      out.push_back(std::move(s));
+    }
+    if (resp.next_page_token().empty()) return out;
+    req.set_page_token(resp.next_page_token());
+  }
+}
+
 }  // namespace tailsweep

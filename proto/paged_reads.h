@@ -35,6 +35,12 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(const CoordinatorApi& c,
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(
     const CoordinatorApi& c, v1::GetMetricsRequest req);
 
+// Every series `req` selects, from all its pages, as the pages hold them (a
+// series a page cuts goes on in the next one's first; with max_points > 0
+// pages end between jobs, so each (job, name) comes once).
+absl::StatusOr<std::vector<v1::MetricSeries>> ListAllSweepMetrics(
+    const CoordinatorApi& c, v1::ListSweepMetricsRequest req);
+
 }  // namespace tailsweep
 
 #endif  // TAILSWEEP_PROTO_PAGED_READS_H_

@@ -1,11 +1,13 @@
 #include "report/report_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -168,6 +170,64 @@ int64_t LayersOf(const v1::JobInfo& job) {
   return layers;
 }
 
+// Every job's curves as Series reads them, by job id, in a few calls
+// (ListSweepMetrics at max_points, a pass per selection) instead of two
+// per job: a report of hundreds of jobs is a handful of reads. Null when
+// the coordinator is older and sent every point (a series longer than
+// asked): then each job's are read on their own (Series).
+absl::StatusOr<std::optional<std::map<std::string, json>>> SweepCurves(
+    const CoordinatorApi& calls, const std::string& sweep,
+    const std::vector<v1::JobInfo>& jobs, bool every_metric,
+    const ReportOptions& o) {
+  std::map<std::string, json> curves;
+  bool older = false;
+  auto read = [&](std::vector<std::string> names,
+                  int max_points) -> absl::Status {
+    v1::ListSweepMetricsRequest req;
+    req.set_sweep(sweep);
+    req.set_max_points(max_points);
+    for (const std::string& n : names) req.add_names(n);
+    absl::StatusOr<std::vector<v1::MetricSeries>> all =
+        ListAllSweepMetrics(calls, std::move(req));
+    if (!all.ok()) return all.status();
+    for (const v1::MetricSeries& one : *all) {
+      older = older || one.steps_size() > max_points;
+      json& s = curves[one.job_id()][one.name()];
+      if (s.is_null()) s = json::array({json::array(), json::array()});
+      for (int i = 0; i < one.steps_size() && i < one.values_size(); ++i) {
+        s[0].push_back(one.steps(i));
+        s[1].push_back(Num(one.values(i)));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (every_metric) {
+    // (No names reads every metric.)
+    if (absl::Status s = read({}, o.curve_points); !s.ok()) return s;
+  } else {
+    if (absl::Status s =
+            read({kLossMetric, kSpreadRatioMetric}, o.curve_points);
+        !s.ok()) {
+      return s;
+    }
+    int64_t layers = 0;
+    for (const v1::JobInfo& job : jobs)
+      layers = std::max(layers, LayersOf(job));
+    std::vector<std::string> attention;
+    for (int64_t l = 0; l < layers; ++l) {
+      attention.push_back(LayerMetricName(kAttentionEntropyMetric, l));
+      attention.push_back(LayerMetricName(kAttentionMaxWeightMetric, l));
+    }
+    if (!attention.empty()) {
+      if (absl::Status s = read(attention, o.attention_points); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (older) return std::nullopt;
+  return curves;
+}
+
 // Stored results were checked on arrival (coordinator/store_results.cc); one
 // that does not parse (a database older than that) shows without.
 std::optional<TrainResult> ResultOf(const v1::JobInfo& job) {
@@ -181,6 +241,7 @@ std::optional<TrainResult> ResultOf(const v1::JobInfo& job) {
 // point clouds) and "jobs" (each with its curves) and the collapse
 // threshold.
 absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
+                             const std::string& sweep,
                              const std::vector<v1::JobInfo>& all_jobs,
                              const v1::GetResultsResponse& results,
                              const ReportOptions& options, json& doc) {
@@ -205,6 +266,9 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
                      {"result", CellResultJson(r, Num)},
                      {"jobs", json::array()}});
   }
+  absl::StatusOr<std::optional<std::map<std::string, json>>> curves =
+      SweepCurves(calls, sweep, *jobs, command, options);
+  if (!curves.ok()) return curves.status();
   json job_docs = json::array();
   double threshold = kDefaultCollapseThreshold;
   for (const v1::JobInfo& job : *jobs) {
@@ -215,9 +279,16 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
     }
     const std::optional<TrainResult> result = ResultOf(job);
     json d = JobDoc(job, layers, result);
-    absl::StatusOr<json> series = Series(calls, job, layers, command, options);
-    if (!series.ok()) return series.status();
-    d["series"] = std::move(*series);
+    if (*curves) {
+      auto mine = (*curves)->find(job.job_id());
+      d["series"] =
+          mine != (*curves)->end() ? std::move(mine->second) : json::object();
+    } else {
+      absl::StatusOr<json> series =
+          Series(calls, job, layers, command, options);
+      if (!series.ok()) return series.status();
+      d["series"] = std::move(*series);
+    }
     const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));
     if (c != cell_of.end()) {
       json& cell = cells[c->second];
@@ -273,7 +344,8 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
   }
   absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
   if (!jobs.ok()) return jobs.status();
-  if (absl::Status s = AddCellsAndJobs(calls, *jobs, *results, options, doc);
+  if (absl::Status s =
+          AddCellsAndJobs(calls, sweep, *jobs, *results, options, doc);
       !s.ok()) {
     return s;
   }

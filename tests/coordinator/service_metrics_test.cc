@@ -241,6 +241,71 @@ TEST_F(ServiceMetricsTest, ASweepsPointsComeInGridOrderEveryPointOnce) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+TEST_F(ServiceMetricsTest, ASweepsCurvesAtMaxPointsAreEachJobsGetMetricsCut) {
+  const std::vector<v1::JobLease> leases = SubmitAndLease(2);
+  ASSERT_EQ(leases.size(), 2u);
+  const std::vector<std::string> jobs = JobIds();
+  std::vector<MetricPoint> first = {{"acc", 1, 1}, {"acc", 2, 0.5}};
+  for (int step = 1; step <= 100; ++step) {
+    first.push_back({"loss", step, 1.0 / step});
+  }
+  std::vector<MetricPoint> second;
+  for (int step = 1; step <= 50; ++step)
+    second.push_back({"loss", step, static_cast<double>(step)});
+  for (const v1::JobLease& lease : leases) {
+    const bool is_first = lease.job_id() == jobs[0];
+    ASSERT_TRUE(Report(lease, is_first ? first : second).ok());
+  }
+  // What a screen gets job by job: GetMetrics at max_points.
+  auto expected = [&](const std::string& name) {
+    std::vector<std::string> out;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      v1::GetMetricsRequest one;
+      one.set_job_id(jobs[j]);
+      one.set_max_points(10);
+      if (!name.empty()) one.add_names(name);
+      int pages = 0;
+      for (const std::string& p : ReadAll(one, &pages)) {
+        out.push_back(absl::StrCat(j, ":", p));
+      }
+    }
+    return out;
+  };
+  v1::ListSweepMetricsRequest req;
+  req.set_sweep("svc");
+  req.set_max_points(10);
+  int pages = 0;
+  const std::vector<std::string> all = ReadSweep(req, jobs, &pages);
+  EXPECT_EQ(all, expected(""));
+  EXPECT_EQ(all.size(), 2u + 10u + 10u);  // acc whole; each loss cut to 10
+  EXPECT_EQ(pages, 1);
+  req.set_page_size(1);  // pages end between jobs
+  EXPECT_EQ(ReadSweep(req, jobs, &pages), expected(""));
+  EXPECT_GE(pages, 2);
+  req.add_names("loss");
+  EXPECT_EQ(ReadSweep(req, jobs, &pages), expected("loss"));
+
+  v1::ListSweepMetricsResponse resp;
+  v1::ListSweepMetricsRequest bad = req;
+  bad.set_max_points(1);
+  EXPECT_EQ(stub_->ListSweepMetrics(Context().get(), bad, &resp).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  bad.set_max_points(10);
+  bad.set_sweep("nope");
+  EXPECT_EQ(stub_->ListSweepMetrics(Context().get(), bad, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  // A raw read's page token is not a curves read's.
+  v1::ListSweepMetricsRequest raw;
+  raw.set_sweep("svc");
+  raw.set_page_size(1);
+  ASSERT_TRUE(stub_->ListSweepMetrics(Context().get(), raw, &resp).ok());
+  ASSERT_FALSE(resp.next_page_token().empty());
+  bad.set_sweep("svc");
+  bad.set_page_token(resp.next_page_token());
+  EXPECT_EQ(stub_->ListSweepMetrics(Context().get(), bad, &resp).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(ServiceMetricsTest, APageOfManyShortSeriesStaysUnderItsByteLimit) {
   const v1::JobLease lease = SubmitAndLease();
   // 40,000 names of one point each, long names: 200,000 points' worth of
