@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -58,17 +59,34 @@ absl::Status ParseSweepPageToken(const std::string& token,
   return absl::OkStatus();
 }
 
-// The downsampled sweep metrics page token: the last job's grid position.
-std::string JobPageToken(int64_t position) {
-  return absl::WebSafeBase64Escape(absl::StrCat(position));
+// The sweep curves page token (ListSweepMetrics at max_points): a job's grid
+// position and where in that job the next page starts (a metrics page
+// token), or nothing when it starts with the next job.
+constexpr absl::string_view kCurvesToken = "curves:";
+std::string CurvesPageToken(int64_t position, const std::string& in_job) {
+  return absl::WebSafeBase64Escape(
+      absl::StrCat(kCurvesToken, position, "\n", in_job));
 }
-absl::Status ParseJobPageToken(const std::string& token, int64_t* position) {
+absl::Status ParseCurvesPageToken(const std::string& token, int64_t* position,
+                                  std::string* in_job) {
   std::string text;
-  if (!absl::WebSafeBase64Unescape(token, &text) ||
-      !absl::SimpleAtoi(text, position) || *position < 0) {
+  const size_t cut = absl::WebSafeBase64Unescape(token, &text) &&
+                             absl::StartsWith(text, kCurvesToken)
+                         ? text.find('\n')
+                         : std::string::npos;
+  std::string name;
+  int64_t step = 0;
+  if (cut == std::string::npos ||
+      !absl::SimpleAtoi(
+          text.substr(kCurvesToken.size(), cut - kCurvesToken.size()),
+          position) ||
+      *position < 0 ||
+      (cut + 1 < text.size() &&
+       !ParsePageToken(text.substr(cut + 1), &name, &step).ok())) {
     return absl::InvalidArgumentError(
         "page_token is not one this service gave out");
   }
+  *in_job = text.substr(cut + 1);
   return absl::OkStatus();
 }
 
@@ -216,13 +234,18 @@ grpc::Status CoordinatorService::ListSweepMetricsInLane(
 absl::Status CoordinatorService::DownsampledSweepMetrics(
     const v1::ListSweepMetricsRequest& req,
     v1::ListSweepMetricsResponse* resp) {
+  // Whole jobs until page_size points or half the page's bytes; a job
+  // whose curves alone pass that is cut between names.
+  int64_t resume = -1;
+  std::string in_job;  // where job `resume` goes on; empty: the next job
+  if (!req.page_token().empty()) {
+    TS_RETURN_IF_ERROR(
+        ParseCurvesPageToken(req.page_token(), &resume, &in_job));
+  }
   Store::JobsQuery jobs;
   jobs.sweep = req.sweep();
   jobs.limit = 500;
-  if (!req.page_token().empty()) {
-    TS_RETURN_IF_ERROR(
-        ParseJobPageToken(req.page_token(), &jobs.after_position));
-  }
+  jobs.after_position = in_job.empty() ? resume : resume - 1;
   const int64_t page =
       req.page_size() > 0 ? req.page_size() : kDefaultSweepMetricsPage;
   int64_t points = 0, bytes = 0;
@@ -235,13 +258,13 @@ absl::Status CoordinatorService::DownsampledSweepMetrics(
       q.names.assign(req.names().begin(), req.names().end());
       q.step_min = req.step_min();
       q.step_max = req.step_max();
-      v1::GetMetricsResponse one;
-      do {  // a job with very many names comes in several pages
-        if (!one.next_page_token().empty()) {
-          TS_RETURN_IF_ERROR(ParsePageToken(one.next_page_token(),
-                                            &q.after_name, &q.after_step));
+      std::string next = row.position == resume ? in_job : "";
+      do {
+        if (!next.empty()) {
+          TS_RETURN_IF_ERROR(
+              ParsePageToken(next, &q.after_name, &q.after_step));
         }
-        one.clear_points();
+        v1::GetMetricsResponse one;
         TS_RETURN_IF_ERROR(DownsampledMetrics(q, req.max_points(), &one));
         for (const v1::MetricPoint& p : one.points()) {
           if (resp->series_size() == 0 ||
@@ -260,10 +283,15 @@ absl::Status CoordinatorService::DownsampledSweepMetrics(
           ++points;
           bytes += kSeriesPointBytes;
         }
-      } while (!one.next_page_token().empty());
+        next = one.next_page_token();
+        if (!next.empty() && bytes > kMaxPageBytes / 2) {
+          resp->set_next_page_token(CurvesPageToken(row.position, next));
+          return absl::OkStatus();
+        }
+      } while (!next.empty());
       if (points >= page || bytes > kMaxPageBytes / 2) {
         // The next read says whether more jobs follow (maybe none).
-        resp->set_next_page_token(JobPageToken(row.position));
+        resp->set_next_page_token(CurvesPageToken(row.position, ""));
         return absl::OkStatus();
       }
     }

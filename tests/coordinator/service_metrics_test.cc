@@ -306,6 +306,40 @@ TEST_F(ServiceMetricsTest, ASweepsCurvesAtMaxPointsAreEachJobsGetMetricsCut) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+TEST_F(ServiceMetricsTest, OneJobsCurvesPastAPagesBytesGoOnInTheNextPage) {
+  const std::vector<v1::JobLease> leases = SubmitAndLease(2);
+  ASSERT_EQ(leases.size(), 2u);
+  const std::vector<std::string> jobs = JobIds();
+  // The first job: 120 names x 1,000 steps, 1.7 MB at max_points 1000.
+  std::vector<MetricPoint> batch;
+  int64_t seq = 0;
+  const v1::JobLease& first =
+      leases[0].job_id() == jobs[0] ? leases[0] : leases[1];
+  for (int name = 0; name < 120; ++name) {
+    for (int step = 1; step <= 1000; ++step) {
+      batch.push_back({absl::StrCat("m", name), step, 0.5});
+      if (batch.size() == 10000) {
+        ASSERT_TRUE(Report(first, batch, ++seq).ok());
+        batch.clear();
+      }
+    }
+  }
+  v1::GetMetricsRequest one;
+  one.set_job_id(jobs[0]);
+  one.set_max_points(1000);
+  int pages = 0;
+  std::vector<std::string> expected;
+  for (const std::string& p : ReadAll(one, &pages)) {
+    expected.push_back(absl::StrCat("0:", p));
+  }
+  ASSERT_EQ(expected.size(), 120000u);
+  v1::ListSweepMetricsRequest req;
+  req.set_sweep("svc");
+  req.set_max_points(1000);
+  EXPECT_EQ(ReadSweep(req, jobs, &pages), expected);  // each point once
+  EXPECT_GE(pages, 2);
+}
+
 TEST_F(ServiceMetricsTest, APageOfManyShortSeriesStaysUnderItsByteLimit) {
   const v1::JobLease lease = SubmitAndLease();
   // 40,000 names of one point each, long names: 200,000 points' worth of
