@@ -32,7 +32,7 @@ void ReadLane::Run(Kind kind, absl::FunctionRef<void()> work) {
   if (threads_.empty()) return work();
   Task task{work};
   std::unique_lock<std::mutex> lock(mu_);
-  (kind == Kind::kView ? views_ : exports_).push_back(&task);
+  QueueOf(kind).push_back(&task);
   queued_.notify_one();
   finished_.wait(lock, [&] { return task.done; });
 }
@@ -43,14 +43,10 @@ int64_t ReadLane::queued() const {
 }
 
 ReadLane::Task* ReadLane::Next() {
-  Kind take = last_ == Kind::kView ? Kind::kExport : Kind::kView;
-  if ((take == Kind::kView ? views_ : exports_).empty()) {
-    take = take == Kind::kView ? Kind::kExport : Kind::kView;
-  }
-  std::deque<Task*>& from = take == Kind::kView ? views_ : exports_;
-  Task* task = from.front();
-  from.pop_front();
-  last_ = take;
+  const Kind other = last_ == Kind::kView ? Kind::kExport : Kind::kView;
+  last_ = QueueOf(other).empty() ? last_ : other;
+  Task* task = QueueOf(last_).front();
+  QueueOf(last_).pop_front();
   return task;
 }
 

@@ -85,8 +85,12 @@ class ReadLane {
     bool done = false;
   };
   void Serve(int nice);
-  bool Idle() const { return views_.empty() && exports_.empty(); }  // mu_ held
-  Task* Next();  // mu_ held, !Idle(): the next to run, taken off its queue
+  // The rest hold mu_.
+  bool Idle() const { return views_.empty() && exports_.empty(); }
+  std::deque<Task*>& QueueOf(Kind kind) {
+    return kind == Kind::kView ? views_ : exports_;
+  }
+  Task* Next();  // !Idle(): the next to run, taken off its queue
 
   const std::chrono::milliseconds max_yield_;
   mutable std::mutex mu_;

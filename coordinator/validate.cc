@@ -286,10 +286,6 @@ absl::Status CheckMetricsSelection(const Request& req) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 // A series' max_points: 0 (every point) or 2..kMaxMetricsPage.
 absl::Status CheckMaxPoints(int32_t max_points) {
   if (max_points < 0 || max_points == 1 || max_points > kMaxMetricsPage) {

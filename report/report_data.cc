@@ -59,47 +59,55 @@ std::string ParamOr(const v1::JobInfo& job, const std::string& key,
   return fallback;
 }
 
-// One job's curves as {name: [[steps], [values]]}: a train job's loss and
-// spread ratio at `curve_points` and attention per layer at
-// `attention_points`; a command job's every metric at `curve_points`.
-absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
-                            int64_t layers, bool every_metric,
-                            const ReportOptions& o) {
-  json series = json::object();
-  auto read = [&](std::vector<std::string> names,
-                  int max_points) -> absl::Status {
-    v1::GetMetricsRequest req;
-    req.set_job_id(job.job_id());
-    req.set_max_points(max_points);
-    for (const std::string& n : names) req.add_names(n);
-    absl::StatusOr<std::vector<v1::MetricPoint>> points =
-        GetAllMetrics(calls, std::move(req));
-    if (!points.ok()) return points.status();
-    for (const v1::MetricPoint& p : *points) {
-      json& s = series[p.name()];
-      if (s.is_null()) s = json::array({json::array(), json::array()});
-      s[0].push_back(p.step());
-      s[1].push_back(Num(p.value()));
-    }
-    return absl::OkStatus();
-  };
-  if (every_metric) {
-    // (No names reads every metric.)
-    if (absl::Status s = read({}, o.curve_points); !s.ok()) return s;
-    return series;
-  }
-  if (absl::Status s = read({kLossMetric, kSpreadRatioMetric}, o.curve_points);
-      !s.ok()) {
-    return s;
-  }
+// What a report draws of a job with `layers` layers, read by read: a train
+// job's loss and spread ratio at `curve_points` and attention per layer at
+// `attention_points`; a command job's every metric (no names) at
+// `curve_points`.
+struct CurveRead {
+  std::vector<std::string> names;
+  int max_points = 0;
+};
+std::vector<CurveRead> CurveReads(int64_t layers, bool every_metric,
+                                  const ReportOptions& o) {
+  if (every_metric) return {{{}, o.curve_points}};
+  std::vector<CurveRead> reads = {
+      {{kLossMetric, kSpreadRatioMetric}, o.curve_points}};
   std::vector<std::string> attention;
   for (int64_t l = 0; l < layers; ++l) {
     attention.push_back(LayerMetricName(kAttentionEntropyMetric, l));
     attention.push_back(LayerMetricName(kAttentionMaxWeightMetric, l));
   }
   // (No names would read every metric.)
-  if (attention.empty()) return series;
-  if (absl::Status s = read(attention, o.attention_points); !s.ok()) return s;
+  if (!attention.empty()) reads.push_back({attention, o.attention_points});
+  return reads;
+}
+
+// Adds a point to curves shaped {name: [[steps], [values]]}.
+void AddPoint(json& curves, const std::string& name, int64_t step,
+              double value) {
+  json& s = curves[name];
+  if (s.is_null()) s = json::array({json::array(), json::array()});
+  s[0].push_back(step);
+  s[1].push_back(Num(value));
+}
+
+// One job's curves as {name: [[steps], [values]]} (CurveReads).
+absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
+                            int64_t layers, bool every_metric,
+                            const ReportOptions& o) {
+  json series = json::object();
+  for (const CurveRead& r : CurveReads(layers, every_metric, o)) {
+    v1::GetMetricsRequest req;
+    req.set_job_id(job.job_id());
+    req.set_max_points(r.max_points);
+    for (const std::string& n : r.names) req.add_names(n);
+    absl::StatusOr<std::vector<v1::MetricPoint>> points =
+        GetAllMetrics(calls, std::move(req));
+    if (!points.ok()) return points.status();
+    for (const v1::MetricPoint& p : *points) {
+      AddPoint(series, p.name(), p.step(), p.value());
+    }
+  }
   return series;
 }
 
@@ -171,60 +179,34 @@ int64_t LayersOf(const v1::JobInfo& job) {
 }
 
 // Every job's curves as Series reads them, by job id, in a few calls
-// (ListSweepMetrics at max_points, a pass per selection) instead of two
-// per job: a report of hundreds of jobs is a handful of reads. Null when
-// the coordinator is older and sent every point (a series longer than
-// asked): then each job's are read on their own (Series).
+// (ListSweepMetrics at max_points, one per CurveRead, attention for the
+// most layers any job has) instead of two per job: a report of hundreds of
+// jobs is a handful of reads. Null when the coordinator is older and sent
+// every point (a series longer than asked): then each job's are read on
+// their own (Series).
 absl::StatusOr<std::optional<std::map<std::string, json>>> SweepCurves(
     const CoordinatorApi& calls, const std::string& sweep,
     const std::vector<v1::JobInfo>& jobs, bool every_metric,
     const ReportOptions& o) {
+  int64_t layers = 0;
+  for (const v1::JobInfo& job : jobs) layers = std::max(layers, LayersOf(job));
   std::map<std::string, json> curves;
-  bool older = false;
-  auto read = [&](std::vector<std::string> names,
-                  int max_points) -> absl::Status {
+  for (const CurveRead& r : CurveReads(layers, every_metric, o)) {
     v1::ListSweepMetricsRequest req;
     req.set_sweep(sweep);
-    req.set_max_points(max_points);
-    for (const std::string& n : names) req.add_names(n);
+    req.set_max_points(r.max_points);
+    for (const std::string& n : r.names) req.add_names(n);
     absl::StatusOr<std::vector<v1::MetricSeries>> all =
         ListAllSweepMetrics(calls, std::move(req));
     if (!all.ok()) return all.status();
     for (const v1::MetricSeries& one : *all) {
-      older = older || one.steps_size() > max_points;
-      json& s = curves[one.job_id()][one.name()];
-      if (s.is_null()) s = json::array({json::array(), json::array()});
-      for (int i = 0; i < one.steps_size() && i < one.values_size(); ++i) {
-        s[0].push_back(one.steps(i));
-        s[1].push_back(Num(one.values(i)));
-      }
-    }
-    return absl::OkStatus();
-  };
-  if (every_metric) {
-    // (No names reads every metric.)
-    if (absl::Status s = read({}, o.curve_points); !s.ok()) return s;
-  } else {
-    if (absl::Status s =
-            read({kLossMetric, kSpreadRatioMetric}, o.curve_points);
-        !s.ok()) {
-      return s;
-    }
-    int64_t layers = 0;
-    for (const v1::JobInfo& job : jobs)
-      layers = std::max(layers, LayersOf(job));
-    std::vector<std::string> attention;
-    for (int64_t l = 0; l < layers; ++l) {
-      attention.push_back(LayerMetricName(kAttentionEntropyMetric, l));
-      attention.push_back(LayerMetricName(kAttentionMaxWeightMetric, l));
-    }
-    if (!attention.empty()) {
-      if (absl::Status s = read(attention, o.attention_points); !s.ok()) {
-        return s;
+      if (one.steps_size() > r.max_points) return std::nullopt;  // older
+      json& mine = curves[one.job_id()];
+      for (int i = 0; i < std::min(one.steps_size(), one.values_size()); ++i) {
+        AddPoint(mine, one.name(), one.steps(i), one.values(i));
       }
     }
   }
-  if (older) return std::nullopt;
   return curves;
 }
 

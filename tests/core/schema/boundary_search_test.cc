@@ -213,7 +213,8 @@ TEST(BoundarySearch, PendingRunsAndFailedProbesStopTheNextStep) {
   EXPECT_EQ(first[0].cell,
             (KeyValues{{"kernel", "softmax"}, {"lr", "0.001"}, {"seed", "0"}}));
   std::vector<SearchJob> jobs;
-  for (const JobSpec& j : first) jobs.push_back({j.cell, JobState::kQueued, {}});
+  for (const JobSpec& j : first)
+    jobs.push_back({j.cell, JobState::kQueued, {}});
   for (const CellSearch& c : PlanSearch(spec, jobs)) {
     EXPECT_EQ(c.state, CellSearch::State::kSearching);
     EXPECT_TRUE(c.add.empty());  // waiting for the ends
@@ -285,7 +286,8 @@ TEST(BoundarySearch, SpecErrorsNameTheSearchKeyAndWhatIsAllowed) {
                                  "search: {key: n, range: [10, 100]}\n",
                                  "spec.yaml")
                                  .status();
-  EXPECT_NE(tails.message().find("for train and command sweeps"), std::string::npos)
+  EXPECT_NE(tails.message().find("for train and command sweeps"),
+            std::string::npos)
       << tails;
   // It round-trips through the YAML that overrides write.
   TS_ASSERT_OK_AND_ASSIGN(SweepSpec spec, ParseSweepSpec(kSpec, "spec"));
