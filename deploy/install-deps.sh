@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages (and web/'s npm packages) that tailsweep
-# needs. Idempotent and quiet: it installs only what is missing and prints one
+# Installs the Debian 12 packages (and, for the tests, web/'s npm packages)
+# that tailsweep needs. Idempotent and quiet: it installs only what is missing and prints one
 # line per step. Needs root (or sudo) on first run.
 #   deploy/install-deps.sh [--with tests] [--with slurm] [--with bench]
 # Alone: what the build of the executables and the main job need (the
 # README's first command). --with tests adds what only the test suite uses:
-# GoogleTest, chromium (browser tests), the prometheus server, pandas,
-# systemd-analyze, curl, clang-format, haproxy (the front proxy's test; the
-# README's second command).
+# GoogleTest, chromium and Node.js with npm and playwright-core (browser
+# tests), the prometheus server, pandas, systemd-analyze, curl, clang-format,
+# haproxy (the front proxy's test; the README's second command).
 # --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
 # commands), which the Slurm tests configure and start themselves. --with
 # bench adds what benchmarks and examples compare with or run on: pandas,
@@ -32,7 +32,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev libssl-dev openssl
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
-  libcpp-httplib-dev prometheus-cpp-dev nodejs procps
+  libcpp-httplib-dev prometheus-cpp-dev procps
 )
 tests=no
 for group in "${with[@]}"; do
@@ -41,7 +41,10 @@ for group in "${with[@]}"; do
       tests=yes
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
                  python3-pandas python3-pytest python3-optuna curl systemd
-                 haproxy) ;;
+                 haproxy nodejs)
+      # Debian's nodejs comes without npm (its own package); a nodejs from
+      # another archive (NodeSource) carries npm and conflicts with Debian's.
+      if ! command -v npm > /dev/null; then packages+=(npm); fi ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     bench) packages+=(python3-pandas python3-optuna python3-torch) ;;
     *) echo "install-deps: unknown group '$group' (allowed: tests, slurm, bench)" >&2; exit 2 ;;
@@ -67,22 +70,16 @@ else
   echo "install-deps: done"
 fi
 
-# The npm packages of web/ (package-lock.json): uPlot, compiled into the
-# report pages, and, --with tests, playwright-core (a devDependency), which
-# drives chromium in the browser tests. Reinstalled when the lock file is
-# newer than what is installed, or when the tests need what is missing.
-web="$(cd "$(dirname "$0")/.." && pwd)/web"
-if ! command -v npm >/dev/null; then
-  echo "install-deps: npm is missing (Debian: apt-get install npm)" >&2
-  exit 1
-fi
-omit=(--omit=dev)
-if [ "$tests" = yes ]; then omit=(); fi
-if [ ! -f "$web/node_modules/.package-lock.json" ] ||
-   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ] ||
-   { [ "$tests" = yes ] && [ ! -d "$web/node_modules/playwright-core" ]; }; then
-  echo "install-deps: npm packages of web/${omit:+ (no devDependencies)}"
-  (cd "$web" && npm ci "${omit[@]}" --no-audit --no-fund --loglevel=error >/dev/null)
-else
-  echo "install-deps: npm packages of web/ present"
+# The browser tests' npm packages (web/package-lock.json: playwright-core,
+# which drives chromium). The build needs none: uPlot is vendored
+# (web/vendor/). Reinstalled when the lock file is newer than what is there.
+if [ "$tests" = yes ]; then
+  web="$(cd "$(dirname "$0")/.." && pwd)/web"
+  if [ ! -f "$web/node_modules/.package-lock.json" ] ||
+     [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+    echo "install-deps: npm packages of web/"
+    (cd "$web" && npm ci --no-audit --no-fund --loglevel=error > /dev/null)
+  else
+    echo "install-deps: npm packages of web/ present"
+  fi
 fi
