@@ -319,7 +319,8 @@ RunFn DefineWorkers(CLI::App& app) {
       for (const auto& w : resp.workers()) {
         doc.push_back({{"worker_id", w.worker_id()},
                        {"last_seen_ms", w.last_seen_ms()},
-                       {"jobs_held", w.jobs_held()}});
+                       {"jobs_held", w.jobs_held()},
+                       {"devices", w.devices()}});
       }
       PrintJson(doc);
       return absl::OkStatus();
@@ -329,9 +330,13 @@ RunFn DefineWorkers(CLI::App& app) {
       rows.push_back(
           {w.worker_id(),
            absl::StrFormat("%.1fs ago", (now - w.last_seen_ms()) / 1000.0),
-           absl::StrCat(w.jobs_held())});
+           absl::StrCat(w.jobs_held()),
+           // Placement: a cpu worker is leased no job that names "gpus".
+           w.devices().empty()    ? "?"
+           : w.devices() == "cpu" ? "cpu (no gpus jobs)"
+                                  : w.devices()});
     }
-    PrintTable({"worker", "last_seen", "jobs_held"}, rows);
+    PrintTable({"worker", "last_seen", "jobs_held", "devices"}, rows);
     return absl::OkStatus();
   };
 }

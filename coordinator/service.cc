@@ -125,7 +125,8 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
   }
   absl::StatusOr<std::vector<Lease>> leases = store_->LeaseJobs(
       req->worker_id(), req->max_jobs(), req->lease_ms(), req->request_id(),
-      {req->free_slots().begin(), req->free_slots().end()}, kinds);
+      {req->free_slots().begin(), req->free_slots().end()}, kinds,
+      {req->devices().begin(), req->devices().end()});
   if (!leases.ok()) return Answer(leases.status());
   if (leases->empty()) {
     absl::StatusOr<bool> more = store_->HasUnfinishedJobs();

@@ -175,6 +175,7 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
     out->set_worker_id(w.worker_id);
     out->set_last_seen_ms(w.last_seen_ms);
     out->set_jobs_held(w.jobs_held);
+    out->set_devices(w.devices);
   }
   return grpc::Status::OK;
 }

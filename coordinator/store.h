@@ -141,11 +141,15 @@ class Store {
   // in order as PlaceJob does, and jobs that do not fit are passed over for
   // later ones. Empty: only jobs whose "gpus" is 1. `kinds`: only jobs of
   // these kinds (job_kind.h names) are leased; empty: every kind.
+  // `devices`: the worker's ("cpu", "cuda:N"), kept in memory for Workers();
+  // when all are "cpu", no job that names "gpus" is leased (those need a
+  // GPU); empty: no such rule.
   absl::StatusOr<std::vector<Lease>> LeaseJobs(
       const std::string& worker, int64_t max_jobs, int64_t lease_ms,
       const std::string& request_id = "",
       const std::vector<int>& free_slots = {},
-      const std::vector<std::string>& kinds = {});
+      const std::vector<std::string>& kinds = {},
+      const std::vector<std::string>& devices = {});
 
   // Whether any job is queued (ready or waiting out a retry's backoff) or
   // leased: more work may come to an idle worker. On the read connection.
@@ -389,6 +393,7 @@ class Store {
     std::string worker_id;
     int64_t last_seen_ms = 0;
     int64_t jobs_held = 0;
+    std::string devices;  // "cpu", "cuda:0,cuda:1"; "": not known
   };
   absl::StatusOr<std::vector<WorkerRow>> Workers();
   absl::StatusOr<int64_t> MetricCount(const std::string& job_id);
@@ -477,6 +482,14 @@ class Store {
       ABSL_GUARDED_BY(lease_mu_);
   // When idle workers last polled (wall ms), not yet in `workers`.
   absl::flat_hash_map<std::string, int64_t> idle_seen_
+      ABSL_GUARDED_BY(lease_mu_);
+  // Each worker's devices as its newest lease call named them, and when
+  // (wall ms; forgotten a day after).
+  struct WorkerDevices {
+    std::string devices;
+    int64_t seen_ms = 0;
+  };
+  absl::flat_hash_map<std::string, WorkerDevices> worker_devices_
       ABSL_GUARDED_BY(lease_mu_);
   int64_t next_upkeep_steady_ = 0;  // the writer thread's only
 };

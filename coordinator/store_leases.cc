@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 #include "core/schema/device_placement.h"
@@ -49,12 +50,13 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
 }
 
 // Queued jobs in order, those asking for more units than have a free slot
-// left out by SQLite, and those of a kind not in `kinds` (when it is not
-// empty) passed over; the rest are placed one by one (PlaceJob) until
-// max_jobs are picked or no slot is left. Into *granted, not yet taken.
+// (or, `cpu_only`, naming "gpus" at all) left out by SQLite, and those of a
+// kind not in `kinds` (when it is not empty) passed over; the rest are
+// placed one by one (PlaceJob) until max_jobs are picked or no slot is
+// left. Into *granted, not yet taken.
 absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
                         int64_t max_jobs, const std::vector<int>& free_slots,
-                        const std::vector<std::string>& kinds,
+                        const std::vector<std::string>& kinds, bool cpu_only,
                         std::vector<Lease>* granted) {
   std::vector<int> free = free_slots;
   int64_t units = free_slots.empty() ? 1 : 0;
@@ -66,10 +68,12 @@ absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
       "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? AND "
       "CAST(COALESCE(json_extract(j.params, '$.",
       kGpusKey,
-      "'), '1') AS INTEGER) <= ? "
+      "'), '1') AS INTEGER) <= ? AND (? = 0 OR json_extract(j.params, '$.",
+      kGpusKey,
+      "') IS NULL) "
       "ORDER BY j.created_ms, j.rowid"));
   if (!pick.ok()) return pick.status();
-  pick->Bind(1, now).Bind(2, units);
+  pick->Bind(1, now).Bind(2, units).Bind(3, int64_t{cpu_only ? 1 : 0});
   while (static_cast<int64_t>(granted->size()) < max_jobs) {
     absl::StatusOr<bool> row = pick->Step();
     if (!row.ok()) return row.status();
@@ -119,10 +123,19 @@ absl::StatusOr<bool> Store::MayLease(const std::string& worker,
 absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     const std::string& worker, int64_t max_jobs, int64_t lease_ms,
     const std::string& request_id, const std::vector<int>& free_slots,
-    const std::vector<std::string>& kinds) {
+    const std::vector<std::string>& kinds,
+    const std::vector<std::string>& devices) {
   const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   const int64_t steady = clock_->SteadyMs();
+  const bool cpu_only =
+      !devices.empty() &&
+      std::all_of(devices.begin(), devices.end(),
+                  [](const std::string& d) { return d == "cpu"; });
+  if (!devices.empty()) {
+    absl::MutexLock lock(&lease_mu_);
+    worker_devices_[worker] = {absl::StrJoin(devices, ","), now};
+  }
   // An idle worker's poll writes nothing: with nothing queued and no
   // earlier call to answer again, the answer is empty, and when it was
   // last seen waits in memory for the next flush (ExpireLeases).
@@ -146,8 +159,8 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       if (!seen.ok()) return seen.status();
       if (*seen) return absl::OkStatus();
     }
-    TS_RETURN_IF_ERROR(
-        PickQueued(db, now, lease_ms, max_jobs, free_slots, kinds, &granted));
+    TS_RETURN_IF_ERROR(PickQueued(db, now, lease_ms, max_jobs, free_slots,
+                                  kinds, cpu_only, &granted));
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
         "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "
@@ -386,6 +399,9 @@ absl::StatusOr<int64_t> Store::ExpireLeases(int64_t now_steady,
     {
       absl::MutexLock lock(&lease_mu_);
       seen.swap(idle_seen_);
+      absl::erase_if(worker_devices_, [&](const auto& entry) {
+        return entry.second.seen_ms < now - 24 * 3600 * 1000;
+      });
     }
     absl::StatusOr<sql::Statement> mark = db.Prepare(
         "INSERT INTO workers (worker_id, last_seen_ms) VALUES (?, ?) "

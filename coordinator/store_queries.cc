@@ -149,16 +149,22 @@ absl::StatusOr<std::vector<Store::WorkerRow>> Store::Workers() {
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    out.push_back({st->Text(0), st->Int(1), st->Int(2)});
+    out.push_back({st->Text(0), st->Int(1), st->Int(2), ""});
   }
   // Idle workers seen since the last flush (ExpireLeases).
   absl::MutexLock seen_lock(&lease_mu_);
+  for (WorkerRow& w : out) {
+    auto it = worker_devices_.find(w.worker_id);
+    if (it != worker_devices_.end()) w.devices = it->second.devices;
+  }
   for (const auto& [worker, at] : idle_seen_) {
     auto it = std::find_if(out.begin(), out.end(), [&](const WorkerRow& w) {
       return w.worker_id == worker;
     });
     if (it == out.end()) {
-      out.push_back({worker, at, 0});
+      auto d = worker_devices_.find(worker);
+      out.push_back(
+          {worker, at, 0, d == worker_devices_.end() ? "" : d->second.devices});
     } else {
       it->last_seen_ms = std::max(it->last_seen_ms, at);
     }

@@ -175,6 +175,15 @@ absl::Status Validate(const v1::LeaseJobsRequest& req) {
                                   req.free_slots(i), ")"));
     }
   }
+  if (req.devices_size() > kMaxPlacementUnits) {
+    return Invalid(absl::StrCat("at most ", kMaxPlacementUnits,
+                                " devices (got ", req.devices_size(), ")"));
+  }
+  for (int i = 0; i < req.devices_size(); ++i) {
+    if (req.devices(i).empty() || req.devices(i).size() > 64) {
+      return Invalid(absl::StrCat("devices[", i, "] must be 1-64 characters"));
+    }
+  }
   if (req.kinds_size() > 16) {
     return Invalid(
         absl::StrCat("at most 16 kinds (got ", req.kinds_size(), ")"));

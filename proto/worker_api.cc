@@ -123,6 +123,7 @@ absl::Status WorkerApi::LeaseJobs(const LeaseRequest& request,
   req.set_max_jobs(request.max_jobs);
   req.set_lease_ms(options_.lease_ms);
   for (int f : request.free_slots) req.add_free_slots(f);
+  for (const std::string& d : request.devices) req.add_devices(d);
   // This build runs every kind it knows.
   for (JobKind k : AllJobKinds()) req.add_kinds(std::string(JobKindName(k)));
   req.set_request_id(request.request_id);

@@ -64,7 +64,7 @@ absl::Status CoordinatorClient::LeaseJobs(int max_jobs,
     unanswered_since_ms_ = clock_->SteadyMs();
     unanswered_lease_ =
         LeaseRequest{absl::StrCat(options_.worker_id, "/", ++lease_calls_),
-                     max_jobs, free_slots};
+                     max_jobs, free_slots, options_.devices};
   }
   const absl::Status status =
       Call("lease", [&] { return api_.LeaseJobs(*unanswered_lease_, out); });

@@ -37,6 +37,9 @@ struct CoordinatorClientOptions {
   int64_t rpc_timeout_ms = WorkerApiOptions{}.rpc_timeout_ms;
   int64_t backoff_base_ms = 250;
   int64_t backoff_cap_ms = 8000;
+  // Sent with every lease call: a worker on the CPU alone is leased no job
+  // that asks for GPUs (proto: LeaseJobsRequest.devices).
+  std::vector<std::string> devices;
 };
 
 class CoordinatorClient {

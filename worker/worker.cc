@@ -29,6 +29,7 @@ CoordinatorClientOptions ClientOptions(const WorkerOptions& o) {
   c.rpc_timeout_ms = o.rpc_timeout_ms;
   c.backoff_base_ms = o.backoff_base_ms;
   c.backoff_cap_ms = o.backoff_cap_ms;
+  c.devices = o.devices;
   return c;
 }
 
@@ -113,7 +114,27 @@ void Worker::Refresh() {
       job->checkpoint_seen_step = newest->step;
     }
     job->relay->Fill();
+    if (job->running) RelayGpuSample(*job);
   }
+}
+
+void Worker::RelayGpuSample(Job& job) {
+  if (!options_.gpu_samples || !job.handle) return;
+  const int64_t seq = options_.gpu_samples(&gpu_samples_);
+  if (seq <= job.gpu_sample_seq) return;
+  job.gpu_sample_seq = seq;
+  // Samples are not worth memory while the coordinator is away: past the
+  // bound of unacknowledged batches they are dropped.
+  if (static_cast<int>(job.relay->unacked_batches()) >=
+      options_.max_unacked_batches) {
+    return;
+  }
+  std::vector<std::string> devices;
+  for (const std::string& slot : job.slots) devices.push_back(SlotDevice(slot));
+  std::vector<MetricPoint> points =
+      GpuPointsFor(options_.allocation, devices, gpu_samples_,
+                   (clock_->SteadyMs() - job.launched_ms) / 1000);
+  if (!points.empty()) job.relay->AddBatch(std::move(points));
 }
 
 void Worker::Round() {

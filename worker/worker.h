@@ -44,6 +44,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,7 @@
 #include "core/schema/job_protocol.h"
 #include "worker/allocation.h"
 #include "worker/coordinator_client.h"
+#include "worker/gpus.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
 #include "worker/metrics_relay.h"
@@ -101,6 +103,11 @@ struct WorkerOptions {
   // Exit when no job runs here and the coordinator says no job is queued or
   // leased anywhere (tests, scripts, Slurm arrays).
   bool exit_when_idle = false;
+  // The newest GPU sample and its number (GpuSampler::Latest, gpus.h);
+  // empty: none taken. Each new sample becomes system/gpu_* points of the
+  // running jobs on those GPUs, at the step of the seconds since the
+  // attempt's child started.
+  std::function<int64_t(std::vector<GpuSample>*)> gpu_samples;
 };
 
 class Worker {
@@ -160,6 +167,9 @@ class Worker {
     // Steady time of its start or newest checkpoint, and that step.
     int64_t checkpoint_seen_ms = 0;
     int64_t checkpoint_seen_step = 0;
+    // Steady time its child started, and the GPU sample last relayed.
+    int64_t launched_ms = 0;
+    int64_t gpu_sample_seq = 0;
     bool lapsed = false;  // killed when its lease ran out here
     // Why it is given back uncounted, when not preempted or lapsed (its
     // work directory filled up).
@@ -221,6 +231,8 @@ class Worker {
   void TellChildTheLease(Job& job);
   void Heartbeat(Job& job);
   void SendMetrics(Job& job);
+  // A new GPU sample's points for a running job on GPUs, as one batch.
+  void RelayGpuSample(Job& job);
   void QueueResult(Job& job);
   void Upload(Job& job);
   void Report(Job& job, Action::Kind kind);
@@ -247,6 +259,7 @@ class Worker {
   bool disk_low_ = false;
   int64_t longest_checkpoint_gap_ms_ = 0;
   bool idle_ = false;
+  std::vector<GpuSample> gpu_samples_;  // scratch for RelayGpuSample
   int64_t completed_ = 0;
   int64_t failed_ = 0;
 };

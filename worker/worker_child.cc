@@ -159,6 +159,7 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
     return;
   }
   j.handle = *std::move(handle);
+  j.launched_ms = clock_->SteadyMs();
 }
 
 void Worker::Exited(Job& job, int exit_code) {

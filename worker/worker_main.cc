@@ -7,6 +7,7 @@
 //
 //   tailsweep-worker --coordinator ADDR [--devices auto|cpu|cuda:0,cuda:1]
 //                    [--slots-per-device K] [--work-dir DIR]
+//                    [--gpu-sample-seconds S]
 //                    [--shutdown-grace S] [--end-margin S]
 //                    [--token-file F] [--tls-ca CA.pem] [--log-level L]
 //
@@ -25,8 +26,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
@@ -43,6 +42,7 @@
 #include "proto/coordinator_link.h"
 #include "proto/run_dir.h"
 #include "worker/allocation.h"
+#include "worker/gpus.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
 #include "worker/worker.h"
@@ -67,33 +67,19 @@ std::string UniqueWorkerId() {
 // The signal that asked the worker to stop; 0 while it runs.
 std::atomic<int> stop_signal{0};
 
-// --devices: auto asks `tailsweep-lab lab devices` (the CUDA devices its
-// LibTorch sees, else cpu); otherwise cpu or cuda:N[,cuda:M...].
+// --devices: auto asks the NVIDIA driver (gpus.h: nvidia-smi, within the
+// allocation's GPUs) and says why it chose what it did; otherwise cpu or
+// cuda:N[,cuda:M...].
 absl::StatusOr<std::vector<std::string>> ParseDevices(
-    const std::string& flag, const std::string& lab_bin,
+    const std::string& flag, const Allocation& allocation,
     const std::string& work_dir) {
   std::vector<std::string> out;
   if (flag == "cpu") return std::vector<std::string>{"cpu"};
   if (flag == "auto") {
-    std::error_code ec;
-    std::filesystem::create_directories(work_dir, ec);
-    const std::string answer = work_dir + "/devices.json";
-    absl::StatusOr<ChildProcess> child = ChildProcess::Start(
-        {lab_bin, "lab", "devices"}, {}, answer, "/dev/null");
-    if (!child.ok()) return child.status();
-    std::optional<int> code;
-    while (!(code = child->Poll())) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::ifstream in(answer);
-    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (*code != 0 || !doc.is_object() || !doc["devices"].is_array()) {
-      return absl::InternalError(
-          absl::StrCat("auto: `", lab_bin, " lab devices` failed (exit ", *code,
-                       "); name the devices instead"));
-    }
-    for (const auto& d : doc["devices"]) out.push_back(d.get<std::string>());
-    return out;
+    const AutoDevices found =
+        FindAutoDevices(allocation, RunGpuTool(work_dir + "/gpu-query"));
+    spdlog::info("--devices auto: {}", found.why);
+    return found.devices;
   }
   for (absl::string_view d : absl::StrSplit(flag, ',')) {
     int index = 0;
@@ -141,6 +127,7 @@ struct Flags {
   bool version = false;
   int64_t lease_margin_ms = -1;
   double shutdown_grace_s = 0, end_margin_s = 0;
+  double gpu_sample_s = 5;
   WorkerOptions options;
 };
 
@@ -150,7 +137,10 @@ void DefineFlags(CLI::App& app, Flags& f) {
   app.add_option("--coordinator", f.coordinator, "Coordinator address")
       ->envname("TAILSWEEP_COORDINATOR")
       ->capture_default_str();
-  app.add_option("--devices", f.devices, "auto, cpu, or cuda:0,cuda:1,...")
+  app.add_option("--devices", f.devices,
+                 "auto (the GPUs nvidia-smi lists, within CUDA_VISIBLE_DEVICES "
+                 "or Slurm's allocation; cpu when none, saying why), cpu, or "
+                 "cuda:0,cuda:1,...")
       ->envname("TAILSWEEP_DEVICES")
       ->capture_default_str();
   app.add_option("--slots-per-device", f.options.slots_per_device,
@@ -217,6 +207,13 @@ void DefineFlags(CLI::App& app, Flags& f) {
       ->envname("TAILSWEEP_END_MARGIN")
       ->check(CLI::Range(0.0, 7.0 * 86400))
       ->capture_default_str();
+  app.add_option("--gpu-sample-seconds", f.gpu_sample_s,
+                 "Every this many seconds, each running job's GPUs' "
+                 "utilisation and memory (nvidia-smi) become its metrics "
+                 "system/gpu_util/N and system/gpu_mem_mib/N; 0: off")
+      ->envname("TAILSWEEP_GPU_SAMPLE_SECONDS")
+      ->check(CLI::Number & (CLI::IsMember({0.0}) | CLI::Range(0.5, 3600.0)))
+      ->capture_default_str();
   app.add_flag("--exit-when-idle", f.options.exit_when_idle,
                "Exit once no job runs here and the coordinator has none "
                "queued or leased (a job waiting out a retry's backoff, or "
@@ -244,16 +241,16 @@ absl::Status ResolveOptions(Flags& f) {
             .string();
   }
   options.work_dir = f.work_dir.empty() ? "tailsweep-work" : f.work_dir;
+  absl::StatusOr<Allocation> allocation = ReadAllocationFromProcess();
+  if (!allocation.ok()) return allocation.status();
+  options.allocation = *allocation;
   absl::StatusOr<std::vector<std::string>> found =
-      ParseDevices(f.devices, options.lab_bin, options.work_dir);
+      ParseDevices(f.devices, options.allocation, options.work_dir);
   if (!found.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--devices: ", found.status().message()));
   }
   options.devices = *found;
-  absl::StatusOr<Allocation> allocation = ReadAllocationFromProcess();
-  if (!allocation.ok()) return allocation.status();
-  options.allocation = *allocation;
   for (const std::string& device : options.devices) {
     if (device == "cpu") continue;
     absl::StatusOr<std::string> visible =
@@ -375,6 +372,18 @@ int Main(int argc, char** argv) {
   ChildProcessLauncher launcher;
   LocalJobFiles files;
   ThreadTaskRunner tasks;
+  std::unique_ptr<GpuSampler> sampler;
+  const bool on_gpus =
+      std::any_of(f.options.devices.begin(), f.options.devices.end(),
+                  [](const std::string& d) { return d != "cpu"; });
+  if (on_gpus && f.gpu_sample_s > 0) {
+    sampler = std::make_unique<GpuSampler>(
+        RunGpuTool(f.options.work_dir + "/gpu-query"),
+        static_cast<int64_t>(f.gpu_sample_s * 1000));
+    f.options.gpu_samples = [s = sampler.get()](std::vector<GpuSample>* out) {
+      return s->Latest(out);
+    };
+  }
   Worker worker(link->get(), &clock, &launcher, &files, &tasks, f.options);
   worker.Run(stop_signal);
   spdlog::info("exiting ({} done, {} failed)", worker.jobs_completed(),

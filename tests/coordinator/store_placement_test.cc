@@ -94,6 +94,43 @@ TEST_F(StorePlacementTest, OnlyJobsThatFitAreLeasedAndTheRestWait) {
   EXPECT_EQ(Gpus(four), (std::vector<int>{4}));
 }
 
+// A worker on the CPU alone is leased no job that names "gpus", however
+// many slots it has; a job that does not name it runs anywhere. The devices
+// each worker named are what Workers() shows.
+TEST_F(StorePlacementTest, ACpuWorkerIsNeverLeasedAJobThatAsksForGpus) {
+  TS_ASSERT_OK_AND_ASSIGN(SweepSpec plain, ParseSweepSpec(R"(name: plain
+grid:
+  seed: [7]
+fixed: {steps: 20, warmup: 2}
+)",
+                                                          "plain.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(plain));
+  TS_ASSERT_OK(store_->SubmitSweep(plain, jobs).status());
+  TS_ASSERT_OK_AND_ASSIGN(
+      auto cpu, store_->LeaseJobs("cpu-w", 8, 60000, "",
+                                  {1, 1, 1, 1, 1, 1, 1, 1}, {}, {"cpu"}));
+  // The plain job and the two train jobs of gpus 1, which a train job's
+  // identity leaves out as its default; not those of gpus 4 and 2.
+  ASSERT_EQ(cpu.size(), 3u);
+  for (const Lease& l : cpu) {
+    for (const auto& [key, value] : l.params) EXPECT_NE(key, "gpus");
+  }
+  TS_ASSERT_OK_AND_ASSIGN(
+      auto again, store_->LeaseJobs("cpu-w", 8, 60000, "",
+                                    {1, 1, 1, 1, 1, 1, 1, 1}, {}, {"cpu"}));
+  EXPECT_TRUE(again.empty());  // the two gpus jobs wait for a GPU
+  TS_ASSERT_OK_AND_ASSIGN(
+      auto gpu, store_->LeaseJobs("gpu-w", 8, 60000, "", {1, 1, 1, 1}, {},
+                                  {"cuda:0", "cuda:1", "cuda:2", "cuda:3"}));
+  EXPECT_FALSE(gpu.empty());
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Store::WorkerRow> workers,
+                          store_->Workers());
+  ASSERT_EQ(workers.size(), 2u);
+  EXPECT_EQ(workers[0].worker_id, "cpu-w");
+  EXPECT_EQ(workers[0].devices, "cpu");
+  EXPECT_EQ(workers[1].devices, "cuda:0,cuda:1,cuda:2,cuda:3");
+}
+
 // An idle worker may still get work while any job is queued or leased; a
 // finished sweep has none.
 TEST_F(StorePlacementTest, UnfinishedWhileAnyJobIsQueuedOrLeased) {

@@ -54,10 +54,12 @@ class Cluster {
   }
 
   // References stay valid (a deque).
+  // `env`: variables added to (or replacing) this process's.
   ChildProcess& Start(const std::vector<std::string>& argv,
-                      const std::string& log) {
-    auto p = ChildProcess::Start(argv, {"OPENBLAS_NUM_THREADS=1"},
-                                 dir_ + "/" + log + ".out",
+                      const std::string& log,
+                      std::vector<std::string> env = {}) {
+    env.insert(env.begin(), "OPENBLAS_NUM_THREADS=1");
+    auto p = ChildProcess::Start(argv, env, dir_ + "/" + log + ".out",
                                  dir_ + "/" + log + ".err");
     EXPECT_TRUE(p.ok()) << p.status();
     processes_.push_back(std::move(*p));
@@ -84,7 +86,8 @@ class Cluster {
   // `address`: where it connects (default: the coordinator).
   ChildProcess& StartWorker(const std::string& name,
                             const std::vector<std::string>& extra = {},
-                            const std::string& address = "") {
+                            const std::string& address = "",
+                            const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv = {
         bin_ + "/tailsweep-worker", "--coordinator",
         address.empty() ? address_ : address, "--work-dir", WorkDir(name)};
@@ -99,7 +102,7 @@ class Cluster {
       }
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return Start(argv, name);
+    return Start(argv, name, env);
   }
   std::string WorkDir(const std::string& worker) const {
     return dir_ + "/work-" + worker;
