@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages (and, for the tests, web/'s npm packages)
-# that tailsweep needs. Idempotent and quiet: it installs only what is missing and prints one
-# line per step. Needs root (or sudo) on first run.
-#   deploy/install-deps.sh [--with tests] [--with slurm] [--with bench]
+# that tailsweep needs. Idempotent and quiet: it installs only what is
+# missing and prints one line per step. Needs root (or sudo) on first run.
+#   deploy/install-deps.sh [--with tests|slurm|bench|release]...
 # Alone: what the build of the executables and the main job need (the
 # README's first command). --with tests adds what only the test suite uses:
 # GoogleTest, chromium and Node.js with npm and playwright-core (browser
 # tests), the prometheus server, pandas, systemd-analyze, curl, clang-format,
-# haproxy (the front proxy's test; the README's second command).
+# haproxy (the front proxy's test), patchelf and python3-venv (the release
+# and its wheel are tested; the README's second command).
 # --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
 # commands), which the Slurm tests configure and start themselves. --with
 # bench adds what benchmarks and examples compare with or run on: pandas,
 # Optuna, PyTorch (bench/python_client_bench.py, examples/pytorch).
+# --with release adds what deploy/release.sh, deploy/check-release.sh and
+# deploy/image.sh use: patchelf, binutils, debootstrap, Python's venv and
+# pip (to try the wheel).
 set -euo pipefail
 
 with=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --with) with+=("${2:?--with needs a group: tests or slurm}"); shift 2 ;;
+    --with) with+=("${2:?--with needs a group: tests, slurm, bench or release}"); shift 2 ;;
     --with=*) with+=("${1#--with=}"); shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install-deps: unknown argument '$1' (allowed: --with tests, --with slurm, --with bench)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument '$1' (allowed: --with tests, --with slurm, --with bench, --with release)" >&2; exit 2 ;;
   esac
 done
 
@@ -41,13 +45,15 @@ for group in "${with[@]}"; do
       tests=yes
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
                  python3-pandas python3-pytest python3-optuna curl systemd
-                 haproxy nodejs)
+                 haproxy nodejs patchelf python3-venv)
       # Debian's nodejs comes without npm (its own package); a nodejs from
       # another archive (NodeSource) carries npm and conflicts with Debian's.
       if ! command -v npm > /dev/null; then packages+=(npm); fi ;;
     slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     bench) packages+=(python3-pandas python3-optuna python3-torch) ;;
-    *) echo "install-deps: unknown group '$group' (allowed: tests, slurm, bench)" >&2; exit 2 ;;
+    release) packages+=(patchelf binutils debootstrap python3-venv
+                        python3-pip) ;;
+    *) echo "install-deps: unknown group '$group' (allowed: tests, slurm, bench, release)" >&2; exit 2 ;;
   esac
 done
 

@@ -147,7 +147,8 @@ grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$logs/cuda_tests.log" | sed 's/^/    /' 
 
 # 4. A real sweep through the carried services and the worker's GPU.
 sweep() {
-  local bin=$work/services/bin dir=$work/sweep spec=$work/gpu-check.yaml port
+  local bin dir=$work/sweep spec=$work/gpu-check.yaml port
+  bin=$(echo "$work"/tailsweep-*/bin)  # the release: no LD_LIBRARY_PATH
   port=$((50000 + RANDOM % 10000))
   mkdir -p "$dir"
   if [ $rehearse = 1 ]; then
@@ -158,7 +159,7 @@ sweep() {
     cp "$src/sweeps/gpu-check.yaml" "$spec"
   fi
   export TAILSWEEP_COORDINATOR=127.0.0.1:$port
-  local services_env=(env "LD_LIBRARY_PATH=$work/services/lib")
+  local services_env=(env)
   pids=()
   trap 'kill -TERM "${pids[@]}" 2> /dev/null; wait' EXIT
   trap 'exit 143' TERM

@@ -6,15 +6,14 @@
 #   PACK_DIR/deps.tar.gz      the torch-only build's dependencies, copied from
 #                             this machine's Debian packages (abseil, CLI11,
 #                             nlohmann-json, yaml-cpp, GoogleTest): usr/...
-#   PACK_DIR/services.tar.gz  tailsweep, tailsweep-coordinator and
-#                             tailsweep-worker from BUILD_DIR/bin (none links
-#                             LibTorch), with every shared library they load
-#                             but the C runtime's: services/bin, services/lib
+#   PACK_DIR/services.tar.gz  the release of BUILD_DIR's services
+#                             (deploy/release.sh): tailsweep-VERSION/bin/...
+#                             run as they are, their libraries found by
+#                             RUNPATH
 #
 # Unpack both under a folder of your own (never /usr) and point
-# CMAKE_PREFIX_PATH at DIR/usr and LD_LIBRARY_PATH at DIR/services/lib (for
-# the services) or DIR/usr/lib/x86_64-linux-gnu (for what you build).
-# Debian 12's binaries need at most GLIBC_2.34 / GLIBCXX_3.4.30.
+# CMAKE_PREFIX_PATH at DIR/usr and LD_LIBRARY_PATH at
+# DIR/usr/lib/x86_64-linux-gnu (for what you build).
 # Defaults: BUILD_DIR=build, PACK_DIR=.gpu-pack (git-ignored). Prints sizes.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -52,24 +51,11 @@ for p in "${deps_packages[@]}"; do
 done
 tar -C "$stage/deps" -czf "$pack/deps.tar.gz" usr
 
-# Services: the executables and their shared libraries, less the C runtime
-# and the C++ runtime that every Linux has (a newer one serves them).
-mkdir -p "$stage/services/bin" "$stage/services/lib"
-for exe in "${services[@]}"; do
-  cp "$build/bin/$exe" "$stage/services/bin/"
-  if ldd "$build/bin/$exe" | grep -q 'libtorch'; then
-    echo "pack.sh: $exe links LibTorch; only tailsweep-lab may" >&2
-    exit 1
-  fi
-  ldd "$build/bin/$exe" | awk '/=> \// {print $3}' | while read -r lib; do
-    case "$(basename "$lib")" in
-      libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | \
-        ld-linux* | libstdc++.so.* | libgcc_s.so.*) continue ;;
-    esac
-    cp -L -n "$lib" "$stage/services/lib/"
-  done
-done
-tar -C "$stage" -czf "$pack/services.tar.gz" services
+# Services: the release (its own checks: no service links LibTorch).
+"$src/deploy/release.sh" --build "$build" --dist "$stage/release" > /dev/null
+cp "$stage"/release/tailsweep-*-linux-x86_64.tar.gz "$pack/services.tar.gz"
+mkdir -p "$stage/services"
+tar -C "$stage/services" -xzf "$pack/services.tar.gz"
 
 raw() { du -sb "$1" | cut -f1; }
 mb() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1e6}'; }
