@@ -21,18 +21,15 @@ build=${1:-$src/build}
 pack=${2:-$src/.gpu-pack}
 deps_packages=(libabsl-dev libabsl20220623 libcli11-dev nlohmann-json3-dev
   libyaml-cpp-dev libyaml-cpp0.7 libgtest-dev libgmock-dev googletest)
-services=(tailsweep tailsweep-coordinator tailsweep-worker)
-
-for exe in "${services[@]}"; do
-  [ -x "$build/bin/$exe" ] || {
-    echo "pack.sh: $build/bin/$exe missing: build it first" \
-      "(cmake --build $build --target apps)" >&2
-    exit 2
-  }
-done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$pack"
+
+# Services: the release (its own checks: no service links LibTorch).
+"$src/deploy/release.sh" --build "$build" --dist "$stage/release" > /dev/null
+cp "$stage"/release/tailsweep-*-linux-x86_64.tar.gz "$pack/services.tar.gz"
+mkdir -p "$stage/services"
+tar -C "$stage/services" -xzf "$pack/services.tar.gz"
 
 # Dependencies: the installed files of each package, paths kept.
 mkdir -p "$stage/deps"
@@ -51,12 +48,6 @@ for p in "${deps_packages[@]}"; do
 done
 tar -C "$stage/deps" -czf "$pack/deps.tar.gz" usr
 
-# Services: the release (its own checks: no service links LibTorch).
-"$src/deploy/release.sh" --build "$build" --dist "$stage/release" > /dev/null
-cp "$stage"/release/tailsweep-*-linux-x86_64.tar.gz "$pack/services.tar.gz"
-mkdir -p "$stage/services"
-tar -C "$stage/services" -xzf "$pack/services.tar.gz"
-
 raw() { du -sb "$1" | cut -f1; }
 mb() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1e6}'; }
 echo "pack: $pack"
@@ -64,6 +55,11 @@ echo "  deps.tar.gz     $(mb "$(stat -c %s "$pack/deps.tar.gz")") MB" \
   "(raw $(mb "$(raw "$stage/deps")") MB)"
 echo "  services.tar.gz $(mb "$(stat -c %s "$pack/services.tar.gz")") MB" \
   "(raw $(mb "$(raw "$stage/services")") MB)"
+# What a device call carries: the pack and the tree git would copy.
+if ! git -C "$src" rev-parse --git-dir > /dev/null 2>&1; then
+  echo "  (not a git checkout: the source tree's share of a device call is not counted)"
+  exit 0
+fi
 tree_bytes=$(cd "$src" && git ls-files -z --cached --others --exclude-standard |
   xargs -0 stat -c %s 2> /dev/null | awk '{s += $1} END {print s + 0}')
 total=$(( $(raw "$pack") + tree_bytes ))

@@ -15,6 +15,11 @@ fix="use the container image, or build from source (docs/operations.md, \"Instal
 at_least() {
   [ "$(printf '%s\n%s\n' "$1" "$2" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1)" = "$2" ]
 }
+arch=$(uname -m)
+if [ "$arch" != x86_64 ]; then
+  echo "$name: this release is built for x86-64 Linux; this machine is $arch: build from source (README.md)" >&2
+  exit 127
+fi
 have=$(getconf GNU_LIBC_VERSION 2> /dev/null | sed -n 's/^glibc \([0-9.]*\).*/\1/p')
 if [ -z "$have" ]; then
   echo "$name: this system's C library is not glibc (musl? Alpine?); it needs glibc $need or newer: $fix" >&2
