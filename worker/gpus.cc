@@ -81,6 +81,11 @@ GpuTool RunGpuTool(std::string scratch_dir) {
              int64_t timeout_ms) -> absl::StatusOr<std::string> {
     std::error_code ec;
     std::filesystem::create_directories(scratch_dir, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot make ", scratch_dir, " for ", argv[0],
+                       "'s output: ", ec.message()));
+    }
     const std::string base =
         absl::StrCat(scratch_dir, "/gpu-query-", calls->fetch_add(1) % 4);
     ChildProcessOptions options;

@@ -21,10 +21,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -212,7 +214,16 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "utilisation and memory (nvidia-smi) become its metrics "
                  "system/gpu_util/N and system/gpu_mem_mib/N; 0: off")
       ->envname("TAILSWEEP_GPU_SAMPLE_SECONDS")
-      ->check(CLI::Number & (CLI::IsMember({0.0}) | CLI::Range(0.5, 3600.0)))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double s = 0;
+            if (absl::SimpleAtod(text, &s) &&
+                (s == 0 || (s >= 0.5 && s <= 3600))) {
+              return "";
+            }
+            return "'" + text + "'; allowed: 0 (off) or 0.5 to 3600 seconds";
+          },
+          "0 or 0.5-3600"))
       ->capture_default_str();
   app.add_flag("--exit-when-idle", f.options.exit_when_idle,
                "Exit once no job runs here and the coordinator has none "
@@ -241,6 +252,16 @@ absl::Status ResolveOptions(Flags& f) {
             .string();
   }
   options.work_dir = f.work_dir.empty() ? "tailsweep-work" : f.work_dir;
+  // Said now, not at the first job: a release unpacked read-only, or
+  // started from a folder the user may not write.
+  std::error_code made;
+  std::filesystem::create_directories(options.work_dir, made);
+  if (made || access(options.work_dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--work-dir ", options.work_dir, ": ",
+        made ? made.message() : std::strerror(errno),
+        "; give the worker a folder it may write (--work-dir DIR)"));
+  }
   absl::StatusOr<Allocation> allocation = ReadAllocationFromProcess();
   if (!allocation.ok()) return allocation.status();
   options.allocation = *allocation;
