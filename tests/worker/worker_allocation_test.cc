@@ -216,5 +216,52 @@ TEST_F(WorkerAllocationTest, OnTheCpuAJobOfTwoTakesTwoSlotsAndTheirThreads) {
   EXPECT_EQ(launcher_.started()[0].threads, 4);
 }
 
+// The worker names its devices on every lease call (a CPU worker is then
+// leased no GPU job), and each new GPU sample becomes points of the running
+// job on those GPUs, its own GPU numbered from 0 as the job sees it.
+TEST_F(WorkerAllocationTest, EachNewGpuSampleBecomesTheJobsSystemMetrics) {
+  options_.devices = {"cuda:0", "cuda:1"};
+  options_.allocation.gpus = Strings{"4", "6"};
+  int64_t seq = 0;
+  options_.gpu_samples = [&](std::vector<GpuSample>* out) {
+    ++seq;  // a new sample at every round
+    *out = {{"4", "GPU-four", 40, 400}, {"6", "GPU-six", 60, 600}};
+    return seq;
+  };
+  std::vector<std::string> devices;
+  answer_lease_ = [&](const v1::LeaseJobsRequest& req) {
+    devices.assign(req.devices().begin(), req.devices().end());
+    return grpc::Status::OK;
+  };
+  Offer({{Lease("a", 1, {{"step_ms", "2000"}})}});
+  RunWorker();
+  EXPECT_EQ(devices, (Strings{"cuda:0", "cuda:1"}));
+  int util = 0, mem = 0;
+  for (const v1::ReportMetricsRequest& batch : reported_) {
+    for (const auto& p : batch.points()) {
+      if (p.name() == "system/gpu_util/0") {
+        ++util;
+        EXPECT_EQ(p.value(), 40);  // the job's slot is cuda:0: GPU 4
+      }
+      if (p.name() == "system/gpu_mem_mib/0") ++mem;
+      EXPECT_NE(p.name(), "system/gpu_util/1");  // not the job's GPU
+    }
+  }
+  EXPECT_GE(util, 1);
+  EXPECT_EQ(util, mem);
+}
+
+TEST_F(WorkerAllocationTest, ACpuWorkerSaysSoWhenItLeases) {
+  options_.devices = {"cpu"};
+  std::vector<std::string> devices;
+  answer_lease_ = [&](const v1::LeaseJobsRequest& req) {
+    devices.assign(req.devices().begin(), req.devices().end());
+    return grpc::Status::OK;
+  };
+  Offer({{Lease("a", 1)}});
+  RunWorker();
+  EXPECT_EQ(devices, (Strings{"cpu"}));
+}
+
 }  // namespace
 }  // namespace tailsweep
