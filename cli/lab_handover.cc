@@ -65,7 +65,8 @@ absl::Status ExecTool(const std::string& executable,
       "cannot run ", executable, ": ", std::strerror(error), "; ", command,
       " needs ", target,
       " next to tailsweep or in PATH: `cmake --build build --target ", target,
-      "` builds it"));
+      "` builds it; a release has it in its lab archive, unpacked over the "
+      "release (docs/operations.md, \"Install without root\")"));
 }
 
 }  // namespace tailsweep::cli

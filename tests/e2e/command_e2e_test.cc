@@ -49,8 +49,8 @@ TEST_F(CommandE2E, AChildWithThreeMetricsGivesCurvesAndATable) {
          "\\\"my/own\\\": -$i}\" >> \"$TAILSWEEP_METRICS_FILE\"\n"
          "  i=$((i+1))\ndone\n");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(Spec("three", "[./three.sh, \"${args}\"]"));
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), 15);
   EXPECT_EQ(Query("SELECT COUNT(DISTINCT name) FROM metrics"), 3);
@@ -87,8 +87,8 @@ TEST_F(CommandE2E, KillNineThenResumeFromTheCheckpointDirectoryWithOneCurve) {
   std::filesystem::create_directories(dir_ + "/sub");
   std::filesystem::copy(dir_ + "/resume.sh", dir_ + "/sub/resume.sh");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(Spec("resume", "[./resume.sh]", "workdir: sub\n"));
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
       << QueryText("SELECT last_error FROM jobs");
   // One run per step, 1..20, each once; the steps past the checkpoint are
@@ -112,8 +112,8 @@ TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {
   Script("preempt.sh",
          "if [ ! -f preempted ]; then touch preempted; exit 3; fi\nexit 0\n");
   StartCoordinator({"--max-attempts", "1"});
-  StartWorker("w", {"--exit-when-idle"});
   Submit(Spec("preempt", "[./preempt.sh]"));
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
       << QueryText("SELECT last_error FROM jobs");
   EXPECT_EQ(Query("SELECT attempt FROM jobs"), 1);
@@ -172,8 +172,8 @@ TEST_F(CommandE2E, ACancelledChildGetsSigtermAndItsGraceThenTheGroupIsKilled) {
 TEST_F(CommandE2E, AGrandchildThatOutlivesItsParentIsKilledWithTheGroup) {
   Script("orphan.sh", "sleep 4322.5 &\necho started >&2\nexit 0\n");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(Spec("orphan", "[./orphan.sh]"));
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
   EXPECT_TRUE(testing::WaitUntil(
       [&] { return ProcessesMentioning("sleep 4322.5") == 0; }));
@@ -211,8 +211,8 @@ TEST_F(CommandE2E, GarbageAndHugeMetricLinesAreSkippedAndCounted) {
          "| tr '\\0' a; echo '\"}'; } >> $f\n"
          "echo '{\"step\": 4, \"loss\": 4, \"new_name\": \"inf\"}' >> $f\n");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(Spec("garbage", "[./garbage.sh]"));
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
       << QueryText("SELECT last_error FROM jobs");
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics WHERE name = 'loss'"), 2);
@@ -228,8 +228,8 @@ TEST_F(CommandE2E, GarbageAndHugeMetricLinesAreSkippedAndCounted) {
 TEST_F(CommandE2E, AChildThatNeverWritesAMetricIsDone) {
   Script("quiet.sh", "exit 0\n");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(Spec("quiet", "[./quiet.sh]"));
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
   EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics"), 0);
   const testing::CommandResult table = Cli("results quiet");
@@ -249,12 +249,12 @@ while [ $i -le 50 ]; do
 done
 )");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(
       "name: stop\nkind: command\ncommand: [./diverge.sh, \"--blow=${blow}\"]\n"
       "outcomes:\n  diverged: {metric: loss, not_finite: true}\n"
       "  big: {metric: loss, above: 40, at: max}\n"
       "stop_on: [diverged]\ngrid:\n  blow: [true, false]\n");
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 2))
       << QueryText("SELECT last_error FROM jobs");
   // One curve stops short of step 50, the other reaches it.
@@ -287,11 +287,11 @@ while [ $i -le 60 ]; do
 done
 )");
   StartCoordinator();
-  StartWorker("w", {"--exit-when-idle"});
   Submit(
       "name: later\nkind: command\ncommand: [./diverge.sh]\n"
       "outcomes:\n  diverged: {metric: loss, not_finite: true}\n"
       "stop_on: [diverged]\nstop_after_steps: 10\ngrid:\n  x: [1]\n");
+  StartWorker("w", {"--exit-when-idle"});
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
       << QueryText("SELECT last_error FROM jobs");
   const int64_t last = Query("SELECT MAX(step) FROM metrics");
