@@ -223,11 +223,13 @@ def test_reads_run_at_the_priorities_asked():
     try:
         pid = s.procs[0].pid
         base = os.getpriority(os.PRIO_PROCESS, pid)
+        # Nice stops at 19: a suite run under `nice -n 19` cannot go lower.
+        http, lane = min(base + 3, 19), min(base + 7, 19)
         held = open_connections(s, 1, b"")  # a connection holds its thread
-        wait_for(lambda: base + 3 in thread_nice(pid).get("ts-http", []),
+        wait_for(lambda: http in thread_nice(pid).get("ts-http", []),
                  "a lowered connection thread", seconds=30)
         names = thread_nice(pid)
-        assert names["ts-read-lane"] == [base + 7], names
+        assert names["ts-read-lane"] == [lane], names
         assert names["ts-writer"] == [base], names
         assert timed_get(s.http + "/api/sweeps", s.token)[0] == 200
         held[0].close()
