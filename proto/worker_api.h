@@ -70,7 +70,7 @@ struct WorkerApiOptions {
 struct LeaseRequest {
   std::string request_id;
   int max_jobs = 1;
-  std::vector<int> free_slots;  // per placement unit (device_placement.h)
+  std::vector<int> free_slots;       // per placement unit (device_placement.h)
   std::vector<std::string> devices;  // the worker's: "cpu" or "cuda:N"
 };
 

@@ -89,14 +89,14 @@ echo '{"step": 1, "loss": 2}' >> "$TAILSWEEP_METRICS_FILE"
 JOB
 chmod +x job.sh
 printf 'name: rel\nkind: command\ncommand: [./job.sh]\ngrid:\n  x: [1, 2]\n' > spec.yaml
-submitted=no
-for _ in $(seq 1 300); do
-  if "$top/bin/tailsweep" submit spec.yaml --coordinator 127.0.0.1:$port > submit.log 2>&1; then
-    submitted=yes; break
-  fi
-  sleep 0.1
+# Submitted once the coordinator says it serves (its log line), not after
+# a guessed wait.
+until grep -q "serving on" coordinator.log; do
+  kill -0 "${pids[0]}" 2> /dev/null || fail "the coordinator exited: $(cat coordinator.log)"
+  sleep 0.05
 done
-[ $submitted = yes ] || fail "submit: $(cat submit.log)"
+"$top/bin/tailsweep" submit spec.yaml --coordinator 127.0.0.1:$port > submit.log 2>&1 ||
+  fail "submit: $(cat submit.log)"
 PYTHONPATH=$top/python python3 - $((port + 1)) << 'PY' || fail "the sweep did not finish: $(cat worker.log)"
 import sys, tailsweep
 s = tailsweep.Client("http://127.0.0.1:%s" % sys.argv[1]).sweep("rel")

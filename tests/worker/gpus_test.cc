@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "absl/strings/match.h"
+#include "tests/testing/wait.h"
 
 namespace tailsweep {
 namespace {
@@ -211,10 +211,7 @@ TEST(Gpus, TheSamplerKeepsTheNewestAnswer) {
       },
       100);
   std::vector<GpuSample> got;
-  // Waits for the event (a sample), not a guessed time.
-  while (sampler.Latest(&got) == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(testing::WaitUntil([&] { return sampler.Latest(&got) > 0; }));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].util_percent, 50);
   EXPECT_GE(calls.load(), 2);
