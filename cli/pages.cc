@@ -12,11 +12,12 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
   return tailsweep::ListAllJobs(**api, sweep, state);
 }
 
-absl::StatusOr<v1::GetResultsResponse> GetAllResults(
-    Connection& c, v1::GetResultsRequest req) {
+absl::StatusOr<SweepResults> GetResultsTable(Connection& c,
+                                             const std::string& sweep,
+                                             bool over_seeds) {
   absl::StatusOr<const CoordinatorApi*> api = c.Api();
   if (!api.ok()) return api.status();
-  return tailsweep::GetAllResults(**api, std::move(req));
+  return tailsweep::GetResultsTable(**api, sweep, over_seeds);
 }
 
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(

@@ -19,11 +19,11 @@ absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(Connection& c,
                                                      const std::string& sweep,
                                                      const std::string& state);
 
-// Every page of `req`'s results as one answer: rows, tails rows and pivot
-// rows appended in order, the pivot's cell indices made to index the whole
-// `rows`. The statuses of GetResults.
-absl::StatusOr<v1::GetResultsResponse> GetAllResults(Connection& c,
-                                                     v1::GetResultsRequest req);
+// The sweep's results table, every page (proto/paged_reads.h's
+// GetResultsTable, with its statuses).
+absl::StatusOr<SweepResults> GetResultsTable(Connection& c,
+                                             const std::string& sweep,
+                                             bool over_seeds);
 
 // Every stored point of one job's metrics named `names` (all when empty)
 // from step `step_min` on (0: the first), by name then step. The statuses

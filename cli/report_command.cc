@@ -112,7 +112,7 @@ absl::StatusOr<int> ExportImages(const std::string& chromium,
 RunFn DefineReport(CLI::App& app) {
   struct Flags {
     Connection c;
-    std::string sweep, out, group_by = "kernel", chromium = "/usr/bin/chromium";
+    std::string sweep, out, group_by, chromium = "/usr/bin/chromium";
     int points = 300;
     bool images = false;
   };
@@ -122,8 +122,9 @@ RunFn DefineReport(CLI::App& app) {
                  "Directory to write report.html into (made if missing)")
       ->required();
   app.add_option("--group-by", f->group_by,
-                 "Grid key whose values are the table's columns")
-      ->capture_default_str();
+                 "Tables with a headline (train's): the grid key whose values "
+                 "are the pivot's columns (default: the kind's, train's "
+                 "kernel)");
   app.add_option("--points", f->points,
                  "Points per loss or spread-ratio curve (downsampled by the "
                  "coordinator, keeping each stretch's extremes)")
@@ -144,7 +145,6 @@ RunFn DefineReport(CLI::App& app) {
     ReportOptions options;
     options.group_by = f->group_by;
     options.curve_points = f->points;
-    options.attention_points = std::max(2, f->points / 3);
     options.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();

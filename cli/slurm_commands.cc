@@ -22,6 +22,7 @@
 #include "cli/slurm.h"
 #include "cli/submit.h"
 #include "core/schema/file_util.h"
+#include "core/schema/status_macros.h"
 #include "core/schema/sweep_spec.h"
 #include "process/child_process.h"
 #include "proto/client_channel.h"
@@ -55,6 +56,39 @@ bool Answers(const ChannelOptions& channel) {
   if (!coordinator.ok()) return false;
   v1::ListSweepsResponse resp;
   return (*coordinator)->api().ListSweeps({}, &resp).ok();
+}
+
+// Waits until the run directory's coordinator answers (its job writes its
+// address then), saying every 10 s that it waits; DeadlineExceeded, saying
+// what to look at, after `wait_s` seconds from `started`.
+absl::Status WaitForCoordinator(const std::string& dir,
+                                const std::string& coordinator,
+                                std::chrono::steady_clock::time_point started,
+                                int wait_s) {
+  const auto deadline = started + std::chrono::seconds(wait_s);
+  auto next_note = started + std::chrono::seconds(10);
+  while (!RunDirChannel(dir).ok()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the coordinator job ", coordinator, " did not answer within ",
+          wait_s, " s (is it still pending? squeue -j ", coordinator,
+          "; its log: ", RunPath(dir, kRunCoordinatorLog),
+          "); submit later with tailsweep --run-dir ", dir, " submit ",
+          RunPath(dir, kRunSpec)));
+    }
+    if (now > next_note) {
+      std::cout << "waiting for the coordinator job ("
+                << std::chrono::duration_cast<std::chrono::seconds>(now -
+                                                                    started)
+                       .count()
+                << " s)\n"
+                << std::flush;
+      next_note = now + std::chrono::seconds(10);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return absl::OkStatus();
 }
 
 RunFn DefineUp(CLI::App& app) {
@@ -116,29 +150,8 @@ RunFn DefineUp(CLI::App& app) {
               << o->workers << " task(s))\n"
               << std::flush;
     // The coordinator job writes its address once it answers.
-    const auto deadline = started + std::chrono::seconds(*wait_s);
-    auto next_note = started + std::chrono::seconds(10);
-    while (!RunDirChannel(dir).ok()) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now > deadline) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "the coordinator job ", ids->coordinator, " did not answer within ",
-            *wait_s, " s (is it still pending? squeue -j ", ids->coordinator,
-            "; its log: ", RunPath(dir, kRunCoordinatorLog),
-            "); submit later with tailsweep --run-dir ", dir, " submit ",
-            RunPath(dir, kRunSpec)));
-      }
-      if (now > next_note) {
-        std::cout << "waiting for the coordinator job ("
-                  << std::chrono::duration_cast<std::chrono::seconds>(now -
-                                                                      started)
-                         .count()
-                  << " s)\n"
-                  << std::flush;
-        next_note = now + std::chrono::seconds(10);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
+    TS_RETURN_IF_ERROR(
+        WaitForCoordinator(dir, ids->coordinator, started, *wait_s));
     // The coordinator job submitted the spec before writing its address.
     absl::StatusOr<SweepSpec> spec = LoadSweepSpec(RunPath(dir, kRunSpec));
     if (!spec.ok()) return spec.status();

@@ -16,6 +16,8 @@
 #include "absl/strings/strip.h"
 #include "coordinator/store.h"
 #include "core/schema/job_kinds.h"
+#include "core/schema/json_number.h"
+#include "core/schema/results_table.h"
 #include "core/schema/version.h"
 #include "proto/paged_reads.h"
 #include "report/report_data.h"
@@ -55,16 +57,78 @@ void SendError(httplib::Response& res, const absl::Status& s) {
       "application/json");
 }
 
-void SendJson(httplib::Response& res, const google::protobuf::Message& m) {
+namespace {
+
+// proto3's JSON spells a non-finite double "NaN", "Infinity", "-Infinity";
+// the API spells it as the job protocol does ("nan", "inf", "-inf":
+// json_number.h), in every route. `doc` is `m` as proto3 JSON; only its
+// double and float fields are respelled (a text that reads "NaN" stays).
+void RespellDoubles(const google::protobuf::Message& m, nlohmann::json& doc) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* d = m.GetDescriptor();
+  const google::protobuf::Reflection* r = m.GetReflection();
+  auto respell = [](nlohmann::json& v) {
+    if (!v.is_string()) return;
+    const std::string s = v.get<std::string>();
+    const double inf = std::numeric_limits<double>::infinity();
+    if (s == "NaN") v = JsonNumber(std::nan(""));
+    if (s == "Infinity") v = JsonNumber(inf);
+    if (s == "-Infinity") v = JsonNumber(-inf);
+  };
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    const auto it = doc.find(f->name());
+    if (it == doc.end() || f->is_map()) continue;
+    const auto type = f->cpp_type();
+    if (type == FieldDescriptor::CPPTYPE_DOUBLE ||
+        type == FieldDescriptor::CPPTYPE_FLOAT) {
+      if (!f->is_repeated()) {
+        respell(*it);
+        continue;
+      }
+      for (nlohmann::json& v : *it) respell(v);
+    } else if (type == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (!f->is_repeated()) {
+        if (r->HasField(m, f)) RespellDoubles(r->GetMessage(m, f), *it);
+        continue;
+      }
+      for (int k = 0; k < r->FieldSize(m, f) && k < int(it->size()); ++k) {
+        RespellDoubles(r->GetRepeatedMessage(m, f, k), (*it)[k]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ProtoJson(const google::protobuf::Message& m,
+                                      bool legacy) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
   std::string out;
   if (!google::protobuf::util::MessageToJsonString(m, &out, options).ok()) {
-    SendError(res, absl::InternalError("cannot write the answer as JSON"));
-    return;
+    return absl::InternalError("cannot write the answer as JSON");
   }
-  res.set_content(out, "application/json");
+  // Most answers hold no non-finite double: written as they are.
+  if (legacy || !absl::StrContains(out, "NaN") && !absl::StrContains(out, "Infinity")) {
+    return out;
+  }
+  nlohmann::json doc = nlohmann::json::parse(out);
+  RespellDoubles(m, doc);
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool NumbersForOlderClients(const httplib::Request& req) {
+  return absl::StartsWith(req.get_header_value("User-Agent"),
+                          "Python-urllib/");
+}
+
+void SendJson(const httplib::Request& req, httplib::Response& res,
+              const google::protobuf::Message& m) {
+  absl::StatusOr<std::string> out = ProtoJson(m, NumbersForOlderClients(req));
+  if (!out.ok()) return SendError(res, out.status());
+  res.set_content(*std::move(out), "application/json");
 }
 
 absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name,
@@ -106,7 +170,6 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
                                         "[2, 10000]"));
   }
   o.curve_points = static_cast<int>(*points);
-  o.attention_points = std::max(2, o.curve_points / 3);
   o.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
@@ -115,16 +178,45 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
   res.set_content(*doc, "application/json");
 }
 
+// GET /api/sweeps/NAME/results[?over_seeds=true&shape=table]: the sweep's
+// kind's own table over seeds or per seed: {"kind", "jobs", "done",
+// "table": results_table.h's ResultsTableJson}. Without shape=table the
+// answer also holds the first release's fields (rows, pivot by ?group_by,
+// tails) for clients before 0.2.0: kept one release, then removed.
 void ServeResultRows(const CoordinatorApi& calls, const httplib::Request& req,
                      httplib::Response& res) {
-  v1::GetResultsRequest r;
-  r.set_sweep(req.matches[1]);
-  r.set_group_by(req.get_param_value("group_by"));
-  r.set_over_seeds(req.get_param_value("over_seeds") == "true");
-  absl::StatusOr<v1::GetResultsResponse> all =
-      GetAllResults(calls, std::move(r));
-  if (!all.ok()) return SendError(res, all.status());
-  SendJson(res, *all);
+  const std::string sweep = req.matches[1];
+  const bool over_seeds = req.get_param_value("over_seeds") == "true";
+  absl::StatusOr<SweepResults> results =
+      GetResultsTable(calls, sweep, over_seeds);
+  if (!results.ok()) return SendError(res, results.status());
+  nlohmann::json doc = nlohmann::json::object();
+  if (req.get_param_value("shape") != "table") {
+    v1::GetResultsRequest r;
+    r.set_sweep(sweep);
+    r.set_group_by(req.get_param_value("group_by"));
+    r.set_over_seeds(over_seeds);
+    absl::StatusOr<v1::GetResultsResponse> legacy =
+        GetAllResults(calls, std::move(r));
+    if (!legacy.ok()) return SendError(res, legacy.status());
+    // proto3's spelling ("NaN"), as those clients read it.
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    options.always_print_primitive_fields = true;
+    std::string text;
+    if (!google::protobuf::util::MessageToJsonString(*legacy, &text, options)
+             .ok()) {
+      return SendError(res, absl::InternalError("cannot write the answer"));
+    }
+    doc = nlohmann::json::parse(text);
+  }
+  doc["kind"] = results->kind;
+  doc["jobs"] = results->jobs;
+  doc["done"] = results->done;
+  doc["table"] = ResultsTableJson(results->table);
+  res.set_content(
+      doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      "application/json");
 }
 
 // GET /api: what a client needs before it reads: the API's version, the
@@ -210,7 +302,7 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
     if (!jobs.ok()) return SendError(res, jobs.status());
     v1::ListJobsResponse all;
     for (v1::JobInfo& j : *jobs) *all.add_jobs() = std::move(j);
-    return SendJson(res, all);
+    return SendJson(req, res, all);
   }
   absl::StatusOr<int32_t> size = PageSizeParam(req);
   if (!size.ok()) return SendError(res, size.status());
@@ -237,7 +329,7 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
     absl::Status kept = KeepFields(req.get_param_value("fields"), &page);
     if (!kept.ok()) return SendError(res, kept);
   }
-  SendJson(res, page);
+  SendJson(req, res, page);
 }
 
 // GET /api/jobs/JOB/metrics[?names=a,b&step_min=&step_max=&max_points=]:
@@ -262,7 +354,7 @@ void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
   if (!points.ok()) return SendError(res, points.status());
   v1::GetMetricsResponse all;
   for (v1::MetricPoint& p : *points) *all.add_points() = std::move(p);
-  SendJson(res, all);
+  SendJson(req, res, all);
 }
 
 }  // namespace tailsweep::http_api

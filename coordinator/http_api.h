@@ -2,9 +2,10 @@
 #define TAILSWEEP_COORDINATOR_HTTP_API_H_
 
 // The JSON API's answers (http_gateway.h lists the routes): each reads
-// through the coordinator's own read calls and answers with proto3 JSON,
-// or {"error": message, "code": "NOT_FOUND"} with the HTTP status of the
-// code. The gateway routes to these after the token check.
+// through the coordinator's own read calls and answers with proto3 JSON
+// (ProtoJson: non-finite numbers as "nan", "inf", "-inf"), or {"error":
+// message, "code": "NOT_FOUND"} with the HTTP status of the code. The gateway
+// routes to these after the token check.
 
 #include <httplib.h>
 
@@ -19,18 +20,29 @@
 namespace tailsweep::http_api {
 
 void SendError(httplib::Response& res, const absl::Status& s);
-void SendJson(httplib::Response& res, const google::protobuf::Message& m);
+// `m` as proto3 JSON (field names as in the proto, every field written),
+// but a non-finite double spelled "nan", "inf" or "-inf" as everywhere in
+// the API (json_number.h) instead of proto3's "NaN" and "Infinity".
+// `legacy`: proto3's own "NaN", "Infinity" (NumbersForOlderClients).
+absl::StatusOr<std::string> ProtoJson(const google::protobuf::Message& m,
+                                      bool legacy = false);
+// Whether `req` comes from tailsweep 0.1.0's Python client (its urllib
+// User-Agent), which reads proto3's "NaN" only: it gets that spelling
+// until the next release.
+bool NumbersForOlderClients(const httplib::Request& req);
+void SendJson(const httplib::Request& req, httplib::Response& res,
+              const google::protobuf::Message& m);
 
 // A route that answers one read call: its answer, or its error.
 template <typename Request, typename Response>
-void ServeCall(const CoordinatorApi& calls,
+void ServeCall(const CoordinatorApi& calls, const httplib::Request& req,
                absl::Status (CoordinatorApi::*call)(const Request&, Response*)
                    const,
                const Request& request, httplib::Response& res) {
   Response answer;
   const absl::Status st = (calls.*call)(request, &answer);
   if (!st.ok()) return SendError(res, st);
-  SendJson(res, answer);
+  SendJson(req, res, answer);
 }
 
 // One route of the JSON API. ApiRoutes() is the table the gateway serves

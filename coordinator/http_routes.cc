@@ -22,9 +22,9 @@ void ServeOpenApi(const CoordinatorApi&, const httplib::Request&,
   res.set_content(OpenApiDocument().dump(1), "application/json");
 }
 
-void ServeSweeps(const CoordinatorApi& calls, const httplib::Request&,
+void ServeSweeps(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res) {
-  ServeCall(calls, &CoordinatorApi::ListSweeps, v1::ListSweepsRequest(), res);
+  ServeCall(calls, req, &CoordinatorApi::ListSweeps, v1::ListSweepsRequest(), res);
 }
 
 // A call about the path's {sweep}: its answer.
@@ -34,7 +34,7 @@ void ServeSweepCall(const CoordinatorApi& calls, const httplib::Request& req,
                     httplib::Response& res) {
   Request r;
   r.set_sweep(req.matches[1]);
-  ServeCall(calls, Call, r, res);
+  ServeCall(calls, req, Call, r, res);
 }
 constexpr ServeFn ServeSweep =
     ServeSweepCall<v1::GetSweepRequest, v1::GetSweepResponse,
@@ -53,12 +53,19 @@ void ServeLogs(const CoordinatorApi& calls, const httplib::Request& req,
                httplib::Response& res) {
   v1::GetJobLogRequest r;
   r.set_job(req.matches[1]);
-  ServeCall(calls, &CoordinatorApi::GetJobLog, r, res);
+  ServeCall(calls, req, &CoordinatorApi::GetJobLog, r, res);
 }
 
-void ServeWorkers(const CoordinatorApi& calls, const httplib::Request&,
+void ServeJob(const CoordinatorApi& calls, const httplib::Request& req,
+              httplib::Response& res) {
+  v1::GetJobRequest r;
+  r.set_job(req.matches[1]);
+  ServeCall(calls, req, &CoordinatorApi::GetJob, r, res);
+}
+
+void ServeWorkers(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res) {
-  ServeCall(calls, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(), res);
+  ServeCall(calls, req, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(), res);
 }
 
 }  // namespace
@@ -96,7 +103,10 @@ const std::vector<ApiRoute>& ApiRoutes() {
       {"POST", "/api/sweeps/{sweep}/resume", "ResumeSweep", "",
        "queue failed and cancelled jobs again", ServeResume},
       {"GET", "/api/sweeps/{sweep}/results", "GetResults",
-       "group_by,over_seeds", "results per cell, every page", ServeResultRows,
+       "over_seeds,shape,group_by",
+       "the kind's results table (shape=table: it alone; else also the "
+       "fields of before 0.2.0)",
+       ServeResultRows,
        /*unbounded=*/true},
       {"GET", "/api/sweeps/{sweep}/history", "ListSweepMetrics",
        "names,step_min,step_max,format,page_size,page_token",
@@ -110,6 +120,9 @@ const std::vector<ApiRoute>& ApiRoutes() {
       {"GET", "/api/sweeps/{sweep}/report", "", "group_by,points",
        "the report document the dashboard draws", ServeReport,
        /*unbounded=*/true},
+      {"GET", "/api/jobs/{job}", "GetJob", "",
+       "one job (an id or 6+ of its hex digits): state, params, result",
+       ServeJob},
       {"GET", "/api/jobs/{job}/metrics", "GetMetrics",
        "names,step_min,step_max,max_points",
        "one job's points, every page; max_points downsamples each name",

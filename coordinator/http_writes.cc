@@ -51,7 +51,7 @@ void ServeSubmit(const CoordinatorApi& calls, const httplib::Request& req,
                  "\"overrides\": [...], \"dry_run\", \"spec_dir\"}: ",
                  st.message().as_string())));
   }
-  ServeCall(calls, &CoordinatorApi::SubmitSweep, r, res);
+  ServeCall(calls, req, &CoordinatorApi::SubmitSweep, r, res);
 }
 
 void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
@@ -59,7 +59,7 @@ void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
   v1::CancelSweepRequest r;
   r.set_sweep(req.matches[1]);
   if (req.matches.size() > 2) r.set_job(req.matches[2]);
-  ServeCall(calls, &CoordinatorApi::CancelSweep, r, res);
+  ServeCall(calls, req, &CoordinatorApi::CancelSweep, r, res);
 }
 
 void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,
@@ -89,7 +89,7 @@ void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,
       kv->set_value(*text);
     }
   }
-  ServeCall(calls, &CoordinatorApi::AddJobs, r, res);
+  ServeCall(calls, req, &CoordinatorApi::AddJobs, r, res);
 }
 
 }  // namespace tailsweep::http_api

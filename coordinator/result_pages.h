@@ -23,16 +23,17 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "coordinator/aggregate.h"
+#include "core/schema/results_table.h"
 
 namespace tailsweep {
 
+// A sweep's results: its kind's table (JobKindDef::summarize) and, for
+// reads without `table` (clients before 0.2.0), the pivot by group_by.
 struct ResultsSnapshot {
-  JobKind kind;  // train unless set
+  std::string kind;
   int64_t jobs = 0, done = 0;
-  std::vector<CellSummary> summaries;  // train
-  PivotTable pivot;                    // train
-  std::vector<TailsSummary> tails;     // tails
+  ResultsTable table;
+  ResultsPivot pivot;
 };
 
 class ResultPages {

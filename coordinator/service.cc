@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/aggregate.h"
 #include "coordinator/sqlite_db.h"
 #include "coordinator/validate.h"
 #include "core/schema/job_kinds.h"

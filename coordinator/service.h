@@ -114,6 +114,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                                 v1::ListSweepMetricsResponse*) override;
   grpc::Status GetJobLog(grpc::ServerContext*, const v1::GetJobLogRequest*,
                          v1::GetJobLogResponse*) override;
+  grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest*,
+                      v1::GetJobResponse*) override;
   grpc::Status GetSweep(grpc::ServerContext*, const v1::GetSweepRequest*,
                         v1::GetSweepResponse*) override;
   grpc::Status GetBoundaries(grpc::ServerContext*,

@@ -1,11 +1,12 @@
 // The Coordinator service's read-only handlers (service.h).
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <variant>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "coordinator/aggregate.h"
 #include "coordinator/downsample.h"
 #include "coordinator/service.h"
 #include "coordinator/validate.h"
@@ -24,29 +25,23 @@ void SetCell(const KeyValues& cell,
   }
 }
 
-v1::CellResult CellResultOf(const CellSummary& s) {
-  v1::CellResult row;
-  SetCell(s.cell, row.mutable_cell());
-  row.set_jobs(s.jobs);
-  row.set_done(s.done);
-  row.set_ratio_median(s.ratio_median);
-  row.set_ratio_mean(s.ratio_mean);
-  row.set_ratio_ci_low(s.ratio_ci_low);
-  row.set_ratio_ci_high(s.ratio_ci_high);
-  row.set_seed_min(s.seed_min);
-  row.set_seed_max(s.seed_max);
-  row.set_collapsed(s.collapsed);
-  row.set_diverged(s.diverged);
-  row.set_collapse_step(s.collapse_step);
-  row.set_hill_stat(s.hill_stat);
-  row.set_bold(s.bold);
-  row.set_failed(s.failed);
-  row.set_stopped_early(s.stopped_early);
-  row.set_steps_saved(s.steps_saved);
-  return row;
+v1::JobInfo JobInfoOf(const JobRow& j) {
+  v1::JobInfo info;
+  info.set_job_id(j.job_id);
+  SetCell(j.cell, info.mutable_cell());
+  info.set_state(std::string(JobStateName(j.state)));
+  info.set_job_state(std::string(JobStateName(j.job_state)));
+  info.set_epoch(j.epoch);
+  info.set_attempt(j.attempt);
+  info.set_holder(j.holder);
+  info.set_last_error(j.last_error);
+  info.set_result_json(j.result_json);
+  SetCell(j.params, info.mutable_params());
+  info.set_updated_ms(j.updated_ms);
+  return info;
 }
 
-// A sweep's whole results table: what GetResults pages are cut from.
+// A sweep's results: its kind's table from every job (grid order).
 absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
                                           const std::string& sweep,
                                           bool over_seeds,
@@ -54,20 +49,82 @@ absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
   ResultsSnapshot s;
   absl::StatusOr<JobKind> kind = store.Kind(sweep);
   if (!kind.ok()) return kind.status();
-  s.kind = *kind;
-  absl::StatusOr<std::vector<JobRow>> jobs = store.Jobs(sweep);
-  if (!jobs.ok()) return jobs.status();
-  s.jobs = static_cast<int64_t>(jobs->size());
-  for (const JobRow& j : *jobs) {
+  s.kind = std::string(JobKindName(*kind));
+  absl::StatusOr<std::vector<JobRow>> rows = store.Jobs(sweep);
+  if (!rows.ok()) return rows.status();
+  std::vector<ResultJob> jobs;
+  jobs.reserve(rows->size());
+  for (JobRow& j : *rows) {
     if (j.state == JobState::kDone) ++s.done;
+    jobs.push_back({std::move(j.job_id), std::move(j.cell), j.state,
+                    std::move(j.result_json)});
   }
-  if (KindDef(s.kind).table == ResultTable::kTailsRows) {
-    s.tails = SummarizeTails(*jobs, over_seeds);
-  } else {
-    s.summaries = Summarize(*jobs, over_seeds);
-    s.pivot = Pivot(s.summaries, group_by);
-  }
+  s.jobs = static_cast<int64_t>(jobs.size());
+  s.table = KindDef(*kind).summarize(jobs, over_seeds);
+  if (!group_by.empty()) s.pivot = PivotOf(s.table, group_by);
   return s;
+}
+
+// ---- Reads without `table` (clients before 0.2.0; removed in the next
+// release): the same table in the first release's messages, its columns
+// by name.
+
+double NumberAt(const ResultsTable& t, size_t row, absl::string_view name) {
+  const std::optional<size_t> c = t.ColumnIndex(name);
+  return c ? NumberOf(t.rows[row][*c]) : std::nan("");
+}
+int64_t IntegerAt(const ResultsTable& t, size_t row, absl::string_view name) {
+  const double v = NumberAt(t, row, name);
+  return std::isnan(v) ? 0 : static_cast<int64_t>(v);
+}
+void SetKeys(const ResultsTable& t, size_t row,
+             google::protobuf::RepeatedPtrField<v1::KeyValue>* out) {
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    const auto* v = std::get_if<std::string>(&t.rows[row][c]);
+    if (t.columns[c].role != ColumnRole::kKey || v == nullptr) continue;
+    v1::KeyValue* kv = out->Add();
+    kv->set_key(t.columns[c].name);
+    kv->set_value(*v);
+  }
+}
+
+v1::CellResult LegacyCellResult(const ResultsTable& t, size_t i) {
+  v1::CellResult row;
+  SetKeys(t, i, row.mutable_cell());
+  row.set_jobs(IntegerAt(t, i, "jobs"));
+  row.set_done(IntegerAt(t, i, "done"));
+  row.set_failed(IntegerAt(t, i, "failed"));
+  row.set_ratio_median(NumberAt(t, i, "ratio_median"));
+  row.set_ratio_mean(NumberAt(t, i, "ratio_mean"));
+  row.set_ratio_ci_low(NumberAt(t, i, "ratio_ci_low"));
+  row.set_ratio_ci_high(NumberAt(t, i, "ratio_ci_high"));
+  row.set_seed_min(NumberAt(t, i, "seed_min"));
+  row.set_seed_max(NumberAt(t, i, "seed_max"));
+  row.set_collapsed(IntegerAt(t, i, "collapsed"));
+  row.set_diverged(IntegerAt(t, i, "diverged"));
+  row.set_collapse_step(NumberAt(t, i, "collapse_step"));
+  row.set_hill_stat(NumberAt(t, i, "hill_stat"));
+  row.set_bold(NumberAt(t, i, "bold") == 1.0);
+  row.set_stopped_early(IntegerAt(t, i, "stopped_early"));
+  row.set_steps_saved(IntegerAt(t, i, "steps_saved"));
+  row.set_position(static_cast<int64_t>(i));
+  return row;
+}
+
+v1::TailsResultRow LegacyTailsRow(const ResultsTable& t, size_t i) {
+  v1::TailsResultRow row;
+  SetKeys(t, i, row.mutable_cell());
+  row.set_seam(NumberAt(t, i, "seam"));
+  row.set_n(IntegerAt(t, i, "n"));
+  row.set_index(NumberAt(t, i, "index"));
+  row.set_ed_mean(NumberAt(t, i, "ed_mean"));
+  row.set_ed_sd(NumberAt(t, i, "ed_sd"));
+  row.set_w2_mean(NumberAt(t, i, "w2_mean"));
+  row.set_w2_sd(NumberAt(t, i, "w2_sd"));
+  row.set_ed_noise(NumberAt(t, i, "ed_noise"));
+  row.set_w2_noise(NumberAt(t, i, "w2_noise"));
+  row.set_seeds(IntegerAt(t, i, "seeds"));
+  return row;
 }
 
 }  // namespace
@@ -139,19 +196,7 @@ grpc::Status CoordinatorService::ListJobsInLane(grpc::ServerContext* ctx,
   if (!jobs.ok()) return Answer(jobs.status());
   int64_t bytes = 0;
   for (size_t i = 0; i < jobs->size(); ++i) {
-    const JobRow& j = (*jobs)[i];
-    v1::JobInfo info;
-    info.set_job_id(j.job_id);
-    SetCell(j.cell, info.mutable_cell());
-    info.set_state(std::string(JobStateName(j.state)));
-    info.set_job_state(std::string(JobStateName(j.job_state)));
-    info.set_epoch(j.epoch);
-    info.set_attempt(j.attempt);
-    info.set_holder(j.holder);
-    info.set_last_error(j.last_error);
-    info.set_result_json(j.result_json);
-    SetCell(j.params, info.mutable_params());
-    info.set_updated_ms(j.updated_ms);
+    v1::JobInfo info = JobInfoOf((*jobs)[i]);
     bytes += static_cast<int64_t>(info.ByteSizeLong());
     const bool full =
         static_cast<int64_t>(i) == page || (i > 0 && bytes > kMaxPageBytes);
@@ -187,8 +232,11 @@ grpc::Status CoordinatorService::GetResultsInLane(
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<ResultsToken> token = ParseResultsToken(req->page_token());
   if (!token.ok()) return Answer(token.status());
+  // A table read pivots on the client; the first release's read gets the
+  // pivot it pages by, grouped by `kernel` unless it asks otherwise.
   const std::string group_by =
-      req->group_by().empty() ? "kernel" : req->group_by();
+      req->table() ? ""
+                   : (req->group_by().empty() ? "kernel" : req->group_by());
   const bool over_seeds = req->over_seeds();
   uint64_t id = token->snapshot;
   absl::StatusOr<std::shared_ptr<const ResultsSnapshot>> snapshot =
@@ -198,6 +246,8 @@ grpc::Status CoordinatorService::GetResultsInLane(
           });
   if (!snapshot.ok()) return Answer(snapshot.status());
   const ResultsSnapshot& snap = **snapshot;
+  const ResultsTable& table = snap.table;
+  resp->set_kind(snap.kind);
   resp->set_jobs(snap.jobs);
   resp->set_done(snap.done);
   // Rows after the token's until the page is full; the next token names
@@ -214,35 +264,30 @@ grpc::Status CoordinatorService::GetResultsInLane(
     resp->set_next_page_token(absl::StrCat(id, ".", i - 1));
     return true;
   };
-  resp->set_kind(std::string(JobKindName(snap.kind)));
-  if (KindDef(snap.kind).table == ResultTable::kTailsRows) {
-    for (size_t i = first; i < snap.tails.size(); ++i) {
-      const TailsSummary& t = snap.tails[i];
-      v1::TailsResultRow row;
-      SetCell(t.cell, row.mutable_cell());
-      row.set_seam(t.row.seam);
-      row.set_n(t.row.n);
-      row.set_index(t.row.index);
-      row.set_ed_mean(t.row.ed_mean);
-      row.set_ed_sd(t.row.ed_sd);
-      row.set_w2_mean(t.row.w2_mean);
-      row.set_w2_sd(t.row.w2_sd);
-      row.set_ed_noise(t.row.ed_noise);
-      row.set_w2_noise(t.row.w2_noise);
-      row.set_seeds(t.seeds);
+  if (req->table()) {
+    ToProtoHeader(table, resp->mutable_table());
+    for (size_t i = first; i < table.rows.size(); ++i) {
+      v1::ResultsRow row = ToProto(table.rows[i]);
+      if (full(i, static_cast<int64_t>(row.ByteSizeLong()))) break;
+      *resp->mutable_table()->add_rows() = std::move(row);
+    }
+    return grpc::Status::OK;
+  }
+  // The first release's shapes: a tails table's rows, else train's cells
+  // (a command sweep's counts per cell; its client made the rest).
+  if (table.ColumnIndex("seam")) {
+    for (size_t i = first; i < table.rows.size(); ++i) {
+      v1::TailsResultRow row = LegacyTailsRow(table, i);
       if (full(i, static_cast<int64_t>(row.ByteSizeLong()))) break;
       *resp->add_tails() = std::move(row);
     }
     return grpc::Status::OK;
   }
-  // Train cells, or a metric summary: its table is made of the jobs'
-  // results by the client (report/command_results.h); the counts per cell
-  // hold for it too.
   v1::PivotTable* out = resp->mutable_pivot();
   out->set_group_by(snap.pivot.group_by);
   for (const std::string& c : snap.pivot.columns) out->add_columns(c);
   for (size_t i = first; i < snap.pivot.rows.size(); ++i) {
-    const PivotTable::Row& r = snap.pivot.rows[i];
+    const ResultsPivot::Row& r = snap.pivot.rows[i];
     // The page's copy of the row, its cells renumbered into this page.
     v1::PivotRow row;
     row.set_label(r.label);
@@ -253,8 +298,7 @@ grpc::Status CoordinatorService::GetResultsInLane(
         continue;
       }
       row.add_cells(resp->rows_size() + static_cast<int>(cells.size()));
-      cells.push_back(CellResultOf(snap.summaries[static_cast<size_t>(cell)]));
-      cells.back().set_position(cell);
+      cells.push_back(LegacyCellResult(table, static_cast<size_t>(cell)));
     }
     int64_t row_bytes = static_cast<int64_t>(row.ByteSizeLong());
     for (const v1::CellResult& c : cells) {
@@ -330,6 +374,17 @@ grpc::Status CoordinatorService::GetJobLog(grpc::ServerContext* ctx,
     out->set_stderr_tail(e.stderr_tail);
     out->set_at_ms(e.at_ms);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
+                                        const v1::GetJobRequest* req,
+                                        v1::GetJobResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  absl::StatusOr<JobRow> job = store_->Job(req->job());
+  if (!job.ok()) return Answer(job.status());
+  *resp->mutable_job() = JobInfoOf(*job);
   return grpc::Status::OK;
 }
 

@@ -389,6 +389,10 @@ class Store {
     std::vector<JobLogEntry> logs;
   };
   absl::StatusOr<JobLogs> JobLog(const std::string& job);
+  // The job whose id is or starts with `job` (ids are hex digits): its own
+  // state as both state and job_state, its grid values in the first sweep
+  // that holds it. NotFound; FailedPrecondition when several match.
+  absl::StatusOr<JobRow> Job(const std::string& job);
   struct WorkerRow {
     std::string worker_id;
     int64_t last_seen_ms = 0;

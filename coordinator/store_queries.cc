@@ -304,30 +304,83 @@ absl::StatusOr<Store::SweepDetail> Store::Sweep(const std::string& sweep) {
   return out;
 }
 
-absl::StatusOr<Store::JobLogs> Store::JobLog(const std::string& job) {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<sql::Statement> find = reader_->Prepare(
-      "SELECT job_id, state, COALESCE(last_error, '') FROM jobs "
-      "WHERE substr(job_id, 1, ?2) = ?1 ORDER BY job_id LIMIT 2");
+namespace {
+
+// The id of the one job whose id starts with `prefix` (hex digits: the ids
+// in [prefix, prefix + "g") by the primary key). NotFound;
+// FailedPrecondition when several match.
+absl::StatusOr<std::string> JobIdOf(sql::Db& db, const std::string& prefix) {
+  absl::StatusOr<sql::Statement> find = db.Prepare(
+      "SELECT job_id FROM jobs WHERE job_id >= ?1 AND job_id < ?1 || 'g' "
+      "ORDER BY job_id LIMIT 2");
   if (!find.ok()) return find.status();
-  find->Bind(1, job).Bind(2, static_cast<int64_t>(job.size()));
-  JobLogs out;
-  int matches = 0;
-  while (true) {
+  find->Bind(1, prefix);
+  std::string id;
+  for (int matches = 0;; ++matches) {
     absl::StatusOr<bool> row = find->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    if (++matches > 1) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job prefix '", job, "' matches several jobs; give more of the id"));
+    if (matches == 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job prefix '", prefix,
+                       "' matches several jobs; give more of the id"));
     }
-    out.job_id = find->Text(0);
-    absl::StatusOr<JobState> state = ParseState(find->Text(1));
-    if (!state.ok()) return state.status();
-    out.state = *state;
-    out.last_error = find->Text(2);
+    id = find->Text(0);
   }
-  if (matches == 0) return absl::NotFoundError(absl::StrCat("no job ", job));
+  if (id.empty()) return absl::NotFoundError(absl::StrCat("no job ", prefix));
+  return id;
+}
+
+}  // namespace
+
+absl::StatusOr<JobRow> Store::Job(const std::string& job) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<std::string> id = JobIdOf(*reader_, job);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT j.state, j.epoch, j.attempt, COALESCE(j.holder, ''), "
+      "COALESCE(j.last_error, ''), COALESCE(r.result, ''), j.params, "
+      "j.updated_ms, (SELECT sj.cell FROM sweep_jobs sj WHERE sj.job_id = "
+      "j.job_id ORDER BY sj.sweep_id LIMIT 1) "
+      "FROM jobs j LEFT JOIN results r USING (job_id) WHERE j.job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, *id);
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("no job ", job));
+  JobRow r;
+  r.job_id = *id;
+  absl::StatusOr<JobState> state = ParseState(st->Text(0));
+  if (!state.ok()) return state.status();
+  r.state = r.job_state = *state;
+  r.epoch = st->Int(1);
+  r.attempt = st->Int(2);
+  r.holder = st->Text(3);
+  r.last_error = st->Text(4);
+  r.result_json = st->Text(5);
+  r.params = FromJson(st->Text(6));
+  r.updated_ms = st->Int(7);
+  if (!st->IsNull(8)) r.cell = FromJson(st->Text(8));
+  return r;
+}
+
+absl::StatusOr<Store::JobLogs> Store::JobLog(const std::string& job) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<std::string> id = JobIdOf(*reader_, job);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<sql::Statement> find = reader_->Prepare(
+      "SELECT state, COALESCE(last_error, '') FROM jobs WHERE job_id = ?");
+  if (!find.ok()) return find.status();
+  find->Bind(1, *id);
+  absl::StatusOr<bool> found = find->Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return absl::NotFoundError(absl::StrCat("no job ", job));
+  JobLogs out;
+  out.job_id = *id;
+  absl::StatusOr<JobState> state = ParseState(find->Text(0));
+  if (!state.ok()) return state.status();
+  out.state = *state;
+  out.last_error = find->Text(1);
   absl::StatusOr<sql::Statement> logs = reader_->Prepare(
       "SELECT epoch, outcome, stderr_tail, at_ms FROM job_logs "
       "WHERE job_id = ? ORDER BY epoch DESC");

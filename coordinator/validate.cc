@@ -14,6 +14,16 @@ absl::Status Invalid(absl::string_view message) {
   return absl::InvalidArgumentError(message);
 }
 
+// A job id or a unique prefix of one: 6-64 lowercase hex digits.
+absl::Status CheckJobPrefix(const std::string& job) {
+  if (static_cast<int>(job.size()) < kMinJobPrefix || job.size() > 64 ||
+      job.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Invalid(absl::StrCat("job '", job, "' must be ", kMinJobPrefix,
+                                "-64 lowercase hex digits of a job id"));
+  }
+  return absl::OkStatus();
+}
+
 // An id field (worker, job, sweep): 1-256 printable ASCII characters, no
 // spaces.
 absl::Status CheckId(absl::string_view field, const std::string& value) {
@@ -330,13 +340,11 @@ absl::Status Validate(const v1::GetMetricsRequest& req) {
 }
 
 absl::Status Validate(const v1::GetJobLogRequest& req) {
-  if (static_cast<int>(req.job().size()) < kMinJobPrefix ||
-      req.job().size() > 64 ||
-      req.job().find_first_not_of("0123456789abcdef") != std::string::npos) {
-    return Invalid(absl::StrCat("job '", req.job(), "' must be ", kMinJobPrefix,
-                                "-64 lowercase hex digits of a job id"));
-  }
-  return absl::OkStatus();
+  return CheckJobPrefix(req.job());
+}
+
+absl::Status Validate(const v1::GetJobRequest& req) {
+  return CheckJobPrefix(req.job());
 }
 
 absl::Status Validate(const v1::ReleaseJobRequest& req) {

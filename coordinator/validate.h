@@ -55,6 +55,7 @@ absl::Status Validate(const v1::GetResultsRequest& req);
 absl::Status Validate(const v1::GetMetricsRequest& req);
 absl::Status Validate(const v1::ListSweepMetricsRequest& req);
 absl::Status Validate(const v1::GetJobLogRequest& req);
+absl::Status Validate(const v1::GetJobRequest& req);
 // GetSweepStatus, CancelSweep, ResumeSweep.
 absl::Status ValidateSweepName(const std::string& sweep);
 // The offset a ListJobs or GetResults page token stands for (a grid

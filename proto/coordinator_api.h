@@ -55,6 +55,8 @@ class CoordinatorApi {
                              v1::GetBoundariesResponse* response) const;
   absl::Status GetJobLog(const v1::GetJobLogRequest& request,
                          v1::GetJobLogResponse* response) const;
+  absl::Status GetJob(const v1::GetJobRequest& request,
+                      v1::GetJobResponse* response) const;
   absl::Status CancelSweep(const v1::CancelSweepRequest& request,
                            v1::CancelSweepResponse* response) const;
   absl::Status ResumeSweep(const v1::ResumeSweepRequest& request,

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "proto/wire_records.h"
+
 namespace tailsweep {
 
 absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(
@@ -44,7 +46,17 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(
       all.set_kind(page.kind());
       *all.mutable_pivot()->mutable_columns() = page.pivot().columns();
       all.mutable_pivot()->set_group_by(page.pivot().group_by());
+      if (page.has_table()) {
+        v1::ResultsTable& t = *all.mutable_table();
+        *t.mutable_columns() = page.table().columns();
+        t.set_headline(page.table().headline());
+        t.set_group_by(page.table().group_by());
+        t.set_note(page.table().note());
+      }
       first = false;
+    }
+    for (v1::ResultsRow& r : *page.mutable_table()->mutable_rows()) {
+      *all.mutable_table()->add_rows() = std::move(r);
     }
     // The counts of the newest page: the sweep as it is now.
     all.set_jobs(page.jobs());
@@ -65,6 +77,27 @@ absl::StatusOr<v1::GetResultsResponse> GetAllResults(
     if (page.next_page_token().empty()) return all;
     req.set_page_token(page.next_page_token());
   }
+}
+
+absl::StatusOr<SweepResults> GetResultsTable(const CoordinatorApi& c,
+                                             const std::string& sweep,
+                                             bool over_seeds) {
+  v1::GetResultsRequest req;
+  req.set_sweep(sweep);
+  req.set_over_seeds(over_seeds);
+  req.set_table(true);
+  absl::StatusOr<v1::GetResultsResponse> all = GetAllResults(c, req);
+  if (!all.ok()) return all.status();
+  // A coordinator that knows tables always sends columns (jobs, done, ...).
+  if (all->table().columns().empty()) {
+    return absl::FailedPreconditionError(
+        "the coordinator is older than this client: results tables need a "
+        "coordinator of tailsweep 0.2.0 or newer (upgrade it, or read it "
+        "with a client of its own version)");
+  }
+  absl::StatusOr<ResultsTable> table = FromProto(all->table());
+  if (!table.ok()) return table.status();
+  return SweepResults{all->kind(), all->jobs(), all->done(), *std::move(table)};
 }
 
 absl::StatusOr<std::vector<v1::MetricPoint>> GetAllMetrics(

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/schema/results_table.h"
 #include "proto/coordinator_api.h"
 
 namespace tailsweep {
@@ -23,6 +24,19 @@ absl::StatusOr<std::vector<v1::SweepInfo>> ListAllSweeps(
 absl::StatusOr<std::vector<v1::JobInfo>> ListAllJobs(const CoordinatorApi& c,
                                                      const std::string& sweep,
                                                      const std::string& state);
+
+// A sweep's results: its kind's own table, every page, and its counts.
+struct SweepResults {
+  std::string kind;  // as the coordinator names it (shown, never parsed)
+  int64_t jobs = 0, done = 0;
+  ResultsTable table;
+};
+// GetResults with `table` for every page. FailedPrecondition saying which
+// coordinator version is needed when it answers without a table (older
+// than 0.2.0); DataLoss for a table this build cannot read (wire_records.h).
+absl::StatusOr<SweepResults> GetResultsTable(const CoordinatorApi& c,
+                                             const std::string& sweep,
+                                             bool over_seeds);
 
 // Every page of `req`'s results as one answer: rows, tails rows and pivot
 // rows appended in order, the pivot's cell indices made to index the whole

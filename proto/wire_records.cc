@@ -171,4 +171,102 @@ absl::StatusOr<std::vector<CellSearch>> FromProto(
   return out;
 }
 
+void ToProtoHeader(const ResultsTable& table, v1::ResultsTable* out) {
+  for (const ResultsColumn& c : table.columns) {
+    v1::ResultsColumn* col = out->add_columns();
+    col->set_name(c.name);
+    col->set_type(std::string(ColumnTypeName(c.type)));
+    col->set_role(std::string(ColumnRoleName(c.role)));
+  }
+  out->set_headline(table.headline);
+  out->set_group_by(table.group_by);
+  out->set_note(table.note);
+}
+
+v1::ResultsRow ToProto(const std::vector<ResultValue>& row) {
+  v1::ResultsRow out;
+  for (const ResultValue& v : row) {
+    v1::ResultsCell* cell = out.add_cells();
+    if (const auto* text = std::get_if<std::string>(&v)) {
+      cell->set_text(*text);
+    } else if (const auto* i = std::get_if<int64_t>(&v)) {
+      cell->set_integer(*i);
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      cell->set_number(*d);
+    } else if (const auto* b = std::get_if<bool>(&v)) {
+      cell->set_boolean(*b);
+    } else if (const auto* f = std::get_if<Fraction>(&v)) {
+      cell->mutable_fraction()->set_count(f->count);
+      cell->mutable_fraction()->set_of(f->of);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<ResultsTable> FromProto(const v1::ResultsTable& table) {
+  ResultsTable out;
+  for (const v1::ResultsColumn& c : table.columns()) {
+    const std::optional<ColumnType> type = ParseColumnType(c.type());
+    const std::optional<ColumnRole> role = ParseColumnRole(c.role());
+    if (!type || !role) {
+      return absl::DataLossError(absl::StrCat(
+          "results column '", c.name(), "' has type '", c.type(),
+          "' and role '", c.role(),
+          "', which this build does not know: upgrade this client to the "
+          "coordinator's version"));
+    }
+    out.AddColumn(c.name(), *type, *role);
+  }
+  using Cell = v1::ResultsCell;
+  for (const v1::ResultsRow& r : table.rows()) {
+    if (static_cast<size_t>(r.cells_size()) != out.columns.size()) {
+      return absl::DataLossError(absl::StrCat("a results row of ",
+                                              r.cells_size(), " cells for ",
+                                              out.columns.size(), " columns"));
+    }
+    std::vector<ResultValue> row;
+    for (int i = 0; i < r.cells_size(); ++i) {
+      const Cell& c = r.cells(i);
+      const ColumnType type = out.columns[static_cast<size_t>(i)].type;
+      const bool fits =
+          c.value_case() == Cell::VALUE_NOT_SET ||
+          (c.value_case() == Cell::kText && type == ColumnType::kText) ||
+          (c.value_case() == Cell::kInteger && type == ColumnType::kInteger) ||
+          (c.value_case() == Cell::kNumber && type == ColumnType::kNumber) ||
+          (c.value_case() == Cell::kBoolean && type == ColumnType::kBoolean) ||
+          (c.value_case() == Cell::kFraction && type == ColumnType::kFraction);
+      if (!fits) {
+        return absl::DataLossError(absl::StrCat(
+            "results column '", out.columns[static_cast<size_t>(i)].name, "' (",
+            ColumnTypeName(type), ") holds another type"));
+      }
+      switch (c.value_case()) {
+        case Cell::kText:
+          row.emplace_back(c.text());
+          break;
+        case Cell::kInteger:
+          row.emplace_back(c.integer());
+          break;
+        case Cell::kNumber:
+          row.emplace_back(c.number());
+          break;
+        case Cell::kBoolean:
+          row.emplace_back(c.boolean());
+          break;
+        case Cell::kFraction:
+          row.emplace_back(Fraction{c.fraction().count(), c.fraction().of()});
+          break;
+        case Cell::VALUE_NOT_SET:
+          row.emplace_back();
+          break;
+      }
+    }
+    out.rows.push_back(std::move(row));
+  }
+  out.headline = table.headline();
+  out.group_by = table.group_by();
+  out.note = table.note();
+  return out;
+}
+
 }  // namespace tailsweep

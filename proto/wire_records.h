@@ -12,6 +12,7 @@
 #include "core/schema/job_counts.h"
 #include "core/schema/job_lease.h"
 #include "core/schema/metric_point.h"
+#include "core/schema/results_table.h"
 #include "proto/tailsweep.pb.h"
 
 namespace tailsweep {
@@ -34,6 +35,15 @@ void ToProto(const CellSearch& cell, v1::CellBoundary* out);
 absl::StatusOr<CellSearch> FromProto(const v1::CellBoundary& cell);
 absl::StatusOr<std::vector<CellSearch>> FromProto(
     const v1::GetBoundariesResponse& boundaries);
+
+// A results table (GetResults with `table`): its columns, headline,
+// group_by and note on every page, and its rows one by one (a page holds
+// some). FromProto: the rows of every page merged; DataLoss for a column
+// type or role this build does not know (a newer coordinator's: upgrade),
+// or a cell that is not its column's type.
+void ToProtoHeader(const ResultsTable& table, v1::ResultsTable* out);
+v1::ResultsRow ToProto(const std::vector<ResultValue>& row);
+absl::StatusOr<ResultsTable> FromProto(const v1::ResultsTable& table);
 
 }  // namespace tailsweep
 

@@ -15,14 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "core/job_config.h"
 #include "core/schema/boundary_search.h"
-#include "core/schema/job_kinds.h"
-#include "core/schema/job_result.h"
 #include "core/schema/json_number.h"
-#include "core/schema/metrics_line.h"
 #include "core/schema/sweep_spec.h"
 #include "core/schema/version.h"
 #include "proto/wire_records.h"
-#include "report/command_results.h"
 #include "report/result_json.h"
 
 namespace tailsweep {
@@ -34,9 +30,11 @@ std::string Dump(const json& doc) {
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// 5 significant digits, non-finite as null.
+// 5 significant digits; NaN as null (a gap in a curve), the infinities as
+// the protocol's words "inf" and "-inf" (json_number.h).
 json Num(double v) {
-  if (!std::isfinite(v)) return nullptr;
+  if (std::isnan(v)) return nullptr;
+  if (!std::isfinite(v)) return JsonNumber(v);
   char text[32];
   std::snprintf(text, sizeof text, "%.5g", v);
   return std::strtod(text, nullptr);
@@ -59,27 +57,13 @@ std::string ParamOr(const v1::JobInfo& job, const std::string& key,
   return fallback;
 }
 
-// What a report draws of a job with `layers` layers, read by read: a train
-// job's loss and spread ratio at `curve_points` and attention per layer at
-// `attention_points`; a command job's every metric (no names) at
-// `curve_points`.
+// What a report draws of a job: its every metric at `curve_points`.
 struct CurveRead {
   std::vector<std::string> names;
   int max_points = 0;
 };
-std::vector<CurveRead> CurveReads(int64_t layers, bool every_metric,
-                                  const ReportOptions& o) {
-  if (every_metric) return {{{}, o.curve_points}};
-  std::vector<CurveRead> reads = {
-      {{kLossMetric, kSpreadRatioMetric}, o.curve_points}};
-  std::vector<std::string> attention;
-  for (int64_t l = 0; l < layers; ++l) {
-    attention.push_back(LayerMetricName(kAttentionEntropyMetric, l));
-    attention.push_back(LayerMetricName(kAttentionMaxWeightMetric, l));
-  }
-  // (No names would read every metric.)
-  if (!attention.empty()) reads.push_back({attention, o.attention_points});
-  return reads;
+std::vector<CurveRead> CurveReads(const ReportOptions& o) {
+  return {{{}, o.curve_points}};
 }
 
 // Adds a point to curves shaped {name: [[steps], [values]]}.
@@ -93,10 +77,9 @@ void AddPoint(json& curves, const std::string& name, int64_t step,
 
 // One job's curves as {name: [[steps], [values]]} (CurveReads).
 absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
-                            int64_t layers, bool every_metric,
                             const ReportOptions& o) {
   json series = json::object();
-  for (const CurveRead& r : CurveReads(layers, every_metric, o)) {
+  for (const CurveRead& r : CurveReads(o)) {
     v1::GetMetricsRequest req;
     req.set_job_id(job.job_id());
     req.set_max_points(r.max_points);
@@ -111,9 +94,10 @@ absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
   return series;
 }
 
-// `result`: the job's, when it is a train result that parses.
-json JobDoc(const v1::JobInfo& job, int64_t layers,
-            const std::optional<TrainResult>& result) {
+// A job's row: its state and, read by name from its result when there
+// (whatever its kind: never parsed as one), steps_done, collapse_step,
+// diverged_step and version.
+json JobDoc(const v1::JobInfo& job, int64_t layers, const json& result) {
   json doc = {{"id", job.job_id()},
               {"seed", ParamOr(job, "seed", "")},
               {"state", job.state()},
@@ -124,12 +108,19 @@ json JobDoc(const v1::JobInfo& job, int64_t layers,
               {"collapse_step", nullptr},
               {"diverged_step", nullptr},
               {"version", nullptr}};
-  if (result) {
-    auto step = [](int64_t v) { return v >= 0 ? json(v) : json(nullptr); };
-    doc["steps"] = step(result->steps_done);
-    doc["collapse_step"] = step(result->collapse_step);
-    doc["diverged_step"] = step(result->diverged_step);
-    if (!result->version.empty()) doc["version"] = result->version;
+  if (!result.is_object()) return doc;
+  auto step = [&](const char* key) {
+    const auto it = result.find(key);
+    return it != result.end() && it->is_number_integer() &&
+                   it->get<int64_t>() >= 0
+               ? *it
+               : json(nullptr);
+  };
+  doc["steps"] = step("steps_done");
+  doc["collapse_step"] = step("collapse_step");
+  doc["diverged_step"] = step("diverged_step");
+  if (auto v = result.find("version"); v != result.end() && v->is_string()) {
+    doc["version"] = *v;
   }
   return doc;
 }
@@ -138,33 +129,13 @@ json JobDoc(const v1::JobInfo& job, int64_t layers,
 
 namespace {
 
-json TailsDoc(const v1::GetResultsResponse& results) {
-  json tails = json::array();
-  for (const v1::TailsResultRow& t : results.tails()) {
-    tails.push_back({{"seam", Num(t.seam())},
-                     {"n", t.n()},
-                     {"index", Num(t.index())},
-                     {"ed_mean", Num(t.ed_mean())},
-                     {"ed_sd", Num(t.ed_sd())},
-                     {"w2_mean", Num(t.w2_mean())},
-                     {"w2_sd", Num(t.w2_sd())},
-                     {"ed_noise", Num(t.ed_noise())},
-                     {"w2_noise", Num(t.w2_noise())},
-                     {"seeds", t.seeds()}});
-  }
-  return tails;
-}
-
-json TableDoc(const v1::PivotTable& pivot) {
+json PivotDoc(const ResultsPivot& pivot) {
   json rows = json::array();
-  for (const v1::PivotRow& r : pivot.rows()) {
-    rows.push_back(
-        {{"label", r.label()},
-         {"cells", std::vector<int>(r.cells().begin(), r.cells().end())}});
+  for (const ResultsPivot::Row& r : pivot.rows) {
+    rows.push_back({{"label", r.label}, {"cells", r.cells}});
   }
-  return {{"group_by", pivot.group_by()},
-          {"columns", std::vector<std::string>(pivot.columns().begin(),
-                                               pivot.columns().end())},
+  return {{"group_by", pivot.group_by},
+          {"columns", pivot.columns},
           {"rows", std::move(rows)}};
 }
 
@@ -186,12 +157,9 @@ int64_t LayersOf(const v1::JobInfo& job) {
 // their own (Series).
 absl::StatusOr<std::optional<std::map<std::string, json>>> SweepCurves(
     const CoordinatorApi& calls, const std::string& sweep,
-    const std::vector<v1::JobInfo>& jobs, bool every_metric,
     const ReportOptions& o) {
-  int64_t layers = 0;
-  for (const v1::JobInfo& job : jobs) layers = std::max(layers, LayersOf(job));
   std::map<std::string, json> curves;
-  for (const CurveRead& r : CurveReads(layers, every_metric, o)) {
+  for (const CurveRead& r : CurveReads(o)) {
     v1::ListSweepMetricsRequest req;
     req.set_sweep(sweep);
     req.set_max_points(r.max_points);
@@ -210,81 +178,84 @@ absl::StatusOr<std::optional<std::map<std::string, json>>> SweepCurves(
   return curves;
 }
 
-// Stored results were checked on arrival (coordinator/store_results.cc); one
-// that does not parse (a database older than that) shows without.
-std::optional<TrainResult> ResultOf(const v1::JobInfo& job) {
-  if (job.result_json().empty()) return std::nullopt;
-  absl::StatusOr<TrainResult> parsed = ParseTrainResult(job.result_json());
-  if (!parsed.ok()) return std::nullopt;
-  return *std::move(parsed);
+// The result a job stored, as JSON (null when none or not JSON).
+json ResultOf(const v1::JobInfo& job) {
+  if (job.result_json().empty()) return nullptr;
+  return json::parse(job.result_json(), nullptr, /*allow_exceptions=*/false);
 }
 
-// Fills doc's "cells" (the results' rows, each with its jobs and one seed's
-// point clouds) and "jobs" (each with its curves) and the collapse
-// threshold.
+// The table row whose key columns are `cell`'s values (seed left out), or
+// -1: a cell's row in a table with a row per cell.
+std::map<std::string, int> RowsByCell(const ResultsTable& table) {
+  std::map<std::string, int> out;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    json cell = json::object();
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      const auto* v = std::get_if<std::string>(&table.rows[i][c]);
+      if (table.columns[c].role == ColumnRole::kKey && v != nullptr) {
+        cell[table.columns[c].name] = *v;
+      }
+    }
+    out.emplace(Dump(cell), static_cast<int>(i));  // the first row of a cell
+  }
+  return out;
+}
+
+// Fills doc's "cells" (the sweep's cells, seed left out: each with its
+// jobs, its table row and one seed's point clouds) and "jobs" (each with
+// its curves) and the collapse threshold.
 absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
                              const std::string& sweep,
-                             const std::vector<v1::JobInfo>& all_jobs,
-                             const v1::GetResultsResponse& results,
+                             const std::vector<v1::JobInfo>& jobs,
+                             const ResultsTable& table,
                              const ReportOptions& options, json& doc) {
-  const std::vector<v1::JobInfo>* jobs = &all_jobs;
-  const bool command =
-      ResultTableOf(results.kind()) == ResultTable::kMetricSummary;
-  if (command) {
-    // A command sweep's own table: its metrics and outcomes per cell
-    // (command_results.h), as `tailsweep results` prints it.
-    const cli::Table t = CommandResultsTable(all_jobs, /*per_seed=*/false,
-                                             /*full_precision=*/false);
-    doc["command_table"] = {{"header", t.header}, {"rows", t.rows}};
-  }
-  // Cells: the results' rows, each with the jobs whose grid values, seed
-  // left out, are the cell's.
+  const std::map<std::string, int> row_of = RowsByCell(table);
   json cells = json::array();
   std::map<std::string, size_t> cell_of;  // grid values' JSON -> cell
-  for (const v1::CellResult& r : results.rows()) {
-    json cell = Object(r.cell(), "seed");
-    cell_of[Dump(cell)] = cells.size();
-    cells.push_back({{"cell", std::move(cell)},
-                     {"result", CellResultJson(r, Num)},
-                     {"jobs", json::array()}});
-  }
   absl::StatusOr<std::optional<std::map<std::string, json>>> curves =
-      SweepCurves(calls, sweep, *jobs, command, options);
+      SweepCurves(calls, sweep, options);
   if (!curves.ok()) return curves.status();
   json job_docs = json::array();
   double threshold = kDefaultCollapseThreshold;
-  for (const v1::JobInfo& job : *jobs) {
-    const int64_t layers = LayersOf(job);
+  for (const v1::JobInfo& job : jobs) {
     double t = 0;
     if (absl::SimpleAtod(ParamOr(job, "collapse_threshold", ""), &t)) {
       threshold = t;
     }
-    const std::optional<TrainResult> result = ResultOf(job);
-    json d = JobDoc(job, layers, result);
+    const json result = ResultOf(job);
+    json d = JobDoc(job, LayersOf(job), result);
     if (*curves) {
       auto mine = (*curves)->find(job.job_id());
       d["series"] =
           mine != (*curves)->end() ? std::move(mine->second) : json::object();
     } else {
-      absl::StatusOr<json> series =
-          Series(calls, job, layers, command, options);
+      absl::StatusOr<json> series = Series(calls, job, options);
       if (!series.ok()) return series.status();
       d["series"] = std::move(*series);
     }
-    const auto c = cell_of.find(Dump(Object(job.cell(), "seed")));
-    if (c != cell_of.end()) {
-      json& cell = cells[c->second];
-      cell["jobs"].push_back(job_docs.size());
-      // One seed's point clouds per cell: the figure, at a bounded size.
-      if (!cell.contains("samples") && result && !result->samples.empty()) {
-        cell["samples"] = {{"seed", d["seed"]},
-                           {"clouds", SamplesJson(result->samples)}};
-      }
+    json grid = Object(job.cell(), "seed");
+    const std::string key = Dump(grid);
+    auto [c, added] = cell_of.try_emplace(key, cells.size());
+    if (added) {
+      const auto row = row_of.find(key);
+      cells.push_back(
+          {{"cell", std::move(grid)},
+           {"row", row == row_of.end() ? json(nullptr) : json(row->second)},
+           {"jobs", json::array()}});
+    }
+    json& cell = cells[c->second];
+    cell["jobs"].push_back(job_docs.size());
+    // One seed's point clouds per cell (a result's "samples", as stored):
+    // the figure, at a bounded size.
+    if (!cell.contains("samples") && result.is_object() &&
+        result.contains("samples") && result["samples"].is_array() &&
+        !result["samples"].empty()) {
+      cell["samples"] = {{"seed", d["seed"]}, {"clouds", result["samples"]}};
     }
     job_docs.push_back(std::move(d));
     if (options.progress) {
       options.progress(static_cast<int64_t>(job_docs.size()),
-                       static_cast<int64_t>(jobs->size()));
+                       static_cast<int64_t>(jobs.size()));
     }
   }
   doc["collapse_threshold"] = Num(threshold);
@@ -302,7 +273,7 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
   sreq.set_sweep(sweep);
   v1::GetSweepResponse info;
   if (absl::Status s = calls.GetSweep(sreq, &info); !s.ok()) return s;
-  json doc = {{"format", 1},
+  json doc = {{"format", 2},
               {"generated_by", Version()},
               {"generated_ms", options.now_ms}};
   doc["sweep"] = {{"name", info.sweep().name()},
@@ -313,21 +284,18 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
                   {"spec", info.spec_yaml()},
                   {"fixed", Object(info.fixed())},
                   {"version", info.version()}};
-  v1::GetResultsRequest rreq;
-  rreq.set_sweep(sweep);
-  rreq.set_over_seeds(true);
-  rreq.set_group_by(options.group_by);
-  absl::StatusOr<v1::GetResultsResponse> results =
-      GetAllResults(calls, std::move(rreq));
+  absl::StatusOr<SweepResults> results = GetResultsTable(calls, sweep, true);
   if (!results.ok()) return results.status();
-  if (ResultTableOf(results->kind()) == ResultTable::kTailsRows) {
-    doc["tails"] = TailsDoc(*results);
-    return Dump(doc);
+  const ResultsTable& table = results->table;
+  doc["results"] = ResultsTableJson(table);
+  if (table.ColumnIndex(table.headline)) {
+    doc["pivot"] = PivotDoc(PivotOf(
+        table, options.group_by.empty() ? table.group_by : options.group_by));
   }
   absl::StatusOr<std::vector<v1::JobInfo>> jobs = ListAllJobs(calls, sweep, "");
   if (!jobs.ok()) return jobs.status();
   if (absl::Status s =
-          AddCellsAndJobs(calls, sweep, *jobs, *results, options, doc);
+          AddCellsAndJobs(calls, sweep, *jobs, table, options, doc);
       !s.ok()) {
     return s;
   }
@@ -345,7 +313,6 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
                      {"log_scale", s.log_scale},
                      {"cells", SearchJson(*plan, Num)}};
   }
-  doc["table"] = TableDoc(results->pivot());
   return Dump(doc);
 }
 

@@ -8,32 +8,31 @@
 // dashboard (GET /api/sweeps/NAME/report). It is the one contract between
 // the C++ and the page:
 //
-// {"format": 1, "generated_by": version, "generated_ms": Unix ms,
-//  "sweep": {"name", "kind" (train|tails), "created_ms", "counts": {"queued",
-//    "leased", "done", "failed", "cancelled"}, "spec" (text), "fixed":
-//    {key: value}, "version" (the build that expanded it)},
-//  train sweeps:
-//  "collapse_threshold": number,
-//  "table": {"group_by", "columns": [value], "rows": [{"label", "cells":
-//    [index into "cells" or -1]}]},
-//  "cells": [{"cell": {key: value} (grid values, seed left out), "result":
-//    {"jobs", "done", "failed", "ratio_median", "ratio_mean", "ratio_ci_low",
-//    "ratio_ci_high", "seed_min", "seed_max", "collapsed", "diverged",
-//    "collapse_step", "hill_stat", "bold"}, "jobs": [index into "jobs"],
-//    optionally "samples": {"seed", "clouds": [{"instance", "target":
-//    [[x, y, ...]], "prediction": [[x, y, ...]]}]} (one seed's final
-//    evaluation: job_result.h)}],
+// {"format": 2, "generated_by": version, "generated_ms": Unix ms,
+//  "sweep": {"name", "kind" (its kind's name: shown, never branched on),
+//    "created_ms", "counts": {state: count}, "states": [state names in
+//    order], "spec" (text), "fixed": {key: value}, "version" (the build
+//    that expanded it)},
+//  "results": the kind's table over seeds (results_table.h's
+//    ResultsTableJson: columns with name, type and role; rows of cells),
+//  "pivot" (a table with a headline): {"group_by", "columns": [value],
+//    "rows": [{"label", "cells": [index into results' rows or -1]}]},
+//  "collapse_threshold": number (a job's collapse_threshold, else the
+//    default),
+//  "cells": [{"cell": {key: value} (grid values, seed left out), "row":
+//    its row in "results" (null: none, e.g. a table with a row per testbed
+//    row), "jobs": [index into "jobs"], optionally "samples": {"seed",
+//    "clouds": a result's "samples" as stored (job_result.h)}}],
 //  "jobs": [{"id", "seed", "state", "holder", "last_error", "layers",
-//    "steps", "collapse_step" (null: none), "diverged_step" (null: none),
-//    "version" (of the build that ran it; null: unknown), "series": {name:
-//    [[step...], [value...]]}}],
-//  tails sweeps:
-//  "tails": [{"seam", "n", "index", "ed_mean", "ed_sd", "w2_mean", "w2_sd",
-//    "ed_noise", "w2_noise", "seeds"}]}
+//    "steps", "collapse_step", "diverged_step" (from the result when it has
+//    them; null: none), "version" (of the build that ran it; null:
+//    unknown), "series": {name: [[step...], [value...]]}}],
+//  a boundary sweep: "search": {"key", "outcome", "lo", "hi", "log_scale",
+//    "cells"}}
 //
-// Numbers keep 5 significant digits; NaN and infinities are null (a gap in
-// a curve). Every string is data: the page inserts them as text, never as
-// markup.
+// Numbers keep 5 significant digits; NaN is null (a gap in a curve), the
+// infinities "inf" and "-inf" (the table's NaN is "nan": json_number.h). Every
+// string is data: the page inserts them as text, never as markup.
 
 #include <cstdint>
 #include <functional>
@@ -45,10 +44,10 @@
 namespace tailsweep {
 
 struct ReportOptions {
-  std::string group_by = "kernel";  // the table's columns (GetResults)
-  int curve_points = 300;           // per loss or spread-ratio curve, >= 2
-  int attention_points = 100;       // per attention curve (one per layer)
-  int64_t now_ms = 0;               // "generated_ms"
+  // The pivot's columns; "": the kind's default (train's kernel).
+  std::string group_by;
+  int curve_points = 300;  // per curve, >= 2
+  int64_t now_ms = 0;      // "generated_ms"
   // Called after each job's curves are read: (jobs read, jobs in all).
   std::function<void(int64_t, int64_t)> progress;
 };

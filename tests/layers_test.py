@@ -22,13 +22,24 @@ branches on which kind a job is: no comparison with a kind's name (as
 registered there) or with a parsed kind, no JobKind::kNAME. Code asks the
 kind's definition instead.
 
-  tests/layers_test.py [--grpc | --kinds] [REPO_ROOT]
+With --kinds, the page (report/web/*.js) and the Python package
+(python/tailsweep/) are read too: neither compares anything with a kind's
+name; they show the table the kind made.
+
+With --shape, the fourth rule (issue 48): report/ includes nothing of
+cli/ (the report is read by the coordinator, which links no command
+line), and no function of the product (core/, proto/, coordinator/,
+worker/, cli/, report/) is over 100 lines, counted from its signature's
+first line to its closing brace (a definition at the file's top level).
+
+  tests/layers_test.py [--grpc | --kinds | --shape] [REPO_ROOT]
 """
 import os
 import re
 import sys
 
-ARGS = [a for a in sys.argv[1:] if a not in ("--grpc", "--kinds")]
+ARGS = [a for a in sys.argv[1:]
+        if a not in ("--grpc", "--kinds", "--shape")]
 ROOT = os.path.abspath(ARGS[0] if ARGS else
                        os.path.join(os.path.dirname(__file__), ".."))
 GRPC = re.compile(r'\bgrpc::|#include\s*[<"]grpc|\.grpc\.pb\.h"')
@@ -182,12 +193,93 @@ def kinds_main():
                     if branch.search(line.split("//")[0]):
                         broken += 1
                         print(f"{path}:{n}: {line.strip()}")
+    # The page and the Python package: a kind's name in quotes compared.
+    quoted = "|".join(sorted(names))
+    script = re.compile(rf"""[=!]==?\s*['"]({quoted})['"]"""
+                        rf"""|['"]({quoted})['"]\s*[=!]==?"""
+                        rf"""|\bin\s*\(\s*['"]({quoted})['"]""")
+    for folder, ext in (("report/web", ".js"), ("python/tailsweep", ".py")):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if not name.endswith(ext):
+                continue
+            path = os.path.join(folder, name)
+            checked += 1
+            for n, line in enumerate(open(os.path.join(ROOT, path),
+                                          errors="replace"), 1):
+                if script.search(line.split("//")[0].split("#")[0]):
+                    broken += 1
+                    print(f"{path}:{n}: {line.strip()}")
     print(f"{checked} files outside the kinds' own files checked; {broken} "
           f"lines branch on a job kind")
+    return 1 if broken else 0
+
+
+SHAPE_FOLDERS = ("core", "proto", "coordinator", "worker", "cli", "report")
+MAX_FUNCTION_LINES = 100
+# A top-level definition's first line: not blank, indented, a comment, a
+# preprocessor line, a closing brace or a declaration of another kind.
+DEFINITION = re.compile(r"^(?!namespace|extern|struct|class|enum|union|"
+                        r"using|template|typedef|#|//|}|\s)\S")
+
+
+def long_functions(path):
+    """(name, first line, lines) of each top-level function of `path`."""
+    lines = open(path, errors="replace").read().split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        if not DEFINITION.match(lines[i]):
+            i += 1
+            continue
+        j = i  # the signature runs to the line that opens the body
+        while j < len(lines) and not lines[j].rstrip().endswith(("{", ";")):
+            j += 1
+        head = " ".join(x.strip() for x in lines[i:j + 1])
+        if (j == len(lines) or not lines[j].rstrip().endswith("{") or
+                "(" not in head or "=" in head.split("(")[0]):
+            i = j + 1
+            continue
+        k = j + 1
+        while k < len(lines) and not lines[k].startswith("}"):
+            k += 1
+        out.append((head.split("(")[0].split()[-1], i + 1, k - i + 1))
+        i = k + 1
+    return out
+
+
+def shape_main():
+    broken = 0
+    checked = 0
+    cli_include = re.compile(r'#include\s*"cli/')
+    for base, _, files in os.walk(os.path.join(ROOT, "report")):
+        for name in sorted(files):
+            if name.endswith((".h", ".cc")):
+                path = os.path.relpath(os.path.join(base, name), ROOT)
+                for n, line in enumerate(open(os.path.join(ROOT, path)), 1):
+                    if cli_include.match(line.strip()):
+                        broken += 1
+                        print(f"{path}:{n}: report/ includes cli/: "
+                              f"{line.strip()}")
+    for folder in SHAPE_FOLDERS:
+        for base, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in sorted(files):
+                if not name.endswith(".cc"):
+                    continue
+                path = os.path.relpath(os.path.join(base, name), ROOT)
+                checked += 1
+                for fn, line, count in long_functions(
+                        os.path.join(ROOT, path)):
+                    if count > MAX_FUNCTION_LINES:
+                        broken += 1
+                        print(f"{path}:{line}: {fn} is {count} lines (at "
+                              f"most {MAX_FUNCTION_LINES})")
+    print(f"{checked} product files checked; {broken} problems")
     return 1 if broken else 0
 
 
 if __name__ == "__main__":
     if "--grpc" in sys.argv[1:]:
         sys.exit(grpc_main())
+    if "--shape" in sys.argv[1:]:
+        sys.exit(shape_main())
     sys.exit(kinds_main() if "--kinds" in sys.argv[1:] else main())

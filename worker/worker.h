@@ -52,6 +52,7 @@
 
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/clock.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/job_lease.h"
 #include "core/schema/job_protocol.h"
 #include "worker/allocation.h"
@@ -218,6 +219,9 @@ class Worker {
   // Starts the child once its checkpoint download is over.
   void Launch(Job& job, int64_t local_step, const absl::Status& download,
               int64_t stored);
+  // Stops `job`'s child early once one of `rules.stop_on` holds at a
+  // logged point (`stop_after_steps` steps after it first did).
+  void WatchForEarlyStop(Job& job, const ChildRules& rules);
   // Runs `transfer` for `job` as a task (inline runners finish it at once).
   void StartTransfer(Job& job, std::unique_ptr<Transfer> transfer);
   // Acts on a transfer's answer once its task is done.

@@ -51,6 +51,43 @@ void Worker::Start(const Pending& pending) {
   StartTransfer(j, std::move(download));
 }
 
+void Worker::WatchForEarlyStop(Job& j, const ChildRules& rules) {
+  // Only rules that stay true once true (the spec checks): the run's
+  // verdict is the same as if it had gone on.
+  Job* job = &j;
+  j.relay->Watch([this, job, rules](const MetricPoint& p) {
+    if (!job->early_stop.empty() || !job->running) return;
+    if (job->stop_onset_step < 0) {
+      for (const OutcomeRule& rule : rules.stop_on) {
+        if (rule.metric != p.name || !HoldsAt(rule, p.value)) continue;
+        job->stop_onset_step = p.step;
+        job->stop_outcome = rule.name;
+        spdlog::info("{}: outcome '{}' holds at step {} ({} = {}){}", job->tag,
+                     rule.name, p.step, p.name, p.value,
+                     rules.stop_after_steps == 0
+                         ? "; stopping it early (stop_on)"
+                         : absl::StrCat("; it stops ", rules.stop_after_steps,
+                                        " steps later (stop_after_steps)"));
+        break;
+      }
+    }
+    if (job->stop_onset_step < 0 ||
+        p.step < job->stop_onset_step + rules.stop_after_steps) {
+      return;
+    }
+    job->early_stop = job->stop_outcome;
+    if (rules.stop_after_steps > 0) {
+      spdlog::info("{}: step {}, {} after '{}' first held: stopping it early",
+                   job->tag, p.step, rules.stop_after_steps, job->early_stop);
+    }
+    if (job->running && job->handle && !job->stop_sent) {
+      job->handle->Signal(SIGTERM);
+      job->stop_sent = true;
+      job->stop_sent_ms = clock_->SteadyMs();
+    }
+  });
+}
+
 void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
                     int64_t stored) {
   if (download.ok()) {
@@ -96,42 +133,7 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
   const ChildRules rules =
       kind.child_rules ? kind.child_rules(j.lease.params) : ChildRules{};
   j.stop_grace_ms = rules.stop_grace_ms;
-  if (!rules.stop_on.empty()) {
-    // Only rules that stay true once true (the spec checks): the run's
-    // verdict is the same as if it had gone on.
-    Job* job = &j;
-    j.relay->Watch([this, job, rules](const MetricPoint& p) {
-      if (!job->early_stop.empty() || !job->running) return;
-      if (job->stop_onset_step < 0) {
-        for (const OutcomeRule& rule : rules.stop_on) {
-          if (rule.metric != p.name || !HoldsAt(rule, p.value)) continue;
-          job->stop_onset_step = p.step;
-          job->stop_outcome = rule.name;
-          spdlog::info("{}: outcome '{}' holds at step {} ({} = {}){}",
-                       job->tag, rule.name, p.step, p.name, p.value,
-                       rules.stop_after_steps == 0
-                           ? "; stopping it early (stop_on)"
-                           : absl::StrCat("; it stops ", rules.stop_after_steps,
-                                          " steps later (stop_after_steps)"));
-          break;
-        }
-      }
-      if (job->stop_onset_step < 0 ||
-          p.step < job->stop_onset_step + rules.stop_after_steps) {
-        return;
-      }
-      job->early_stop = job->stop_outcome;
-      if (rules.stop_after_steps > 0) {
-        spdlog::info("{}: step {}, {} after '{}' first held: stopping it early",
-                     job->tag, p.step, rules.stop_after_steps, job->early_stop);
-      }
-      if (job->running && job->handle && !job->stop_sent) {
-        job->handle->Signal(SIGTERM);
-        job->stop_sent = true;
-        job->stop_sent_ms = clock_->SteadyMs();
-      }
-    });
-  }
+  if (!rules.stop_on.empty()) WatchForEarlyStop(j, rules);
   if (absl::StartsWith(child.device, "cuda:")) {
     std::vector<std::string> visible;
     for (const std::string& slot : j.slots) {

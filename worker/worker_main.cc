@@ -133,6 +133,68 @@ struct Flags {
   WorkerOptions options;
 };
 
+// Where the coordinator is and how to reach it safely.
+void DefineConnectionFlags(CLI::App& app, Flags& f) {
+  app.add_option("--run-dir", f.run_dir,
+                 "A `tailsweep slurm up` run directory: the coordinator's "
+                 "address, token and CA come from it (waits for the address "
+                 "to appear); overrides --coordinator, --token-file, --tls-ca")
+      ->envname("TAILSWEEP_RUN_DIR");
+  app.add_option("--token-file", f.token_file,
+                 "Bearer token for a coordinator started with --token-file")
+      ->envname("TAILSWEEP_TOKEN_FILE")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", f.tls_ca, "PEM CA file: connect with TLS")
+      ->envname("TAILSWEEP_TLS_CA")
+      ->check(CLI::ExistingFile);
+}
+
+// How the worker ends: its grace on a signal, its allocation's end, when
+// idle; what it samples and logs meanwhile.
+void DefineLifetimeFlags(CLI::App& app, Flags& f) {
+  app.add_option("--shutdown-grace", f.shutdown_grace_s,
+                 "Seconds that running jobs get, after SIGTERM or SIGUSR1, to "
+                 "checkpoint and be given back (keep it below Slurm's "
+                 "KillWait, or the --signal lead time)")
+      ->envname("TAILSWEEP_SHUTDOWN_GRACE")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--end-margin", f.end_margin_s,
+                 "With an allocation end (SLURM_JOB_END_TIME or "
+                 "TAILSWEEP_ALLOCATION_END, Unix seconds): lease no job once "
+                 "the end is nearer than this many seconds, or than the "
+                 "longest a job here went without a new checkpoint")
+      ->envname("TAILSWEEP_END_MARGIN")
+      ->check(CLI::Range(0.0, 7.0 * 86400))
+      ->capture_default_str();
+  app.add_option("--gpu-sample-seconds", f.gpu_sample_s,
+                 "Every this many seconds, each running job's GPUs' "
+                 "utilisation and memory (nvidia-smi) become its metrics "
+                 "system/gpu_util/N and system/gpu_mem_mib/N; 0: off")
+      ->envname("TAILSWEEP_GPU_SAMPLE_SECONDS")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double s = 0;
+            if (absl::SimpleAtod(text, &s) &&
+                (s == 0 || (s >= 0.5 && s <= 3600))) {
+              return "";
+            }
+            return "'" + text + "'; allowed: 0 (off) or 0.5 to 3600 seconds";
+          },
+          "0 or 0.5-3600"))
+      ->capture_default_str();
+  app.add_flag("--exit-when-idle", f.options.exit_when_idle,
+               "Exit once no job runs here and the coordinator has none "
+               "queued or leased (a job waiting out a retry's backoff, or "
+               "running on another worker that may fail, keeps it waiting)")
+      ->envname("TAILSWEEP_EXIT_WHEN_IDLE");
+  app.add_option("--log-level", f.log_level,
+                 absl::StrCat("One of ", kLogLevels,
+                              " (default: SPDLOG_LEVEL, else info)"))
+      ->envname("TAILSWEEP_LOG_LEVEL");
+  app.add_flag("--version", f.version, "Print the version and exit");
+}
+
 void DefineFlags(CLI::App& app, Flags& f) {
   f.shutdown_grace_s = f.options.shutdown_grace_ms / 1000.0;
   f.end_margin_s = f.options.end_margin_ms / 1000.0;
@@ -182,59 +244,8 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "The executable that runs jobs: tailsweep-lab (default: "
                  "next to this one; TAILSWEEP_BIN also read)")
       ->envname("TAILSWEEP_LAB_BIN");
-  app.add_option("--run-dir", f.run_dir,
-                 "A `tailsweep slurm up` run directory: the coordinator's "
-                 "address, token and CA come from it (waits for the address "
-                 "to appear); overrides --coordinator, --token-file, --tls-ca")
-      ->envname("TAILSWEEP_RUN_DIR");
-  app.add_option("--token-file", f.token_file,
-                 "Bearer token for a coordinator started with --token-file")
-      ->envname("TAILSWEEP_TOKEN_FILE")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-ca", f.tls_ca, "PEM CA file: connect with TLS")
-      ->envname("TAILSWEEP_TLS_CA")
-      ->check(CLI::ExistingFile);
-  app.add_option("--shutdown-grace", f.shutdown_grace_s,
-                 "Seconds that running jobs get, after SIGTERM or SIGUSR1, to "
-                 "checkpoint and be given back (keep it below Slurm's "
-                 "KillWait, or the --signal lead time)")
-      ->envname("TAILSWEEP_SHUTDOWN_GRACE")
-      ->check(CLI::Range(0.0, 3600.0))
-      ->capture_default_str();
-  app.add_option("--end-margin", f.end_margin_s,
-                 "With an allocation end (SLURM_JOB_END_TIME or "
-                 "TAILSWEEP_ALLOCATION_END, Unix seconds): lease no job once "
-                 "the end is nearer than this many seconds, or than the "
-                 "longest a job here went without a new checkpoint")
-      ->envname("TAILSWEEP_END_MARGIN")
-      ->check(CLI::Range(0.0, 7.0 * 86400))
-      ->capture_default_str();
-  app.add_option("--gpu-sample-seconds", f.gpu_sample_s,
-                 "Every this many seconds, each running job's GPUs' "
-                 "utilisation and memory (nvidia-smi) become its metrics "
-                 "system/gpu_util/N and system/gpu_mem_mib/N; 0: off")
-      ->envname("TAILSWEEP_GPU_SAMPLE_SECONDS")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            double s = 0;
-            if (absl::SimpleAtod(text, &s) &&
-                (s == 0 || (s >= 0.5 && s <= 3600))) {
-              return "";
-            }
-            return "'" + text + "'; allowed: 0 (off) or 0.5 to 3600 seconds";
-          },
-          "0 or 0.5-3600"))
-      ->capture_default_str();
-  app.add_flag("--exit-when-idle", f.options.exit_when_idle,
-               "Exit once no job runs here and the coordinator has none "
-               "queued or leased (a job waiting out a retry's backoff, or "
-               "running on another worker that may fail, keeps it waiting)")
-      ->envname("TAILSWEEP_EXIT_WHEN_IDLE");
-  app.add_option("--log-level", f.log_level,
-                 absl::StrCat("One of ", kLogLevels,
-                              " (default: SPDLOG_LEVEL, else info)"))
-      ->envname("TAILSWEEP_LOG_LEVEL");
-  app.add_flag("--version", f.version, "Print the version and exit");
+  DefineConnectionFlags(app, f);
+  DefineLifetimeFlags(app, f);
 }
 
 // Fills in what the flags leave to the machine (the lab binary, the

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/numbers.h"
-#include "core/schema/job_result.h"
+#include "core/schema/job_kinds.h"
 
 namespace tailsweep {
 namespace {
@@ -44,8 +43,9 @@ Verdict Judge(const SearchSpec& s, ProbePoint& p,
 }
 
 // Counts the jobs of one cell into its probe points, by x.
-std::vector<ProbePoint> Probes(const SearchSpec& s,
+std::vector<ProbePoint> Probes(const SweepSpec& spec,
                                const std::vector<const SearchJob*>& jobs) {
+  const SearchSpec& s = *spec.search;
   std::map<std::string, ProbePoint> by_value;
   for (const SearchJob* job : jobs) {
     std::string value;
@@ -61,7 +61,7 @@ std::vector<ProbePoint> Probes(const SearchSpec& s,
         ++p.pending;
         break;
       case JobState::kDone: {
-        const std::optional<bool> yes = OutcomeOf(s, job->result_json);
+        const std::optional<bool> yes = OutcomeOf(spec, job->result_json);
         if (!yes) {
           ++p.failed;
         } else if (*yes) {
@@ -180,37 +180,20 @@ absl::string_view ProbeVerdictName(ProbePoint::Verdict verdict) {
   return "";
 }
 
-std::optional<bool> OutcomeOf(const SearchSpec& search,
+std::optional<bool> OutcomeOf(const SweepSpec& spec,
                               const std::string& result_json) {
-  if (search.outcome == SearchSpec::Outcome::kNamed) {
-    // A command job's outcomes, judged by the coordinator at completion.
-    const nlohmann::json doc =
-        nlohmann::json::parse(result_json, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object() || !doc.contains("outcomes") ||
-        !doc["outcomes"].is_object()) {
-      return std::nullopt;
-    }
-    const auto it = doc["outcomes"].find(search.named);
-    if (it == doc["outcomes"].end() || !it->is_boolean()) return std::nullopt;
-    return it->get<bool>();
+  const SearchSpec& search = *spec.search;
+  const JobKindDef& def = KindDef(spec.kind);
+  if (def.outcomes == nullptr) return std::nullopt;
+  const JobOutcomes o = def.outcomes(result_json);
+  if (!search.fact.empty()) {
+    const auto it = o.facts.find(search.fact);
+    if (it == o.facts.end() || std::isnan(it->second)) return std::nullopt;
+    return it->second > search.above;
   }
-  absl::StatusOr<TrainResult> r = ParseTrainResult(result_json);
-  if (!r.ok()) return std::nullopt;
-  switch (search.outcome) {
-    case SearchSpec::Outcome::kCollapsed:
-      return r->collapsed;
-    case SearchSpec::Outcome::kDiverged:
-      return r->diverged;
-    case SearchSpec::Outcome::kRatioAbove:
-      // No finite ratio (a diverged run's): it did not learn the map.
-      if (!r->evaluation || !std::isfinite(r->evaluation->ratio_median)) {
-        return true;
-      }
-      return r->evaluation->ratio_median > search.ratio_above;
-    case SearchSpec::Outcome::kNamed:
-      break;
-  }
-  return std::nullopt;
+  const auto it = o.holds.find(search.holds);
+  if (it == o.holds.end()) return std::nullopt;
+  return it->second;
 }
 
 std::pair<double, double> WilsonInterval(int64_t yes, int64_t n) {
@@ -249,7 +232,7 @@ std::vector<CellSearch> PlanSearch(const SweepSpec& spec,
     c.cell = grid;
     c.bracket_lo = c.bracket_hi = c.estimate = kNaN;
     c.runs = static_cast<int64_t>(cell_jobs.size());
-    c.probes = Probes(s, cell_jobs);
+    c.probes = Probes(spec, cell_jobs);
     for (ProbePoint& p : c.probes) {
       p.verdict = p.pending > 0 ? Verdict::kPending : Judge(s, p, c.add);
     }

@@ -82,9 +82,10 @@ absl::string_view CellSearchStateName(CellSearch::State state);
 // pending | below | above | no results.
 absl::string_view ProbeVerdictName(ProbePoint::Verdict verdict);
 
-// Whether a done job's result shows the outcome; nullopt when the result
-// does not parse.
-std::optional<bool> OutcomeOf(const SearchSpec& search,
+// Whether a done job's result shows the search's outcome, read by name from
+// the outcomes its kind finds in it (JobKindDef::outcomes); nullopt when
+// the result has no such outcome (it does not parse). REQUIRES: spec.search.
+std::optional<bool> OutcomeOf(const SweepSpec& spec,
                               const std::string& result_json);
 
 // The Wilson 95% score interval of yes out of n (n > 0).

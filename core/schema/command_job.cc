@@ -287,6 +287,45 @@ absl::StatusOr<std::string> CodeHash(const std::string& base,
   return Sha256Hex(manifest);
 }
 
+namespace {
+
+// The child's environment (docs/child-contract.md): where its files are,
+// its threads and the GPUs it may see (the spec's own variables are added
+// after, by the caller).
+std::vector<std::string> ChildEnvironment(const ChildJob& job,
+                                          const CommandSpec& spec,
+                                          const std::string& params_file,
+                                          const std::string& checkpoint_dir) {
+  const std::string threads = absl::StrCat(job.threads);
+  std::vector<std::string> env = {
+      absl::StrCat("TAILSWEEP_JOB_ID=", job.job_id),
+      absl::StrCat("TAILSWEEP_ATTEMPT=", job.attempt),
+      absl::StrCat("TAILSWEEP_JOB_DIR=", job.dir),
+      absl::StrCat("TAILSWEEP_PARAMS_FILE=", params_file),
+      absl::StrCat("TAILSWEEP_METRICS_FILE=",
+                   JobPath(job.dir, kMetricsFileName)),
+      absl::StrCat("TAILSWEEP_CHECKPOINT_DIR=", checkpoint_dir),
+      absl::StrCat("TAILSWEEP_RESULT_FILE=", JobPath(job.dir, kResultFileName)),
+      absl::StrCat("TAILSWEEP_RESUME_STEP=", job.resume_step),
+      absl::StrCat("TAILSWEEP_STOP_GRACE_S=", spec.stop_grace_s),
+      absl::StrCat("TAILSWEEP_LEASE_FILE=", JobPath(job.dir, kLeaseFileName)),
+      absl::StrCat("TAILSWEEP_LAB_BIN=", job.lab_bin),
+      absl::StrCat("OMP_NUM_THREADS=", threads),
+      absl::StrCat("MKL_NUM_THREADS=", threads),
+      absl::StrCat("OPENBLAS_NUM_THREADS=", threads)};
+  if (absl::StartsWith(job.device, "cuda:")) {
+    env.push_back(
+        absl::StrCat("CUDA_VISIBLE_DEVICES=", job.visible_devices.empty()
+                                                  ? job.device.substr(5)
+                                                  : job.visible_devices));
+  } else {
+    env.push_back("CUDA_VISIBLE_DEVICES=");
+  }
+  return env;
+}
+
+}  // namespace
+
 absl::StatusOr<ChildCommand> CommandChildFor(const ChildJob& given) {
   // The child runs elsewhere (workdir): every path it is told is absolute.
   ChildJob job = given;
@@ -367,31 +406,7 @@ absl::StatusOr<ChildCommand> CommandChildFor(const ChildJob& given) {
   }
   out.workdir = workdir.empty() ? job.dir : workdir;
   out.process_group = true;
-  const std::string threads = absl::StrCat(job.threads);
-  out.env = {
-      absl::StrCat("TAILSWEEP_JOB_ID=", job.job_id),
-      absl::StrCat("TAILSWEEP_ATTEMPT=", job.attempt),
-      absl::StrCat("TAILSWEEP_JOB_DIR=", job.dir),
-      absl::StrCat("TAILSWEEP_PARAMS_FILE=", params_file),
-      absl::StrCat("TAILSWEEP_METRICS_FILE=",
-                   JobPath(job.dir, kMetricsFileName)),
-      absl::StrCat("TAILSWEEP_CHECKPOINT_DIR=", checkpoint_dir),
-      absl::StrCat("TAILSWEEP_RESULT_FILE=", JobPath(job.dir, kResultFileName)),
-      absl::StrCat("TAILSWEEP_RESUME_STEP=", job.resume_step),
-      absl::StrCat("TAILSWEEP_STOP_GRACE_S=", spec->stop_grace_s),
-      absl::StrCat("TAILSWEEP_LEASE_FILE=", JobPath(job.dir, kLeaseFileName)),
-      absl::StrCat("TAILSWEEP_LAB_BIN=", job.lab_bin),
-      absl::StrCat("OMP_NUM_THREADS=", threads),
-      absl::StrCat("MKL_NUM_THREADS=", threads),
-      absl::StrCat("OPENBLAS_NUM_THREADS=", threads)};
-  if (absl::StartsWith(job.device, "cuda:")) {
-    out.env.push_back(
-        absl::StrCat("CUDA_VISIBLE_DEVICES=", job.visible_devices.empty()
-                                                  ? job.device.substr(5)
-                                                  : job.visible_devices));
-  } else {
-    out.env.push_back("CUDA_VISIBLE_DEVICES=");
-  }
+  out.env = ChildEnvironment(job, *spec, params_file, checkpoint_dir);
   // The spec's own variables last: they win over ours.
   for (const auto& [k, v] : spec->env)
     out.env.push_back(absl::StrCat(k, "=", v));

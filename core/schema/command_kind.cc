@@ -4,7 +4,10 @@
 // on the job's stored metrics.
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,8 +16,10 @@
 #include "core/schema/device_placement.h"
 #include "core/schema/file_util.h"
 #include "core/schema/job_kinds.h"
+#include "core/schema/json_number.h"
 #include "core/schema/status_macros.h"
 #include "core/schema/sweep_spec.h"
+#include "core/statistics.h"
 
 namespace tailsweep {
 namespace command_kind {  // named: the kinds' files share unity batches
@@ -60,8 +65,8 @@ absl::Status ParseOutcome(const std::string& text, const SweepSpec& spec,
   std::vector<std::string> names;
   for (const OutcomeRule& o : spec.command.outcomes) {
     if (o.name == text) {
-      s.outcome = SearchSpec::Outcome::kNamed;
-      s.named = text;
+      s.outcome = s.holds = text;
+      s.fact.clear();
       return absl::OkStatus();
     }
     names.push_back(o.name);
@@ -124,6 +129,95 @@ std::vector<OutcomeRule> Outcomes(const KeyValues& params) {
   return def.ok() ? def->outcomes : std::vector<OutcomeRule>{};
 }
 
+// ---- Results: what the coordinator added to a done job's result
+// (CommandResultWithSummary): each metric's last value and each outcome.
+struct Stored {
+  std::map<std::string, double> last;  // NaN: no finite value
+  std::map<std::string, bool> outcomes;
+};
+Stored StoredOf(absl::string_view result_json) {
+  Stored out;
+  const nlohmann::json doc =
+      nlohmann::json::parse(result_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return out;
+  if (auto s = doc.find("summary"); s != doc.end() && s->is_object()) {
+    for (const auto& [name, m] : s->items()) {
+      const std::optional<double> v =
+          m.is_object() ? NumberAt(m, "last") : std::nullopt;
+      out.last[name] = v ? *v : std::nan("");
+    }
+  }
+  if (auto o = doc.find("outcomes"); o != doc.end() && o->is_object()) {
+    for (const auto& [name, v] : o->items()) {
+      if (v.is_boolean()) out.outcomes[name] = v.get<bool>();
+    }
+  }
+  return out;
+}
+
+// Per cell (seeds pooled) or per job: each metric's last value, the median
+// over the done jobs (NaN last), and each outcome as the done runs where it
+// holds; metrics and outcomes in name order.
+ResultsTable Summarize(absl::Span<const ResultJob> jobs, bool over_seeds) {
+  const std::vector<JobGroup> groups = GroupJobs(jobs, over_seeds);
+  std::vector<std::vector<Stored>> stored(groups.size());
+  std::set<std::string> metrics, outcomes;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (const ResultJob* job : groups[i].jobs) {
+      if (job->state != JobState::kDone) continue;
+      stored[i].push_back(StoredOf(job->result_json));
+      for (const auto& m : stored[i].back().last) metrics.insert(m.first);
+      for (const auto& o : stored[i].back().outcomes) outcomes.insert(o.first);
+    }
+  }
+  ResultsTable t;
+  AddCellColumns(groups, t);
+  // A metric or outcome named as a column already there gets a prefix.
+  auto add = [&](const std::string& name, const char* prefix, ColumnType type) {
+    return t.AddColumn(t.ColumnIndex(name) ? prefix + name : name, type);
+  };
+  std::vector<std::pair<std::string, size_t>> metric_at, outcome_at;
+  for (const std::string& m : metrics) {
+    metric_at.emplace_back(m, add(m, "metric.", ColumnType::kNumber));
+  }
+  for (const std::string& o : outcomes) {
+    outcome_at.emplace_back(o, add(o, "outcome.", ColumnType::kFraction));
+  }
+  t.note =
+      "metrics: the last logged value (median over seeds); outcomes: runs "
+      "where it holds, of those done";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::vector<ResultValue>& row = t.rows[i];
+    row.resize(t.columns.size());
+    for (const auto& [name, c] : metric_at) {
+      std::vector<double> values;
+      bool any = false;
+      for (const Stored& s : stored[i]) {
+        auto it = s.last.find(name);
+        if (it == s.last.end()) continue;
+        any = true;
+        if (!std::isnan(it->second)) values.push_back(it->second);
+      }
+      if (any) row[c] = values.empty() ? std::nan("") : Median(values);
+    }
+    for (const auto& [name, c] : outcome_at) {
+      Fraction f{0, static_cast<int64_t>(stored[i].size())};
+      for (const Stored& s : stored[i]) {
+        auto it = s.outcomes.find(name);
+        if (it != s.outcomes.end() && it->second) ++f.count;
+      }
+      row[c] = f;
+    }
+  }
+  return t;
+}
+
+// The declared outcomes as judged; facts: each metric's last value.
+JobOutcomes ResultOutcomes(absl::string_view result_json) {
+  Stored s = StoredOf(result_json);
+  return {std::move(s.outcomes), std::move(s.last)};
+}
+
 }  // namespace command_kind
 
 const JobKindDef& CommandKindDef() {
@@ -149,7 +243,8 @@ const JobKindDef& CommandKindDef() {
     d.done_result = command_kind::DoneResult;
     d.check_result = command_kind::CheckResult;
     d.metric_outcomes = command_kind::Outcomes;
-    d.table = ResultTable::kMetricSummary;
+    d.summarize = command_kind::Summarize;
+    d.outcomes = command_kind::ResultOutcomes;
     return d;
   }();
   return def;

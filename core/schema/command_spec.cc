@@ -128,100 +128,56 @@ absl::StatusOr<OutcomeRule> ParseRule(absl::string_view source,
   return o;
 }
 
-}  // namespace
+// `env:`, NAME: value.
+absl::Status ParseEnv(absl::string_view source, const YAML::Node& env,
+                      CommandSpec& out) {
+  if (!env.IsMap()) {
+    return ErrorAt(source, env, "'env' must map NAME: value");
+  }
+  TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, env, "'env'"));
+  for (const auto& item : env) {
+    absl::StatusOr<std::string> name = Key(source, item.first);
+    if (!name.ok()) return name.status();
+    if (!ValidEnvName(*name)) {
+      return ErrorAt(source, item.first,
+                     absl::StrCat("env name '", *name,
+                                  "': allowed: letters, digits and '_', "
+                                  "not starting with a digit"));
+    }
+    absl::StatusOr<std::string> value =
+        Scalar(source, item.second, absl::StrCat("env '", *name, "'"));
+    if (!value.ok()) return value.status();
+    out.env.emplace_back(*name, *value);
+  }
+  return absl::OkStatus();
+}
 
-absl::Span<const absl::string_view> CommandSectionKeys() { return kKeys; }
+// `outcomes:`, NAME: a rule each.
+absl::Status ParseOutcomes(absl::string_view source, const YAML::Node& outcomes,
+                           CommandSpec& out) {
+  if (!outcomes.IsMap()) {
+    return ErrorAt(source, outcomes,
+                   "'outcomes' must map NAME: {metric: ..., above|below|"
+                   "not_finite: ...}");
+  }
+  TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, outcomes, "'outcomes'"));
+  for (const auto& item : outcomes) {
+    absl::StatusOr<std::string> name = Key(source, item.first);
+    if (!name.ok()) return name.status();
+    if (absl::Status s = CheckParamName(*name); !s.ok()) {
+      return ErrorAt(source, item.first, absl::StrCat("outcome ", s.message()));
+    }
+    absl::StatusOr<OutcomeRule> rule = ParseRule(source, *name, item.second);
+    if (!rule.ok()) return rule.status();
+    out.outcomes.push_back(*std::move(rule));
+  }
+  return absl::OkStatus();
+}
 
-absl::Status ParseCommandSection(absl::string_view source,
-                                 const YAML::Node& root, CommandSpec& out) {
-  if (!root["command"]) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source,
-        ": a command sweep needs 'command', the program's argv as a list, "
-        "e.g. [python3, train.py, \"${args}\"]"));
-  }
-  absl::StatusOr<std::vector<std::string>> command =
-      Words(source, root["command"], "'command'");
-  if (!command.ok()) return command.status();
-  if (command->empty() || (*command)[0].empty()) {
-    return ErrorAt(source, root["command"],
-                   "'command' needs at least the program, e.g. [python3, "
-                   "train.py]");
-  }
-  out.command = *std::move(command);
-  if (root["shell"]) {
-    absl::StatusOr<std::string> v = Scalar(source, root["shell"], "'shell'");
-    if (!v.ok()) return v.status();
-    if (*v != "true" && *v != "false") {
-      return ErrorAt(source, root["shell"],
-                     absl::StrCat("shell '", *v, "': allowed: true, false"));
-    }
-    out.shell = *v == "true";
-  }
-  if (const YAML::Node env = root["env"]) {
-    if (!env.IsMap()) {
-      return ErrorAt(source, env, "'env' must map NAME: value");
-    }
-    TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, env, "'env'"));
-    for (const auto& item : env) {
-      absl::StatusOr<std::string> name = Key(source, item.first);
-      if (!name.ok()) return name.status();
-      if (!ValidEnvName(*name)) {
-        return ErrorAt(source, item.first,
-                       absl::StrCat("env name '", *name,
-                                    "': allowed: letters, digits and '_', "
-                                    "not starting with a digit"));
-      }
-      absl::StatusOr<std::string> value =
-          Scalar(source, item.second, absl::StrCat("env '", *name, "'"));
-      if (!value.ok()) return value.status();
-      out.env.emplace_back(*name, *value);
-    }
-  }
-  for (const char* key : {"workdir", "code_hash"}) {
-    if (!root[key]) continue;
-    absl::StatusOr<std::string> v =
-        Scalar(source, root[key], absl::StrCat("'", key, "'"));
-    if (!v.ok()) return v.status();
-    (std::string(key) == "workdir" ? out.workdir : out.code_hash) = *v;
-  }
-  if (root["code"]) {
-    absl::StatusOr<std::vector<std::string>> code =
-        Words(source, root["code"], "'code'");
-    if (!code.ok()) return code.status();
-    out.code = *std::move(code);
-  }
-  if (root["setup"]) {
-    absl::StatusOr<std::vector<std::string>> setup =
-        Words(source, root["setup"], "'setup'");
-    if (!setup.ok()) return setup.status();
-    out.setup = *std::move(setup);
-  }
-  if (root["stop_grace_s"]) {
-    absl::StatusOr<int64_t> g =
-        IntIn(source, root["stop_grace_s"], "'stop_grace_s'", 0, 86400);
-    if (!g.ok()) return g.status();
-    out.stop_grace_s = *g;
-  }
-  if (const YAML::Node outcomes = root["outcomes"]) {
-    if (!outcomes.IsMap()) {
-      return ErrorAt(source, outcomes,
-                     "'outcomes' must map NAME: {metric: ..., above|below|"
-                     "not_finite: ...}");
-    }
-    TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, outcomes, "'outcomes'"));
-    for (const auto& item : outcomes) {
-      absl::StatusOr<std::string> name = Key(source, item.first);
-      if (!name.ok()) return name.status();
-      if (absl::Status s = CheckParamName(*name); !s.ok()) {
-        return ErrorAt(source, item.first,
-                       absl::StrCat("outcome ", s.message()));
-      }
-      absl::StatusOr<OutcomeRule> rule = ParseRule(source, *name, item.second);
-      if (!rule.ok()) return rule.status();
-      out.outcomes.push_back(*std::move(rule));
-    }
-  }
+// `stop_on:` (outcomes that stay true once they hold) and
+// `stop_after_steps:`, after the outcomes are read.
+absl::Status ParseStops(absl::string_view source, const YAML::Node& root,
+                        CommandSpec& out) {
   if (root["stop_on"]) {
     absl::StatusOr<std::vector<std::string>> stop_on =
         Words(source, root["stop_on"], "'stop_on'");
@@ -263,6 +219,70 @@ absl::Status ParseCommandSection(absl::string_view source,
     out.stop_after_steps = *k;
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Span<const absl::string_view> CommandSectionKeys() { return kKeys; }
+
+absl::Status ParseCommandSection(absl::string_view source,
+                                 const YAML::Node& root, CommandSpec& out) {
+  if (!root["command"]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source,
+        ": a command sweep needs 'command', the program's argv as a list, "
+        "e.g. [python3, train.py, \"${args}\"]"));
+  }
+  absl::StatusOr<std::vector<std::string>> command =
+      Words(source, root["command"], "'command'");
+  if (!command.ok()) return command.status();
+  if (command->empty() || (*command)[0].empty()) {
+    return ErrorAt(source, root["command"],
+                   "'command' needs at least the program, e.g. [python3, "
+                   "train.py]");
+  }
+  out.command = *std::move(command);
+  if (root["shell"]) {
+    absl::StatusOr<std::string> v = Scalar(source, root["shell"], "'shell'");
+    if (!v.ok()) return v.status();
+    if (*v != "true" && *v != "false") {
+      return ErrorAt(source, root["shell"],
+                     absl::StrCat("shell '", *v, "': allowed: true, false"));
+    }
+    out.shell = *v == "true";
+  }
+  if (const YAML::Node env = root["env"]) {
+    TS_RETURN_IF_ERROR(ParseEnv(source, env, out));
+  }
+  for (const char* key : {"workdir", "code_hash"}) {
+    if (!root[key]) continue;
+    absl::StatusOr<std::string> v =
+        Scalar(source, root[key], absl::StrCat("'", key, "'"));
+    if (!v.ok()) return v.status();
+    (std::string(key) == "workdir" ? out.workdir : out.code_hash) = *v;
+  }
+  if (root["code"]) {
+    absl::StatusOr<std::vector<std::string>> code =
+        Words(source, root["code"], "'code'");
+    if (!code.ok()) return code.status();
+    out.code = *std::move(code);
+  }
+  if (root["setup"]) {
+    absl::StatusOr<std::vector<std::string>> setup =
+        Words(source, root["setup"], "'setup'");
+    if (!setup.ok()) return setup.status();
+    out.setup = *std::move(setup);
+  }
+  if (root["stop_grace_s"]) {
+    absl::StatusOr<int64_t> g =
+        IntIn(source, root["stop_grace_s"], "'stop_grace_s'", 0, 86400);
+    if (!g.ok()) return g.status();
+    out.stop_grace_s = *g;
+  }
+  if (const YAML::Node outcomes = root["outcomes"]) {
+    TS_RETURN_IF_ERROR(ParseOutcomes(source, outcomes, out));
+  }
+  return ParseStops(source, root, out);
 }
 
 void EmitCommandSection(YAML::Emitter& out, const CommandSpec& s) {

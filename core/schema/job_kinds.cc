@@ -16,22 +16,33 @@ const JobKindDef& CommandKindDef();
 namespace {
 
 using DefOf = const JobKindDef& (*)();
-constexpr DefOf kRegistered[] = {TrainKindDef, TailsKindDef, CommandKindDef};
+
+// The table, then any kind RegisterJobKind added.
+std::vector<DefOf>& Registered() {
+  static std::vector<DefOf> kinds = {TrainKindDef, TailsKindDef,
+                                     CommandKindDef};
+  return kinds;
+}
 
 }  // namespace
 
-JobKind::JobKind() : def_(&kRegistered[0]()) {}
+JobKind::JobKind() : def_(&Registered()[0]()) {}
+
+bool RegisterJobKind(DefOf def) {
+  Registered().push_back(def);
+  return true;
+}
 
 std::vector<JobKind> AllJobKinds() {
   std::vector<JobKind> out;
-  for (DefOf def : kRegistered) out.emplace_back(def());
+  for (DefOf def : Registered()) out.emplace_back(def());
   return out;
 }
 
 absl::string_view JobKindName(JobKind kind) { return kind.def().name; }
 
 std::optional<JobKind> ParseJobKind(absl::string_view name) {
-  for (DefOf def : kRegistered) {
+  for (DefOf def : Registered()) {
     if (def().name == name) return JobKind(def());
   }
   return std::nullopt;
@@ -39,7 +50,7 @@ std::optional<JobKind> ParseJobKind(absl::string_view name) {
 
 std::string JobKindNames() {
   std::vector<absl::string_view> names;
-  for (DefOf def : kRegistered) names.push_back(def().name);
+  for (DefOf def : Registered()) names.push_back(def().name);
   return absl::StrJoin(names, ", ");
 }
 
@@ -53,21 +64,16 @@ absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name) {
 }
 
 const JobKindDef* KindOfSectionKey(absl::string_view key) {
-  for (DefOf def : kRegistered) {
+  for (DefOf def : Registered()) {
     const absl::Span<const absl::string_view> keys = def().section_keys;
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) return &def();
   }
   return nullptr;
 }
 
-ResultTable ResultTableOf(absl::string_view name) {
-  absl::StatusOr<const JobKindDef*> def = KindDefNamed(name);
-  return def.ok() ? (*def)->table : ResultTable::kTrainCells;
-}
-
 std::string KindsWithSearch() {
   std::vector<std::string> names;
-  for (DefOf def : kRegistered) {
+  for (DefOf def : Registered()) {
     if (def().parse_outcome != nullptr) {
       names.emplace_back(def().name);
     }

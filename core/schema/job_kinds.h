@@ -6,13 +6,14 @@
 // everything in which kinds differ: its name, its spec keys and sections,
 // its jobs' parameters, the program a worker starts for a job and how that
 // program's end is read, its metrics lines and checkpoints, its result, its
-// outcomes and the table its results are read as. One line of
-// job_kinds.cc's table registers it (with its definition's declaration);
-// no other code branches on a kind (the CLI, the report and the
-// coordinator's reads switch on ResultTable, a shape a kind picks;
-// Layers.KindsBranchOnlyInTheirOwnFiles checks). Torch-free.
+// outcomes and its results table (results_table.h, made on the
+// coordinator; every reader shows it without knowing the kind). One line
+// of job_kinds.cc's table registers it (with its definition's
+// declaration); no other code branches on a kind
+// (Layers.KindsBranchOnlyInTheirOwnFiles checks). Torch-free.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "core/schema/job_kind.h"
 #include "core/schema/job_protocol.h"
 #include "core/schema/metric_point.h"
+#include "core/schema/results_table.h"
 
 namespace YAML {
 class Node;
@@ -37,12 +39,12 @@ struct SweepSpec;
 struct SearchSpec;
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
-// The table a kind's results are read as (the coordinator's GetResults,
-// `tailsweep results`, the report).
-enum class ResultTable {
-  kTrainCells,     // per cell: the train result's columns (job_result.h)
-  kTailsRows,      // per (seam, n, index): the tails result's rows
-  kMetricSummary,  // per cell: each metric's summary and named outcomes
+// What a done job's stored result shows, by name: its yes/no outcomes
+// (train: collapsed, diverged; a command job: its declared outcomes) and
+// numeric facts (train: ratio_median). What a boundary search asks.
+struct JobOutcomes {
+  std::map<std::string, bool> holds;
+  std::map<std::string, double> facts;
 };
 
 // How a worker treats a job's child, from the job's parameters.
@@ -138,8 +140,14 @@ struct JobKindDef {
   std::vector<OutcomeRule> (*metric_outcomes)(const KeyValues& params) =
       nullptr;
 
-  // ---- The readers
-  ResultTable table = ResultTable::kTrainCells;
+  // ---- The results (results_table.h), made on the coordinator
+  // The sweep's table from its jobs in grid order: a row per cell, seed
+  // left out when `over_seeds`, else per job.
+  ResultsTable (*summarize)(absl::Span<const ResultJob> jobs,
+                            bool over_seeds) = nullptr;
+  // A done job's outcomes and facts, from its stored result; nullptr: none
+  // (no search).
+  JobOutcomes (*outcomes)(absl::string_view result_json) = nullptr;
 };
 
 // The registered definition of `kind`.
@@ -148,9 +156,9 @@ inline const JobKindDef& KindDef(JobKind kind) { return kind.def(); }
 absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name);
 // The kind whose section_keys hold `key`, or nullptr.
 const JobKindDef* KindOfSectionKey(absl::string_view key);
-// The table results of the kind named `name` are read as (a kind from the
-// wire); kTrainCells for a name this build does not know.
-ResultTable ResultTableOf(absl::string_view name);
+// Registers a kind defined outside job_kinds.cc's table (a test fixture),
+// from a static initializer; returns true. Its name must be new.
+bool RegisterJobKind(const JobKindDef& (*def)());
 // "train and command": the kinds that have a search, for messages.
 std::string KindsWithSearch();
 

@@ -59,7 +59,7 @@ inline constexpr int kExitStopped = 3;  // stopped on SIGTERM, nothing kept
 struct ChildJob {
   // tailsweep-lab, or tailsweep (which hands `lab` to tailsweep-lab)
   std::string lab_bin;
-  std::string kind;                                         // train | tails
+  std::string kind;  // its kind's name (job_kinds.h)
   std::vector<std::pair<std::string, std::string>> params;  // job keys
   std::string device = "cpu";                               // cpu or cuda:N
   int threads = 1;                                          // torch threads

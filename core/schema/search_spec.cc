@@ -219,18 +219,4 @@ std::string ProbeText(const SearchSpec& search, double value) {
   return absl::StrFormat("%.4g", value);
 }
 
-std::string OutcomeName(const SearchSpec& search) {
-  switch (search.outcome) {
-    case SearchSpec::Outcome::kCollapsed:
-      return "collapsed";
-    case SearchSpec::Outcome::kDiverged:
-      return "diverged";
-    case SearchSpec::Outcome::kRatioAbove:
-      return absl::StrCat("ratio_above ", FormatDouble(search.ratio_above));
-    case SearchSpec::Outcome::kNamed:
-      return search.named;
-  }
-  return "";
-}
-
 }  // namespace tailsweep

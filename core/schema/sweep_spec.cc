@@ -200,26 +200,11 @@ absl::Status CheckJobValue(const SweepSpec& spec, const std::string& key,
   return KindDef(spec.kind).check_value(key, value);
 }
 
-static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
-                                           absl::string_view source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
-  }
-  if (!root.IsMap()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source,
-                     ": a sweep spec is a mapping with keys name, kind, grid, "
-                     "exclude, fixed"));
-  }
-  if (absl::Status s = CheckNoDuplicateKeys(source, root, "the spec");
-      !s.ok()) {
-    return s;
-  }
-  SweepSpec spec;
+// Every top-level key is one a spec has, or a section key of the kind it
+// names (train when it names none).
+static absl::Status CheckTopKeys(absl::string_view source,
+                                 const YAML::Node& root,
+                                 const SweepSpec& spec) {
   static const std::set<std::string> kTopKeys = {
       "name", "kind", "grid", "exclude", "fixed", "overrides", "search"};
   // The kind the spec names (train when it names none): its own section
@@ -254,6 +239,30 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
                   : std::string()));
     }
   }
+  return absl::OkStatus();
+}
+
+static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
+                                           absl::string_view source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source,
+                     ": a sweep spec is a mapping with keys name, kind, grid, "
+                     "exclude, fixed"));
+  }
+  if (absl::Status s = CheckNoDuplicateKeys(source, root, "the spec");
+      !s.ok()) {
+    return s;
+  }
+  SweepSpec spec;
+  TS_RETURN_IF_ERROR(CheckTopKeys(source, root, spec));
   if (!root["name"]) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'name'"));
   }

@@ -53,17 +53,22 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 //                             # (linear) of the bracket is at most this
 // The search sets `seed` itself, so `seed` is in neither grid nor fixed.
 struct SearchSpec {
-  enum class Outcome { kCollapsed, kDiverged, kRatioAbove, kNamed };
   std::string key;
-  std::string named;  // kNamed: a command sweep's outcome (OutcomeRule)
+  // The outcome as the spec names it: "collapsed", "ratio_above 1.5", a
+  // command sweep's declared outcome.
+  std::string outcome = "collapsed";
+  // What decides it, by name, from a done job's outcomes (the kind's
+  // JobKindDef::outcomes): the yes/no outcome `holds`, or when `fact` is
+  // set, whether that numeric fact is above `above`.
+  std::string holds = "collapsed";
+  std::string fact;
+  double above = 0;
   double lo = 0, hi = 0;
   bool log_scale = true;
-  Outcome outcome = Outcome::kCollapsed;
   // Where the outcome holds: above the boundary ("rising", e.g. collapse as
   // the learning rate grows) or below it ("falling", e.g. collapse as the
   // tail index falls).
   bool rising = true;
-  double ratio_above = 0;  // kRatioAbove: median distance ratio above this
   int64_t seeds = 4;
   int64_t extra_seeds = 4;
   int64_t max_probes = 8;
@@ -76,9 +81,10 @@ struct SearchSpec {
 // a probe's jobs keep their ids.
 std::string ProbeText(const SearchSpec& search, double value);
 
-// "collapsed", "diverged", "ratio_above X" or a command sweep's outcome:
-// how the outcome is named.
-std::string OutcomeName(const SearchSpec& search);
+// The outcome as the spec names it (search.outcome).
+inline const std::string& OutcomeName(const SearchSpec& search) {
+  return search.outcome;
+}
 
 struct SweepSpec {
   std::string name;

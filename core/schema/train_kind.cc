@@ -7,19 +7,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/job_config.h"
+#include "core/number_text.h"
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 #include "core/schema/schema_kind.h"
 #include "core/schema/status_macros.h"
 #include "core/schema/sweep_spec.h"
+#include "core/statistics.h"
 
 namespace tailsweep {
 namespace train_kind {  // named: the kinds' files share unity batches
@@ -39,14 +43,18 @@ absl::Status ParseOutcome(const std::string& text, const SweepSpec&,
                           SearchSpec& s) {
   const std::vector<std::string> words =
       absl::StrSplit(text, ' ', absl::SkipEmpty());
-  if (words.size() == 1 && words[0] == "collapsed") {
-    s.outcome = SearchSpec::Outcome::kCollapsed;
-  } else if (words.size() == 1 && words[0] == "diverged") {
-    s.outcome = SearchSpec::Outcome::kDiverged;
+  double above = 0;
+  if (words.size() == 1 &&
+      (words[0] == "collapsed" || words[0] == "diverged")) {
+    s.outcome = s.holds = words[0];
+    s.fact.clear();
   } else if (words.size() == 2 && words[0] == "ratio_above" &&
-             absl::SimpleAtod(words[1], &s.ratio_above) &&
-             std::isfinite(s.ratio_above) && s.ratio_above > 0) {
-    s.outcome = SearchSpec::Outcome::kRatioAbove;
+             absl::SimpleAtod(words[1], &above) && std::isfinite(above) &&
+             above > 0) {
+    s.outcome = absl::StrCat("ratio_above ", FormatDouble(above));
+    s.holds.clear();
+    s.fact = "ratio_median";  // Outcomes' fact
+    s.above = above;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("outcome '", text,
@@ -117,6 +125,159 @@ absl::StatusOr<int64_t> CheckResult(absl::string_view json) {
   return result->resumed_from_step;
 }
 
+// ---- Results: per cell, and over training seeds (the jobs whose cells
+// differ only in `seed` form one row). Per job, the result holds the median
+// and mean distance ratio over held-out instances and its 95% bootstrap
+// interval (instance variability at fixed weights, science.md). Over seeds:
+// ratio_median / ratio_mean are the median / mean of the per-seed values;
+// ratio_ci_low / ratio_ci_high the median of the interval ends; seed_min /
+// seed_max the range of the per-seed medians (training-seed variability,
+// which the bootstrap interval does not describe); bold when ratio_ci_low
+// <= 1; collapsed / diverged count seeds, collapse_step is the median onset
+// of those that collapsed. A result that does not parse counts as done
+// without values.
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double MedianOrNaN(const std::vector<double>& v) {
+  return v.empty() ? kNaN : Median(v);
+}
+
+// The steps an early-stopped run did not run: its config's `steps` less the
+// steps it did.
+int64_t StepsSaved(const TrainResult& r) {
+  for (const auto& [key, value] : r.config) {
+    int64_t steps = 0;
+    if (key == "steps" && absl::SimpleAtoi(value, &steps)) {
+      return std::max<int64_t>(steps - r.steps_done, 0);
+    }
+  }
+  return 0;
+}
+
+struct CellValues {
+  std::vector<double> medians, means, lows, highs, onsets, hills;
+  int64_t collapsed = 0, diverged = 0, stopped_early = 0, steps_saved = 0;
+  void Add(const TrainResult& r) {
+    auto add = [](std::vector<double>& to, double v) {
+      if (!std::isnan(v)) to.push_back(v);
+    };
+    if (r.collapsed) {
+      ++collapsed;
+      if (r.collapse_step >= 0) onsets.push_back(r.collapse_step);
+    }
+    if (r.diverged) ++diverged;
+    if (!r.early_stop.empty()) {
+      ++stopped_early;
+      steps_saved += StepsSaved(r);
+    }
+    if (!r.evaluation) return;
+    const EvalSummary& e = *r.evaluation;
+    if (e.hill_stat) add(hills, *e.hill_stat);
+    if (std::isnan(e.ratio_median)) return;
+    medians.push_back(e.ratio_median);
+    add(means, e.ratio_mean);
+    add(lows, e.ratio_ci_low);
+    add(highs, e.ratio_ci_high);
+  }
+};
+
+// One cell as people read it: "median [low, high]", " b" when the interval
+// reaches 1, "*" collapsed, "!" diverged, "~" stopped early (k/n of n
+// seeds); over several seeds also n and the seeds' range.
+std::string Headline(const JobGroup& g, const CellValues& v, double median,
+                     double low, double high) {
+  const int64_t jobs = static_cast<int64_t>(g.jobs.size());
+  if (std::isnan(median)) {
+    if (v.diverged > 0) return "diverged";
+    if (g.failed > 0) return "failed";
+    return g.done == jobs ? "-" : "pending";
+  }
+  std::string text = absl::StrFormat("%.3f [%.3f, %.3f]", median, low, high);
+  if (low <= 1.0) text += " b";
+  const auto of = [&](int64_t k) {
+    return jobs > 1 ? absl::StrCat(k, "/", g.done) : std::string();
+  };
+  if (v.collapsed > 0) text += " *" + of(v.collapsed);
+  if (v.diverged > 0) text += " !" + of(v.diverged);
+  if (v.stopped_early > 0) text += " ~" + of(v.stopped_early);
+  if (jobs > 1) {
+    const auto [lo, hi] =
+        std::minmax_element(v.medians.begin(), v.medians.end());
+    absl::StrAppend(&text,
+                    absl::StrFormat(" n=%d (%.3f-%.3f)", g.done, *lo, *hi));
+  }
+  return text;
+}
+
+ResultsTable Summarize(absl::Span<const ResultJob> jobs, bool over_seeds) {
+  const std::vector<JobGroup> groups = GroupJobs(jobs, over_seeds);
+  ResultsTable t;
+  AddCellColumns(groups, t);
+  const size_t first = t.columns.size();
+  for (const char* name : {"ratio_median", "ratio_mean", "ratio_ci_low",
+                           "ratio_ci_high", "seed_min", "seed_max"}) {
+    t.AddColumn(name, ColumnType::kNumber);
+  }
+  t.AddColumn("bold", ColumnType::kBoolean);
+  t.AddColumn("collapsed", ColumnType::kInteger);
+  t.AddColumn("collapse_step", ColumnType::kNumber);
+  t.AddColumn("diverged", ColumnType::kInteger);
+  t.AddColumn("hill_stat", ColumnType::kNumber);
+  t.AddColumn("stopped_early", ColumnType::kInteger);
+  t.AddColumn("steps_saved", ColumnType::kInteger);
+  t.AddColumn("ratio", ColumnType::kText, ColumnRole::kDisplay);
+  t.headline = "ratio";
+  t.group_by = "kernel";
+  t.note =
+      "median distance ratio [95% bootstrap interval over instances]; b: the "
+      "interval reaches 1; *: collapsed; !: diverged; ~: stopped early; over "
+      "seeds: medians of the seeds, n=seeds (range of their medians)";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    CellValues v;
+    for (const ResultJob* job : groups[i].jobs) {
+      if (job->state != JobState::kDone) continue;
+      absl::StatusOr<TrainResult> r = ParseTrainResult(job->result_json);
+      if (r.ok()) v.Add(*r);
+    }
+    const double median = MedianOrNaN(v.medians);
+    const double low = MedianOrNaN(v.lows), high = MedianOrNaN(v.highs);
+    const bool some = !v.medians.empty();
+    std::vector<ResultValue>& row = t.rows[i];
+    row.resize(t.columns.size());
+    size_t c = first;
+    for (double x :
+         {median, v.means.empty() ? kNaN : Mean(v.means), low, high,
+          some ? *std::min_element(v.medians.begin(), v.medians.end()) : kNaN,
+          some ? *std::max_element(v.medians.begin(), v.medians.end())
+               : kNaN}) {
+      row[c++] = x;
+    }
+    row[c++] = !std::isnan(low) && low <= 1.0;
+    row[c++] = v.collapsed;
+    row[c++] = MedianOrNaN(v.onsets);
+    row[c++] = v.diverged;
+    row[c++] = MedianOrNaN(v.hills);
+    row[c++] = v.stopped_early;
+    row[c++] = v.steps_saved;
+    row[c++] = Headline(groups[i], v, median, low, high);
+  }
+  return t;
+}
+
+// collapsed and diverged; ratio_median (no finite ratio, as a diverged
+// run's: +inf, the map not learned).
+JobOutcomes Outcomes(absl::string_view result_json) {
+  JobOutcomes out;
+  absl::StatusOr<TrainResult> r = ParseTrainResult(result_json);
+  if (!r.ok()) return out;
+  out.holds = {{"collapsed", r->collapsed}, {"diverged", r->diverged}};
+  const double ratio = r->evaluation ? r->evaluation->ratio_median : kNaN;
+  out.facts["ratio_median"] =
+      std::isfinite(ratio) ? ratio : std::numeric_limits<double>::infinity();
+  return out;
+}
+
 }  // namespace train_kind
 
 const JobKindDef& TrainKindDef() {
@@ -133,7 +294,8 @@ const JobKindDef& TrainKindDef() {
     d.read_finished = train_kind::ReadFinished;
     d.result_points = train_kind::ResultPointsOf;
     d.check_result = train_kind::CheckResult;
-    d.table = ResultTable::kTrainCells;
+    d.summarize = train_kind::Summarize;
+    d.outcomes = train_kind::Outcomes;
     return d;
   }();
   return def;

@@ -41,6 +41,39 @@
     return v.toFixed(d);
   }
 
+  // A number from the document: JSON's, or the protocol's "nan", "inf" and
+  // "-inf" (core/schema/json_number.h).
+  const WORDS = {'nan': NaN, 'inf': Infinity, '-inf': -Infinity};
+  function num(v) {
+    return typeof v === 'string' && Object.prototype.hasOwnProperty.call(WORDS, v) ? WORDS[v] : v;
+  }
+
+  // The kind's results table (report_data.h's "results"), read by column
+  // name: the page knows no kind.
+  function column(d, name) {
+    return d.results.columns.findIndex((c) => c.name === name);
+  }
+  function rowObject(d, row) {
+    const o = {};
+    d.results.columns.forEach((c, i) => { o[c.name] = c.type === 'number' ? num(row[i]) : row[i]; });
+    return o;
+  }
+  function cellText(v, type) {
+    if (v === null || v === undefined) return '';
+    if (type === 'fraction') return v.count + '/' + v.of;
+    if (type === 'number') {
+      const x = num(v);
+      return Number.isNaN(x) ? '' : (Number.isFinite(x) ? String(+x.toPrecision(4)) : String(x));
+    }
+    return String(v);
+  }
+  // Each table row's cell section, when it has one.
+  function cellOfRow(d) {
+    const out = new Map();
+    d.cells.forEach((c, i) => { if (c.row !== null && c.row !== undefined) out.set(c.row, i); });
+    return out;
+  }
+
   function cellLabel(cell) {
     const parts = Object.entries(cell).map(([k, v]) => k + '=' + v);
     return parts.length ? parts.join(' ') : '(the only cell)';
@@ -234,9 +267,10 @@
     const counts = (s.states || Object.keys(c)).map((k) => k + ' ' + c[k]).join(', ');
     let stopped = 0;
     let saved = 0;
-    for (const cell of d.cells || []) {
-      stopped += cell.result.stopped_early || 0;
-      saved += cell.result.steps_saved || 0;
+    const [se, ss] = [column(d, 'stopped_early'), column(d, 'steps_saved')];
+    for (const row of d.results.rows) {
+      stopped += se >= 0 ? row[se] || 0 : 0;
+      saved += ss >= 0 ? row[ss] || 0 : 0;
     }
     const early = stopped > 0 ? '; stopped early: ' + stopped + ' runs, ' + saved +
       ' training steps saved' : '';
@@ -248,29 +282,13 @@
             new Date(d.generated_ms).toISOString() + ' by ' + d.generated_by)}));
   }
 
-  function resultText(r) {
-    if (r.done === 0) return r.failed > 0 ? 'failed' : 'no results yet';
-    let t = fmt(r.ratio_median) + ' [' + fmt(r.ratio_ci_low) + ', ' + fmt(r.ratio_ci_high) + ']';
-    return t;
-  }
-
-  function marks(r) {
-    const m = [];
-    if (r.collapsed > 0) m.push('collapsed ' + r.collapsed + '/' + r.done);
-    if (r.diverged > 0) m.push('diverged ' + r.diverged + '/' + r.done);
-    if (r.stopped_early > 0) {
-      m.push('stopped early ' + r.stopped_early + '/' + r.done + ' (' + r.steps_saved +
-        ' steps saved)');
-    }
-    if (r.failed > 0) m.push('failed ' + r.failed);
-    let seeds = 'seeds ' + r.done + '/' + r.jobs;
-    if (r.done > 1) seeds += ', ' + fmt(r.seed_min) + '-' + fmt(r.seed_max);
-    m.push(seeds);
-    return m.join('; ');
-  }
-
+  // The paper's shape of a table with a headline: a row per cell without
+  // the pivot's key, a column per value of it, each cell the headline.
   function pivot(d) {
-    const t = d.table;
+    const t = d.pivot;
+    const h = column(d, d.results.headline);
+    const bold = column(d, 'bold');
+    const sections = cellOfRow(d);
     const head = el('tr', {}, el('th', {text: t.group_by ? 'cell \\ ' + t.group_by : 'cell'}),
         ...t.columns.map((c) => el('th', {text: c})));
     const body = el('tbody', {});
@@ -278,68 +296,51 @@
       const tr = el('tr', {}, el('th', {class: 'label', text: row.label}));
       for (const i of row.cells) {
         if (i < 0) { tr.append(el('td', {class: 'none', text: '-'})); continue; }
-        const r = d.cells[i].result;
-        const td = el('td', {class: r.bold ? 'bold' : null},
-            el('a', {href: '#cell-' + i, text: resultText(r)}),
-            el('div', {class: 'marks', text: marks(r)}));
-        if (r.diverged > 0 || r.collapsed > 0) td.classList.add('warn');
-        tr.append(td);
+        const r = d.results.rows[i];
+        const text = cellText(r[h], 'text');
+        tr.append(el('td', {class: bold >= 0 && r[bold] === true ? 'bold' : null},
+            sections.has(i) ? el('a', {href: '#cell-' + sections.get(i), text: text}) : text));
       }
       body.append(tr);
     }
     return el('section', {},
-        el('h2', {text: 'Distance ratio (model / sampling; median over seeds, 95% interval)'}),
-        el('p', {class: 'note', text: 'Bold: the interval reaches 1 or lies below it. ' +
-          'Each cell links to its figures.'}),
+        el('h2', {text: 'Results by ' + (t.group_by || 'cell')}),
+        el('p', {class: 'note', text: d.results.note + '. Each cell links to its figures.'}),
         el('table', {class: 'results pivot'}, el('thead', {}, head), body));
   }
 
-  function cellsTable(d) {
-    const keys = Array.from(new Set(d.cells.flatMap((c) => Object.keys(c.cell))));
-    const cols = ['ratio_median', 'ratio_mean', 'ratio_ci_low', 'ratio_ci_high',
-      'collapsed', 'diverged', 'collapse_step', 'hill_stat', 'stopped_early', 'steps_saved',
-      'done', 'jobs'];
-    const head = el('tr', {}, ...keys.map((k) => el('th', {text: k})),
-        ...cols.map((k) => el('th', {text: k})));
+  // The kind's table as it is: every column but display ones.
+  function resultsTable(d) {
+    const shown = d.results.columns.map((c, i) => [c, i]).filter(([c]) => c.role !== 'display');
+    const firstKey = shown.findIndex(([c]) => c.role === 'key');
+    const bold = column(d, 'bold');
+    const sections = cellOfRow(d);
+    const head = el('tr', {}, ...shown.map(([c]) => el('th', {text: c.name})));
     const body = el('tbody', {});
-    d.cells.forEach((c, i) => {
-      const tr = el('tr', {id: 'row-' + i, class: c.result.bold ? 'bold' : null},
-          ...keys.map((k) => el('td', {}, el('a', {href: '#cell-' + i, text: c.cell[k] || ''}))),
-          ...cols.map((k) => {
-            const v = c.result[k];
-            return el('td', {text: typeof v === 'number' && !Number.isInteger(v) ? fmt(v) :
-              (v === null ? '-' : String(v))});
-          }));
-      body.append(tr);
-    });
-    return el('section', {}, el('h2', {text: 'Cells'}),
-        el('table', {class: 'results cells'}, el('thead', {}, head), body));
-  }
-
-  // A command sweep's table (report/command_results.h): per cell, done/jobs,
-  // each metric's last value (median over seeds) and each outcome's k/n.
-  function commandTable(d) {
-    const t = d.command_table;
-    const head = el('tr', {}, ...t.header.map((k) => el('th', {text: k})));
-    const body = el('tbody', {});
-    t.rows.forEach((row, i) => {
-      body.append(el('tr', {}, ...row.map((v, k) => el('td', {},
-          k === 0 && d.cells[i] ? el('a', {href: '#cell-' + i, text: v}) : v))));
+    d.results.rows.forEach((row, r) => {
+      body.append(el('tr', {id: 'row-' + r, class: bold >= 0 && row[bold] === true ? 'bold' : null},
+          ...shown.map(([c, i], k) => {
+            const text = cellText(row[i], c.type);
+            return el('td', {}, k === firstKey && sections.has(r) ?
+              el('a', {href: '#cell-' + sections.get(r), text: text}) : text);
+          })));
     });
     return el('section', {}, el('h2', {text: 'Results'}),
-        el('p', {class: 'note', text: 'Per cell, seeds pooled: each metric\'s last logged value ' +
-          '(median over the done jobs); each outcome as runs where it holds, of those done.'}),
+        el('p', {class: 'note', text: d.results.note}),
         el('table', {class: 'results cells'}, el('thead', {}, head), body));
   }
 
-  // A command job's curves: one chart per metric any of the cell's jobs
-  // logged, one line per seed, linear y.
-  function commandCharts(jobs, line, i) {
+  // A job's curves: one chart per metric any of the cell's jobs logged, one
+  // line per seed, linear y.
+  function metricCharts(jobs, line, i) {
     const names = Array.from(new Set(jobs.flatMap((j) => Object.keys(j.series)))).sort();
+    if (names.length === 0) return [el('p', {class: 'empty', text: 'no points yet'})];
     return names.map((name, k) => chart('metric-' + i + '-' + k, name, line(name), {smooth: true}));
   }
 
-  // A train job's charts: loss, spread ratio, attention per layer, clouds.
+  // Runs that log the collapse signals (loss and spread_ratio, as train
+  // jobs do): loss, spread ratio against the collapse threshold, attention
+  // per layer, point clouds.
   function trainCharts(d, c, i, jobs, line, grid) {
     const onsets = jobs.flatMap((j, k) => [
       j.collapse_step !== null ? {x: j.collapse_step, color: COLORS[k % COLORS.length]} : null,
@@ -373,16 +374,18 @@
   function cellSection(d, i) {
     const c = d.cells[i];
     const jobs = c.jobs.map((j) => d.jobs[j]);
+    const h = column(d, d.results.headline);
+    const done = jobs.filter((j) => j.state === 'done').length;
+    const headline = h >= 0 && c.row !== null ? cellText(d.results.rows[c.row][h], 'text') + '; ' : '';
     const sec = el('section', {class: 'cell', id: 'cell-' + i},
         el('h3', {text: cellLabel(c.cell)}),
-        el('p', {class: 'marks', text: d.sweep.kind === 'command' ?
-          c.result.done + ' of ' + c.result.jobs + ' jobs done' :
-          resultText(c.result) + '; ' + marks(c.result)}));
+        el('p', {class: 'marks', text: headline + done + ' of ' + jobs.length + ' jobs done'}));
     const line = (name) => jobs.map((j, k) => ({
       label: 'seed ' + (j.seed || k), data: j.series[name], color: COLORS[k % COLORS.length]}));
     const grid = el('div', {class: 'charts'});
-    if (d.sweep.kind === 'command') grid.append(...commandCharts(jobs, line, i));
-    else trainCharts(d, c, i, jobs, line, grid);
+    const collapseSignals = jobs.some((j) => j.series.loss && j.series.spread_ratio);
+    if (collapseSignals) trainCharts(d, c, i, jobs, line, grid);
+    else grid.append(...metricCharts(jobs, line, i));
     sec.append(grid);
     const failed = jobs.filter((j) => j.last_error);
     for (const j of failed) {
@@ -392,14 +395,21 @@
     return sec;
   }
 
+  // A tail testbed's table (columns seam, n, index, ed_noise, w2_noise):
+  // its figure and rows.
+  function isTestbed(d) {
+    return ['seam', 'n', 'index', 'ed_noise', 'w2_noise'].every((k) => column(d, k) >= 0);
+  }
+
   function tailsSection(d) {
+    const tails = d.results.rows.map((r) => rowObject(d, r));
     const sec = el('section', {}, el('h2', {text: 'Tail testbed: distance in noise units against the tail index'}),
         el('p', {class: 'note', text: 'One panel per seam quantile, one line per budget n ' +
           '((mean at a - mean at a*) / sd at a*).'}));
-    const seams = Array.from(new Set(d.tails.map((r) => r.seam))).sort((a, b) => a - b);
+    const seams = Array.from(new Set(tails.map((r) => r.seam))).sort((a, b) => a - b);
     const grid = el('div', {class: 'charts'});
     for (const seam of seams) {
-      const rows = d.tails.filter((r) => r.seam === seam);
+      const rows = tails.filter((r) => r.seam === seam);
       const ns = Array.from(new Set(rows.map((r) => r.n))).sort((a, b) => a - b);
       for (const metric of ['ed_noise', 'w2_noise']) {
         const lines = ns.map((n) => {
@@ -413,7 +423,7 @@
     sec.append(grid);
     const cols = ['seam', 'n', 'index', 'ed_noise', 'w2_noise', 'ed_mean', 'w2_mean', 'seeds'];
     const body = el('tbody', {});
-    for (const r of d.tails) body.append(el('tr', {}, ...cols.map((k) => el('td', {text: fmt(r[k], Number.isInteger(r[k]) ? 0 : 3)}))));
+    for (const r of tails) body.append(el('tr', {}, ...cols.map((k) => el('td', {text: fmt(r[k], Number.isInteger(r[k]) ? 0 : 3)}))));
     sec.append(el('table', {class: 'results tails'},
         el('thead', {}, el('tr', {}, ...cols.map((k) => el('th', {text: k})))), body));
     return sec;
@@ -487,11 +497,22 @@
         el('h3', {text: 'Spec as submitted'}), el('pre', {text: s.spec || '(not recorded)'}));
   }
 
+  // Curves' values the protocol spells as words ("inf": an infinity) are
+  // gaps in a chart.
+  function plottable(d) {
+    for (const j of d.jobs || []) {
+      for (const s of Object.values(j.series || {})) {
+        s[1] = s[1].map((v) => (typeof v === 'string' ? null : v));
+      }
+    }
+  }
+
   function render(d) {
     state.charts = {};
+    plottable(d);
     const parts = [header(d)];
-    if (d.sweep.kind === 'tails') {
-      parts.push(d.tails && d.tails.length ? tailsSection(d) : el('p', {class: 'empty', text: 'No results yet.'}));
+    if (isTestbed(d)) {
+      parts.push(d.results.rows.length ? tailsSection(d) : el('p', {class: 'empty', text: 'No results yet.'}));
     } else {
       const controls = el('p', {class: 'controls'}, 'smoothing ');
       const slider = el('input', {type: 'range', min: '0', max: '0.99', step: '0.01', value: String(smoothing), id: 'smoothing'});
@@ -503,7 +524,8 @@
       });
       controls.append(slider, ' ', shown);
       if (d.search) parts.push(searchSection(d));
-      parts.push(...(d.command_table ? [commandTable(d)] : [pivot(d), cellsTable(d)]), controls);
+      if (d.pivot) parts.push(pivot(d));
+      parts.push(resultsTable(d), controls);
       d.cells.forEach((_, i) => parts.push(cellSection(d, i)));
     }
     parts.push(specSection(d));

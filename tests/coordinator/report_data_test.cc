@@ -80,13 +80,23 @@ fixed:
   absl::StatusOr<std::string> text = ReportJson(Calls(), "r", options);
   ASSERT_TRUE(text.ok()) << text.status();
   const nlohmann::json doc = nlohmann::json::parse(*text);
-  EXPECT_EQ(doc["format"], 1);
+  EXPECT_EQ(doc["format"], 2);
   EXPECT_EQ(doc["generated_ms"], 42);
   EXPECT_EQ(doc["sweep"]["name"], "r");
   EXPECT_EQ(doc["sweep"]["fixed"]["layers"], "2");
   EXPECT_NE(doc["sweep"]["spec"].get<std::string>().find("kernel: [softmax"),
             std::string::npos);
-  EXPECT_EQ(doc["table"]["columns"], nlohmann::json({"softmax", "log"}));
+  // The pivot by the kind's default key, over the kind's own table.
+  EXPECT_EQ(doc["pivot"]["group_by"], "kernel");
+  EXPECT_EQ(doc["pivot"]["columns"], nlohmann::json({"softmax", "log"}));
+  const nlohmann::json& results = doc["results"];
+  EXPECT_EQ(results["headline"], "ratio");
+  ASSERT_EQ(results["rows"].size(), 2u);
+  size_t median = 0;
+  for (size_t c = 0; c < results["columns"].size(); ++c) {
+    if (results["columns"][c]["name"] == "ratio_median") median = c;
+  }
+  EXPECT_EQ(results["columns"][median]["type"], "number");
   ASSERT_EQ(doc["cells"].size(), 2u);
   ASSERT_EQ(doc["jobs"].size(), 4u);
   // Each cell has its two seeds; the first job's cell has its clouds.
@@ -119,8 +129,9 @@ fixed:
   bool spike = false;
   for (const auto& v : loss[1]) spike |= v == 1e9;
   EXPECT_TRUE(spike);  // the extreme survives downsampling
-  EXPECT_LE((*job)["series"]["attention_entropy/1"][0].size(), 100u);
-  EXPECT_FALSE((*job)["series"].contains("lr"));  // not drawn: not read
+  // Every metric is read, at the same number of points.
+  EXPECT_LE((*job)["series"]["attention_entropy/1"][0].size(), 300u);
+  EXPECT_TRUE((*job)["series"].contains("lr"));
 
   EXPECT_EQ(ReportJson(Calls(), "nope", options).status().code(),
             absl::StatusCode::kNotFound);

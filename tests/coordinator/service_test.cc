@@ -465,7 +465,7 @@ TEST_F(TokenServiceTest, EveryMethodOfEveryServiceAsksForTheToken) {
           << path;
     }
   }
-  EXPECT_EQ(methods, 23);  // 22 Coordinator calls and Health.Check
+  EXPECT_EQ(methods, 24);  // 23 Coordinator calls and Health.Check
 }
 
 TEST_F(ServiceTest, OversizedMessagesAreResourceExhausted) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/schema/job_result.h"
 #include "core/schema/json_number.h"
 #include "core/schema/metrics_line.h"
@@ -151,12 +153,32 @@ fixed:
       "/tailsweep-lab --threads 1 lab tails --seams 0.9,0.95 --budgets 256,512 "
       "--index-grid 1.3:1.7:0.1 --trials 4 --seed 3 --reference-index 1.5");
   ASSERT_EQ(local.exit_code, 0) << local.err;
-  const testing::CommandResult swept = Cli("results tails-e2e");
+  const testing::CommandResult swept = Cli("results tails-e2e --format csv");
   ASSERT_EQ(swept.exit_code, 0) << swept.err;
-  // The same rows, then a footer line.
-  EXPECT_EQ(swept.out.substr(0, local.out.size()), local.out) << swept.out;
-  EXPECT_EQ(std::count(local.out.begin(), local.out.end(), '\n'),
-            1 + 2 * 2 * 5);
+  // The same rows, number for number: lab tails' columns, found by name
+  // in the sweep's table (which adds seeds).
+  auto split = [](const std::string& text, const char* by) {
+    std::vector<std::vector<std::string>> rows;
+    for (absl::string_view line :
+         absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+      rows.push_back(absl::StrSplit(absl::StripSuffix(line, "\r"),
+                                    absl::ByAnyChar(by), absl::SkipEmpty()));
+    }
+    return rows;
+  };
+  const auto mine = split(local.out, " ");
+  const auto theirs = split(swept.out, ",");
+  ASSERT_EQ(mine.size(), 1u + 2 * 2 * 5) << local.out;
+  ASSERT_EQ(theirs.size(), mine.size()) << swept.out;
+  for (size_t c = 0; c < mine[0].size(); ++c) {
+    const auto at = std::find(theirs[0].begin(), theirs[0].end(), mine[0][c]);
+    ASSERT_NE(at, theirs[0].end()) << mine[0][c] << " in " << swept.out;
+    const size_t col = static_cast<size_t>(at - theirs[0].begin());
+    for (size_t r = 1; r < mine.size(); ++r) {
+      EXPECT_EQ(std::stod(theirs[r][col]), std::stod(mine[r][c]))
+          << mine[0][c] << " row " << r;
+    }
+  }
 }
 
 }  // namespace

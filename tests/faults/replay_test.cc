@@ -18,7 +18,7 @@
 namespace tailsweep {
 namespace {
 
-constexpr char kSpec[] = R"(name: replay
+constexpr char kReplaySpec[] = R"(name: replay
 grid:
   kernel: [softmax, quadratic, linear, log]
 fixed:
@@ -95,7 +95,7 @@ std::string Dump(const std::string& path) {
 }
 
 TEST(Replay, DuplicatedAndReorderedCallsLeaveTheDatabaseAsOneDelivery) {
-  const SweepSpec spec = ParseSweepSpec(kSpec, "replay.yaml").value();
+  const SweepSpec spec = ParseSweepSpec(kReplaySpec, "replay.yaml").value();
   const std::vector<JobSpec> jobs = ExpandSweep(spec).value();
   const std::vector<Call> script = Script(spec, jobs);
   const std::string dir = testing::MakeTempDir("tailsweep_replay_");
