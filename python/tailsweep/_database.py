@@ -2,10 +2,11 @@
 SQLite file read-only, with the store's own rules (docs/cli.md, "The
 results database"). Rows come out in the shapes client.py builds from:
 
-  job rows:    (job_id, state, job_state, attempt, epoch, holder,
+  job rows:    JobRow(job_id, state, job_state, attempt, epoch, holder,
                 last_error, cell {key: text} or None, params {key: text},
-                result text or None)
+                result text or None, updated_ms)
   point rows:  (job_id, name, step, value or None for NaN)
+  sweeps, a sweep's info, a job's logs: SweepRow, InfoRow, LogRow
 """
 
 import datetime
@@ -14,6 +15,8 @@ import os
 import re
 import sqlite3
 import urllib.parse
+from typing import (Dict, Iterator, List, Mapping, NamedTuple, NoReturn,
+                    Optional, Sequence, Tuple, TypedDict, Union)
 
 from tailsweep.errors import (FailedPrecondition, InvalidArgument,
                               NotAvailableOffline, NotFound, ReadOnly,
@@ -33,12 +36,63 @@ _SWEEP_JOB_STATE = ("(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
 
 
-def utc(ms):
+# A point: job_id, metric name, step, value (None: NaN, as SQLite stores it).
+Point = Tuple[str, str, int, Optional[float]]
+# A `where` filter: {param: value or a list (tuple, set) of values}.
+Where = Optional[Mapping[str, object]]
+# A sweep's counts by state, its early stops, the steps they saved and the
+# coordinator's problem ("" when none).
+StatusRow = Tuple[Dict[str, int], int, int, str]
+
+
+class SweepRow(TypedDict):
+    """A sweep as a source lists it (client.SweepInfo is made from one)."""
+    name: str
+    kind: str
+    created: datetime.datetime
+    counts: Dict[str, int]  # by state, as the sweep sees its jobs
+    total: int
+
+
+class InfoRow(TypedDict):
+    """A sweep's own fields (client.Sweep.info gives them)."""
+    name: str
+    kind: str
+    created: datetime.datetime
+    fixed: Dict[str, str]  # {key: text}
+    spec: str
+    version: str
+
+
+class LogRow(TypedDict):
+    """A finished attempt's stderr tail (client.Job.logs gives them)."""
+    epoch: int
+    outcome: str
+    stderr_tail: str
+    at: datetime.datetime
+
+
+class JobRow(NamedTuple):
+    """A job as a source gives it (client.Job is made from one)."""
+    job_id: str
+    state: str  # as the sweep sees it
+    job_state: str  # its own
+    attempt: int
+    epoch: int
+    holder: str
+    last_error: str
+    cell: Optional[Dict[str, str]]  # None: read by id, not through a sweep
+    params: Dict[str, str]
+    result: Optional[str]
+    updated_ms: int
+
+
+def utc(ms: Union[int, str]) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(int(ms) / 1000,
                                            tz=datetime.timezone.utc)
 
 
-def no_sweep(name, names):
+def no_sweep(name: str, names: List[str]) -> NotFound:
     """NotFound as the coordinator words it (store_internal.h NoSuchSweep)."""
     listed = names[-20:]
     text = ", ".join(listed) if listed else "none yet"
@@ -47,21 +101,21 @@ def no_sweep(name, names):
     return NotFound("no sweep '%s'; sweeps: %s" % (name, text))
 
 
-def where_texts(value):
+def where_texts(value: object) -> List[str]:
     """A `where` value (or list of them) as the texts a job's params hold:
     true/false for booleans, str() of the rest."""
     values = value if isinstance(value, (list, tuple, set)) else [value]
     return [json.dumps(v) if isinstance(v, bool) else str(v) for v in values]
 
 
-def check_job_id(job_id):
+def check_job_id(job_id: str) -> None:
     if not re.fullmatch(r"[0-9a-f]{6,64}", job_id or ""):
         raise InvalidArgument(
             "job id '%s': 6 to 64 hex digits (lowercase)" % job_id)
 
 
 class Database:
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         if not os.path.isfile(path):
             raise NotFound("%s: no such database file" % path)
         self.where = path
@@ -92,30 +146,31 @@ class Database:
                                   % (path, ", ".join(sorted(missing))))
         self._db.execute("PRAGMA query_only = 1")
 
-    def close(self):
+    def close(self) -> None:
         self._db.close()
 
-    def _rows(self, sql, args=()):
+    def _rows(self, sql: str,
+              args: Sequence[object] = ()) -> sqlite3.Cursor:
         try:
             return self._db.execute(sql, args)
         except sqlite3.DatabaseError as e:
             raise Unavailable("%s: %s" % (self.where, e))
 
-    def _sweep_id(self, name):
-        row = self._rows("SELECT sweep_id FROM sweeps WHERE name = ?",
-                         (name,)).fetchone()
+    def _sweep_id(self, name: str) -> int:
+        row: Optional[Tuple[int]] = self._rows(
+            "SELECT sweep_id FROM sweeps WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise no_sweep(name, [r[0] for r in self._rows(
                 "SELECT name FROM sweeps ORDER BY sweep_id")])
         return row[0]
 
-    def api(self):
+    def api(self) -> NoReturn:
         raise NotAvailableOffline(
             "%s: the API's description (versions, the kinds' keys) comes from "
             "a coordinator: Client(url).api()" % self.where)
 
-    def sweeps(self):
-        out = {}
+    def sweeps(self) -> List[SweepRow]:
+        out: Dict[str, SweepRow] = {}
         for name, kind, created, state, n in self._rows(
                 "SELECT s.name, s.kind, s.created_ms, %s, COUNT(sj.job_id) "
                 "FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
@@ -129,14 +184,14 @@ class Database:
                 info["total"] += n
         return list(out.values())
 
-    def info(self, name):
+    def info(self, name: str) -> InfoRow:
         created, kind, fixed, spec, version = self._rows(
             "SELECT created_ms, kind, fixed, spec, version FROM sweeps "
             "WHERE sweep_id = ?", (self._sweep_id(name),)).fetchone()
         return {"name": name, "kind": kind, "created": utc(created),
                 "fixed": json.loads(fixed), "spec": spec, "version": version}
 
-    def status(self, name):
+    def status(self, name: str) -> StatusRow:
         sweep_id = self._sweep_id(name)
         counts = dict.fromkeys(STATES, 0)
         for state, n in self._rows(
@@ -155,8 +210,9 @@ class Database:
         return counts, early, saved, ""
 
     @staticmethod
-    def _where(where):
-        sql, args = "", []
+    def _where(where: Where) -> Tuple[str, List[object]]:
+        sql = ""
+        args: List[object] = []
         for key, value in (where or {}).items():
             if not _KEY.match(key):
                 raise InvalidArgument("where: key '%s' is not a parameter "
@@ -167,14 +223,18 @@ class Database:
             args += ['$."%s"' % key] + texts
         return sql, args
 
-    def job_rows(self, name, state=None, where=None, updated_since=None):
+    def job_rows(self, name: str, state: Optional[str] = None,
+                 where: Where = None,
+                 updated_since: Optional[int] = None) -> Iterator[JobRow]:
         sweep_id = self._sweep_id(name)
         filt, args = self._where(where)
         if updated_since is not None:
             filt += " AND j.updated_ms > ?"
             args.append(int(updated_since))
-        sql = ("SELECT j.job_id, %s, j.state, j.attempt, j.epoch, j.holder, "
-               "j.last_error, sj.cell, j.params, r.result, j.updated_ms "
+        sql = ("SELECT j.job_id, %s, j.state, j.attempt, j.epoch, "
+               "COALESCE(j.holder, ''), "
+               "COALESCE(j.last_error, ''), sj.cell, j.params, r.result, "
+               "j.updated_ms "
                "FROM sweep_jobs sj "
                "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
                "WHERE sj.sweep_id = ?%s" % (_SWEEP_JOB_STATE, filt))
@@ -187,10 +247,11 @@ class Database:
             if not page:
                 return
             for r in page:
-                yield r[:7] + (json.loads(r[7]), json.loads(r[8]), r[9],
-                               r[10])
+                yield JobRow._make(r[:7] + (json.loads(r[7]),
+                                            json.loads(r[8]), r[9], r[10]))
 
-    def result_rows(self, name, where=None):
+    def result_rows(self, name: str,
+                    where: Where = None) -> Iterator[Tuple[str, str, str]]:
         """(job_id, cell {key: text}, result text) of the done jobs."""
         sweep_id = self._sweep_id(name)
         filt, args = self._where(where)
@@ -202,9 +263,12 @@ class Database:
             yield job_id, cell, text
 
     @staticmethod
-    def _point_filters(column, names, step_min, step_max):
+    def _point_filters(column: str, names: Optional[List[str]],
+                       step_min: Optional[int],
+                       step_max: Optional[int]) -> Tuple[str, List[object]]:
         """SQL and arguments narrowing points to `names` and the steps."""
-        sql, args = "", []
+        sql = ""
+        args: List[object] = []
         if names is not None:
             sql += " AND %sname IN (%s)" % (column, ", ".join("?" * len(names)))
             args += names
@@ -214,7 +278,9 @@ class Database:
                 args.append(int(bound))
         return sql, args
 
-    def point_rows(self, name, names, jobs, step_min, step_max):
+    def point_rows(self, name: str, names: Optional[List[str]],
+                   jobs: Optional[List[str]], step_min: Optional[int],
+                   step_max: Optional[int]) -> List[Point]:
         filt, args = self._point_filters("m.", names, step_min, step_max)
         sql = ("SELECT m.job_id, m.name, m.step, m.value "
                "FROM sweep_jobs sj JOIN metrics m ON m.job_id = sj.job_id "
@@ -226,17 +292,20 @@ class Database:
         return self._rows(sql + " ORDER BY sj.position, m.name, m.step",
                           args).fetchall()
 
-    def job_points(self, job_id, names, step_min, step_max):
+    def job_points(self, job_id: str, names: Optional[List[str]],
+                   step_min: Optional[int],
+                   step_max: Optional[int]) -> List[Point]:
         filt, args = self._point_filters("", names, step_min, step_max)
         return self._rows("SELECT job_id, name, step, value FROM metrics "
                           "WHERE job_id = ?" + filt + " ORDER BY name, step",
                           [job_id] + args).fetchall()
 
-    def job_row(self, job_id):
+    def job_row(self, job_id: str) -> JobRow:
         check_job_id(job_id)
         rows = self._rows(
-            "SELECT j.job_id, j.state, j.state, j.attempt, j.epoch, j.holder, "
-            "j.last_error, NULL, j.params, r.result, j.updated_ms FROM jobs j "
+            "SELECT j.job_id, j.state, j.state, j.attempt, j.epoch, "
+            "COALESCE(j.holder, ''), COALESCE(j.last_error, ''), NULL, "
+            "j.params, r.result, j.updated_ms FROM jobs j "
             "LEFT JOIN "
             "results r USING (job_id) WHERE j.job_id >= ? AND j.job_id < ? "
             "LIMIT 2", (job_id, job_id + "g")).fetchall()
@@ -247,15 +316,15 @@ class Database:
                 "job id prefix '%s' matches more than one job; give more "
                 "digits" % job_id)
         r = rows[0]
-        return r[:7] + (None, json.loads(r[8]), r[9], r[10])
+        return JobRow._make(r[:7] + (None, json.loads(r[8]), r[9], r[10]))
 
-    def logs(self, job_id):
+    def logs(self, job_id: str) -> List[LogRow]:
         return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": utc(at)}
                 for e, o, t, at in self._rows(
                     "SELECT epoch, outcome, stderr_tail, at_ms FROM job_logs "
                     "WHERE job_id = ? ORDER BY epoch", (job_id,))]
 
-    def _read_only(self, *args, **kwargs):
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
         raise ReadOnly(
             "%s: a database file is read here, never written: submit, "
             "cancel, resume and add jobs through the coordinator "
@@ -263,10 +332,11 @@ class Database:
 
     submit = cancel = resume = add_jobs = _read_only
 
-    def _planned_online(self, *args, **kwargs):
+    def _planned_online(self, *args: object,
+                        **kwargs: object) -> NoReturn:
         raise NotAvailableOffline(
             "%s: results per cell and boundaries are the coordinator's "
             "aggregation and plan: read them through tailsweep.Client(URL), "
             "or `tailsweep results SWEEP`" % self.where)
 
-    boundaries = cell_rows = _planned_online
+    boundaries = results_table = _planned_online

@@ -2,16 +2,19 @@
 parameters, the protocol's number words, dotted columns, long point
 frames; pandas imported only when a frame is asked for."""
 
+import importlib
 import json
 import math
+from typing import Any, Dict, List, Sequence, Union
 
+from tailsweep._database import Point
+from tailsweep._numbers import Json, number
 from tailsweep.errors import InvalidArgument
 
 _PARAM_PREFIX = "params_"
-_NUMBER_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-def _typed(text):
+def _typed(text: str) -> Json:
     """A parameter's text as its type (a number or boolean when it is one;
     JSON lists too), as `tailsweep export` types grid values."""
     try:
@@ -23,7 +26,7 @@ def _typed(text):
     return text
 
 
-def _text(value):
+def _text(value: object) -> str:
     """A parameter as the job schema reads it: true/false, integers,
     floats in Python's shortest form, strings as they are."""
     if isinstance(value, bool):
@@ -38,14 +41,12 @@ def _text(value):
                           "(got %r)" % (value,))
 
 
-def _number(value):
+def _number(value: Json) -> Json:
     """A result's number: JSON's, or the protocol's "nan", "inf", "-inf"."""
-    if isinstance(value, str) and value in _NUMBER_WORDS:
-        return _NUMBER_WORDS[value]
-    return value
+    return number(value)
 
 
-def _flatten(prefix, value, row):
+def _flatten(prefix: str, value: Json, row: Dict[str, Json]) -> None:
     """Nested objects (a command job's summary, outcomes, child) become
     dotted columns: summary.loss.last."""
     if isinstance(value, dict):
@@ -55,16 +56,21 @@ def _flatten(prefix, value, row):
         row[prefix] = _number(value)
 
 
-def _pandas():
+def _pandas() -> Any:
+    """The pandas module (untyped here: what crosses it is Any)."""
     try:
-        import pandas  # lazily: it takes most of a second to import
+        # Lazily: it takes most of a second to import. By name, so that
+        # type checkers without pandas' stubs need no exception.
+        pandas = importlib.import_module("pandas")
     except ImportError:
         raise ImportError("tailsweep: DataFrames need pandas (apt install "
                           "python3-pandas), or pass output='records'") from None
     return pandas
 
 
-def _frame(records, columns, output):
+def _frame(records: Sequence[Union[Dict[str, Json], Point]],
+           columns: List[str], output: str) -> Any:
+    """`records` as they are (output="records") or as a DataFrame."""
     if output == "records":
         return records
     if output != "pandas":
@@ -73,7 +79,7 @@ def _frame(records, columns, output):
     return _pandas().DataFrame.from_records(records, columns=columns)
 
 
-def _points(rows, output):
+def _points(rows: Sequence[Point], output: str) -> Any:
     """Point rows (job_id, name, step, value or None) as a long frame."""
     columns = ["job_id", "name", "step", "value"]
     if output == "records":

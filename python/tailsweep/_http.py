@@ -1,8 +1,11 @@
 """A coordinator's HTTP API (tailsweep-coordinator --http-listen;
 docs/operations.md, "Dashboard, HTTP API and Prometheus") as a source for
 tailsweep.Client, in the row shapes _database.py gives. Answers are
-proto3 JSON (64-bit integers as strings, "NaN"/"Infinity" for doubles);
-errors {"error", "code"} become the exceptions named after the code.
+proto3 JSON (64-bit integers as strings) with non-finite numbers as the
+protocol's words "nan", "inf", "-inf" (_numbers.py); errors {"error",
+"code"} become the exceptions named after the code. One connection per
+client, kept open between requests (not shared between threads); a 429 or
+503 answer is retried after its Retry-After, a few times.
 """
 
 import csv
@@ -10,20 +13,23 @@ import gzip
 import http.client
 import io
 import json
-import math
+import socket
 import ssl
-import urllib.error
+import time
 import urllib.parse
-import urllib.request
+from typing import (TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple,
+                    Type)
 
-from tailsweep import errors
-from tailsweep._database import STATES, check_job_id, utc, where_texts
+from tailsweep import __version__, errors
+from tailsweep._database import (STATES, InfoRow, JobRow, LogRow, Point,
+                                 StatusRow, SweepRow, Where, check_job_id, utc,
+                                 where_texts)
+from tailsweep._numbers import Json, number
 
-_DOUBLE_WORDS = {"NaN": math.nan, "Infinity": math.inf,
-                 "-Infinity": -math.inf}
-# The history route's words for non-finite values (tailsweep export's).
-_CSV_DOUBLE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-_BY_CODE = {"NOT_FOUND": errors.NotFound,
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+_BY_CODE: Dict[str, Type[errors.Error]] = {"NOT_FOUND": errors.NotFound,
             "INVALID_ARGUMENT": errors.InvalidArgument,
             "OUT_OF_RANGE": errors.InvalidArgument,
             "FAILED_PRECONDITION": errors.FailedPrecondition,
@@ -31,202 +37,285 @@ _BY_CODE = {"NOT_FOUND": errors.NotFound,
             "PERMISSION_DENIED": errors.PermissionDenied,
             "UNAVAILABLE": errors.Unavailable,
             "RESOURCE_EXHAUSTED": errors.ResourceExhausted}
+# A 429 or 503 is asked again after its Retry-After (seconds, at most
+# _MAX_WAIT_S each), at most _RETRIES times.
+_RETRIES = 5
+# Not urllib's: the coordinator answers "Python-urllib/" (tailsweep 0.1.0's
+# client) in proto3's old number spelling.
+_USER_AGENT = "tailsweep-python/" + __version__
+_MAX_WAIT_S = 30.0
 
 
 class _Cut(io.RawIOBase):
     """An answer's body as a binary file: a body cut off midway (the
     coordinator stopped, or a read failed there) raises Unavailable."""
 
-    def __init__(self, body, answer, url):
+    def __init__(self, body: io.BufferedIOBase,
+                 answer: http.client.HTTPResponse, url: str,
+                 owner: "Http") -> None:
         super().__init__()
         self._body, self._answer, self._url = body, answer, url
+        self._owner = owner
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer):
+    def readinto(self, buffer: "WriteableBuffer") -> int:
+        view = memoryview(buffer).cast("B")  # any bytes-like, byte by byte
         try:
-            data = self._body.read(len(buffer))
+            data = self._body.read(len(view))
         except (http.client.IncompleteRead, OSError, EOFError):
             raise errors.Unavailable(
                 "%s: the answer was cut off (the coordinator stopped or "
                 "failed midway); read again" % self._url) from None
-        buffer[:len(data)] = data
+        view[:len(data)] = data
         return len(data)
 
-    def close(self):
+    def close(self) -> None:
+        # An answer left unread leaves its bytes on the kept connection:
+        # that connection is dropped (the next request opens another).
+        if not self._answer.isclosed():
+            self._owner.close()
         self._answer.close()
         super().close()
 
 
-def _double(value):
-    return _DOUBLE_WORDS.get(value, value) if isinstance(value, str) \
-        else value
-
-
-def _cells(items):
+def _cells(items: Optional[List[Json]]) -> Dict[str, str]:
     return {kv["key"]: kv["value"] for kv in items or []}
 
 
+def _job_row(j: Json) -> JobRow:
+    """A JobInfo's JSON as the row _database.py gives."""
+    return JobRow(j["job_id"], j.get("state", ""), j.get("job_state", ""),
+                  int(j.get("attempt", 0)), int(j.get("epoch", 0)),
+                  j.get("holder", ""), j.get("last_error", ""),
+                  _cells(j.get("cell")), _cells(j.get("params")),
+                  j.get("result_json") or None, int(j.get("updated_ms", 0)))
+
+
+def _retry_after(answer: http.client.HTTPResponse) -> float:
+    """Seconds a 429 or 503 answer asks to wait (1 when it does not say)."""
+    try:
+        return min(max(float(answer.getheader("Retry-After", "1")), 0.0),
+                   _MAX_WAIT_S)
+    except ValueError:
+        return 1.0
+
+
 class Http:
-    def __init__(self, url, token=None, ca=None, timeout=60.0,
-                 page_size=1000, compress=None):
+    def __init__(self, url: str, token: Optional[str] = None,
+                 ca: Optional[str] = None, timeout: float = 60.0,
+                 page_size: int = 1000,
+                 compress: Optional[bool] = None) -> None:
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
         self.where = url.rstrip("/")
         self._token = token
         self._timeout = timeout
         self._page_size = page_size
-        self._ssl = ssl.create_default_context(cafile=ca) if ca else None
+        parts = urllib.parse.urlsplit(self.where)
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port
+        self._base = parts.path
+        self._ssl = (ssl.create_default_context(cafile=ca) if ca else
+                     ssl.create_default_context()) if self._tls else None
         # Compressed answers pay off over a network, not on this machine.
-        host = urllib.parse.urlsplit(self.where).hostname or ""
         self._gzip = (compress if compress is not None else
-                      host not in ("localhost", "::1") and
-                      not host.startswith("127."))
-        self.last_headers = None
+                      self._host not in ("localhost", "::1") and
+                      not self._host.startswith("127."))
+        self._connection: Optional[http.client.HTTPConnection] = None
+        self.last_headers: Optional[http.client.HTTPMessage] = None
 
-    def close(self):
-        pass
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
-    def _open(self, path, method="GET", body=None, **query):
+    def _connect(self) -> http.client.HTTPConnection:
+        if self._connection is None:
+            if self._tls:
+                self._connection = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=self._timeout,
+                    context=self._ssl)
+            else:
+                self._connection = http.client.HTTPConnection(
+                    self._host, self._port, timeout=self._timeout)
+        return self._connection
+
+    def _send(self, method: str, target: str, data: Optional[bytes],
+              headers: Dict[str, str]) -> http.client.HTTPResponse:
+        """The answer to one request on the kept connection; a connection
+        the coordinator closed since the last answer is opened again once."""
+        for fresh in (False, True):
+            connection = self._connect()
+            try:
+                connection.request(method, target, body=data, headers=headers)
+                return connection.getresponse()
+            except (http.client.RemoteDisconnected, BrokenPipeError,
+                    ConnectionResetError, http.client.CannotSendRequest):
+                self.close()
+                if fresh:
+                    raise
+            except (OSError, http.client.HTTPException):
+                self.close()
+                raise
+        raise AssertionError("not reached: the second try returns or raises")
+
+    def _open(self, path: str, method: str = "GET", body: Json = None,
+              **query: object) -> io.BufferedReader:
         """The open answer to a request (a file object to read the body
-        from, gunzipped); errors as exceptions."""
+        from, gunzipped); errors as exceptions. Read it whole (or close
+        it) before the next request: the connection is shared."""
         query = {k: v for k, v in query.items() if v is not None}
-        url = self.where + path + ("?" + urllib.parse.urlencode(query, True)
-                                   if query else "")
-        headers = {"Accept-Encoding": "gzip"} if self._gzip else {}
+        target = self._base + path + (
+            "?" + urllib.parse.urlencode(query, True) if query else "")
+        url = self.where + path
+        headers = {"User-Agent": _USER_AGENT}
+        if self._gzip:
+            headers["Accept-Encoding"] = "gzip"
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(url, data=data, headers=headers,
-                                         method=method)
         if self._token:
-            request.add_header("Authorization", "Bearer " + self._token)
-        try:
-            answer = urllib.request.urlopen(request, timeout=self._timeout,
-                                            context=self._ssl)
-        except urllib.error.HTTPError as e:
-            body = e.read()
-            if e.headers.get("Content-Encoding") == "gzip":
-                body = gzip.decompress(body)
+            headers["Authorization"] = "Bearer " + self._token
+        for attempt in range(_RETRIES + 1):
             try:
-                doc = json.loads(body)
+                answer = self._send(method, target, data, headers)
+            except (OSError, http.client.HTTPException) as e:
+                reason = e.strerror if isinstance(e, OSError) and \
+                    e.strerror else (str(e) or type(e).__name__)
+                if isinstance(e, socket.timeout):
+                    reason = "no answer in %s s" % self._timeout
+                raise errors.Unavailable(
+                    "cannot reach the coordinator at %s: %s"
+                    % (self.where, reason)) from None
+            if answer.status in (429, 503) and attempt < _RETRIES:
+                answer.read()
+                time.sleep(_retry_after(answer))
+                continue
+            break
+        self.last_headers = answer.headers
+        if answer.status >= 400:
+            raw = answer.read()
+            if answer.getheader("Content-Encoding") == "gzip":
+                raw = gzip.decompress(raw)
+            try:
+                doc = json.loads(raw)
                 message, code = doc["error"], doc["code"]
             except (ValueError, KeyError, TypeError):
-                raise errors.Error("%s: HTTP %d" % (url, e.code)) from None
+                raise errors.Error("%s: HTTP %d" % (url, answer.status)) \
+                    from None
             raise _BY_CODE.get(code, errors.Error)(message, code) from None
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise errors.Unavailable("cannot reach the coordinator at %s: %s"
-                                     % (self.where, reason)) from None
-        self.last_headers = answer.headers
-        if answer.headers.get("Content-Encoding") == "gzip":
-            body = _Cut(gzip.GzipFile(fileobj=answer), answer, url)
+        if answer.getheader("Content-Encoding") == "gzip":
+            body = _Cut(gzip.GzipFile(fileobj=answer), answer, url, self)
         else:
-            body = _Cut(answer, answer, url)
+            body = _Cut(answer, answer, url, self)
         return io.BufferedReader(body, 1 << 20)
 
-    def fetch(self, path, method="GET", body=None, **query):
+    def fetch(self, path: str, method: str = "GET", body: Json = None,
+              **query: object) -> bytes:
         """The answer's body (bytes) to a request; errors as exceptions."""
         with self._open(path, method, body, **query) as answer:
             return answer.read()
 
-    def get(self, path, **query):
-        return json.loads(self.fetch(path, **query))
+    def get(self, path: str, **query: object) -> Json:
+        return json.loads(self.fetch(path, "GET", None, **query))
 
-    def post(self, path, body=None):
+    def post(self, path: str, body: Json = None) -> Json:
         return json.loads(self.fetch(path, method="POST", body=body or {}))
 
-    def boundaries(self, name):
+    def boundaries(self, name: str) -> Tuple[str, List[Dict[str, Json]]]:
         doc = self.get("/api/sweeps/%s/boundaries" % self._quoted(name))
-        out = []
+        out: List[Dict[str, Json]] = []
         for c in doc.get("cells", []):
             out.append({
                 "cell": _cells(c.get("cell")), "state": c.get("state", ""),
-                "estimate": _double(c.get("estimate", 0.0)),
-                "bracket_lo": _double(c.get("bracket_lo", 0.0)),
-                "bracket_hi": _double(c.get("bracket_hi", 0.0)),
+                "estimate": number(c.get("estimate", 0.0)),
+                "bracket_lo": number(c.get("bracket_lo", 0.0)),
+                "bracket_hi": number(c.get("bracket_hi", 0.0)),
                 "runs": int(c.get("runs", 0)),
                 "probes": [{"value": p.get("value", ""),
-                            "x": _double(p.get("x", 0.0)),
+                            "x": number(p.get("x", 0.0)),
                             "yes": int(p.get("yes", 0)),
                             "no": int(p.get("no", 0)),
                             "failed": int(p.get("failed", 0)),
                             "pending": int(p.get("pending", 0)),
-                            "low": _double(p.get("low", 0.0)),
-                            "high": _double(p.get("high", 0.0)),
+                            "low": number(p.get("low", 0.0)),
+                            "high": number(p.get("high", 0.0)),
                             "verdict": p.get("verdict", "")}
                            for p in c.get("probes", [])]})
         return doc.get("key", ""), out
 
-    def cell_rows(self, name, over_seeds):
-        """Results per cell (GetResults): (cell, {field: value}) rows, the
-        train table's cells or the tails testbed's rows."""
+    def results_table(self, name: str, over_seeds: bool) -> Json:
+        """The sweep's kind's results table (GetResults): its JSON
+        (core/schema/results_table.h's ResultsTableJson). FailedPrecondition
+        from a coordinator older than the tables (0.2.0)."""
         doc = self.get("/api/sweeps/%s/results" % self._quoted(name),
-                       over_seeds="true" if over_seeds else "false")
-        rows = sorted(doc.get("rows", []),
-                      key=lambda r: int(r.get("position", 0)))
-        out = []
-        for r in rows + doc.get("tails", []):
-            fields = {k: (_double(v) if isinstance(v, str) else v)
-                      for k, v in r.items() if k not in ("cell", "position")}
-            for k in ("jobs", "done", "collapsed", "diverged", "failed",
-                      "stopped_early", "steps_saved", "n"):
-                if k in fields:
-                    fields[k] = int(fields[k])
-            out.append((_cells(r.get("cell")), fields))
-        return out
+                       over_seeds="true" if over_seeds else "false",
+                       shape="table")
+        table = doc.get("table")
+        if not isinstance(table, dict) or not table.get("columns"):
+            raise errors.FailedPrecondition(
+                "the coordinator at %s is older than this client: results "
+                "per cell need a coordinator of tailsweep 0.2.0 or newer "
+                "(upgrade it, or use the client of its version)" % self.where)
+        return table
 
     # Writes: each returns the call's answer with its counts as ints.
 
     @staticmethod
-    def _ints(doc, *names):
+    def _ints(doc: Json, *names: str) -> Dict[str, int]:
         return {n: int(doc.get(n, 0)) for n in names}
 
-    def submit(self, text, source, overrides, dry_run, spec_dir):
+    def submit(self, text: str, source: str, overrides: List[str],
+               dry_run: bool, spec_dir: str) -> Dict[str, Json]:
         doc = self.post("/api/sweeps", {
             "spec_yaml": text, "source_name": source,
             "overrides": list(overrides), "dry_run": bool(dry_run),
             "spec_dir": spec_dir})
-        out = {"sweep": doc["sweep"], "dry_run": bool(doc.get("dry_run"))}
+        out: Dict[str, Json] = {"sweep": doc["sweep"],
+                                "dry_run": bool(doc.get("dry_run"))}
         out.update(self._ints(doc, "jobs", "jobs_added", "jobs_existing"))
         out["spec"] = doc.get("spec_yaml", "")
         return out
 
-    def cancel(self, name, job_id=None):
+    def cancel(self, name: str,
+               job_id: Optional[str] = None) -> Dict[str, int]:
         path = "/api/sweeps/%s" % self._quoted(name)
         if job_id is not None:
             path += "/jobs/%s" % self._quoted(job_id)
         return self._ints(self.post(path + "/cancel"), "jobs_cancelled",
                           "jobs_kept_running")
 
-    def resume(self, name):
+    def resume(self, name: str) -> Dict[str, int]:
         return self._ints(
             self.post("/api/sweeps/%s/resume" % self._quoted(name)),
             "jobs_requeued")
 
-    def add_jobs(self, name, cells):
+    def add_jobs(self, name: str,
+                 cells: List[Dict[str, str]]) -> Dict[str, Json]:
         doc = self.post("/api/sweeps/%s/jobs" % self._quoted(name),
                         {"cells": cells})
-        out = self._ints(doc, "jobs_added", "jobs_existing")
+        out: Dict[str, Json] = self._ints(doc, "jobs_added", "jobs_existing")
         out["job_ids"] = list(doc.get("job_ids", []))
         return out
 
     @staticmethod
-    def _counts(doc):
+    def _counts(doc: Json) -> Dict[str, int]:
         by_state = {k: int(v) for k, v in (doc.get("jobs_by_state") or
                                             {}).items()}
         return {s: by_state.get(s, int(doc.get(s, 0))) for s in STATES}
 
-    def _quoted(self, name):
+    def _quoted(self, name: str) -> str:
         return urllib.parse.quote(name, safe="")
 
-    def api(self):
+    def api(self) -> Json:
         return self.get("/api")
 
-    def sweeps(self):
-        out = []
+    def sweeps(self) -> List[SweepRow]:
+        out: List[SweepRow] = []
         for s in self.get("/api/sweeps").get("sweeps", []):
             counts = self._counts(s.get("counts", {}))
             out.append({"name": s["name"], "kind": s["kind"],
@@ -234,7 +323,7 @@ class Http:
                         "total": sum(counts.values())})
         return out
 
-    def info(self, name):
+    def info(self, name: str) -> InfoRow:
         doc = self.get("/api/sweeps/" + self._quoted(name))
         s = doc["sweep"]
         return {"name": s["name"], "kind": s["kind"],
@@ -243,17 +332,19 @@ class Http:
                 "spec": doc.get("spec_yaml", ""),
                 "version": doc.get("version", "")}
 
-    def status(self, name):
+    def status(self, name: str) -> StatusRow:
         doc = self.get("/api/sweeps/%s/status" % self._quoted(name))
         return (self._counts(doc), int(doc.get("runs_stopped_early", 0)),
                 int(doc.get("steps_saved", 0)),
                 doc.get("coordinator_problem", ""))
 
-    def _job_pages(self, name, state, fields=None, where=None,
-                   updated_since=None):
+    def _job_pages(self, name: str, state: Optional[str],
+                   fields: Optional[str] = None, where: Where = None,
+                   updated_since: Optional[int] = None
+                   ) -> Iterator[List[Json]]:
         # The filters go to the coordinator: where.KEY=VALUE, repeated for
         # several values of one key.
-        filters = {}
+        filters: Dict[str, List[str]] = {}
         for key, value in (where or {}).items():
             filters["where." + key] = where_texts(value)
         token = ""
@@ -267,34 +358,35 @@ class Http:
             if not token:
                 return
 
-    def job_rows(self, name, state=None, where=None, fields=None,
-                 updated_since=None):
+    def job_rows(self, name: str, state: Optional[str] = None,
+                 where: Where = None, fields: Optional[str] = None,
+                 updated_since: Optional[int] = None) -> Iterator[JobRow]:
         for page in self._job_pages(name, state, fields, where,
                                     updated_since):
             for j in page:
-                yield (j["job_id"], j.get("state", ""), j.get("job_state", ""),
-                       int(j.get("attempt", 0)), int(j.get("epoch", 0)),
-                       j.get("holder", ""), j.get("last_error", ""),
-                       _cells(j.get("cell")), _cells(j.get("params")),
-                       j.get("result_json") or None,
-                       int(j.get("updated_ms", 0)))
+                yield _job_row(j)
 
-    def result_rows(self, name, where=None):
+    def result_rows(self, name: str,
+                    where: Where = None) -> Iterator[Tuple[str, str, str]]:
         # Only what a results row is made of (and the params `where` reads).
         fields = "job_id,cell,result_json"
         for row in self.job_rows(name, "done", where, fields):
-            if row[9]:
-                yield row[0], json.dumps(row[7]), row[9]
+            if row.result:
+                yield row.job_id, json.dumps(row.cell), row.result
 
-    def _points(self, job_id, names, step_min, step_max):
+    def _points(self, job_id: str, names: Optional[List[str]],
+                step_min: Optional[int],
+                step_max: Optional[int]) -> List[Point]:
         doc = self.get("/api/jobs/%s/metrics" % job_id,
                        names=",".join(names) if names else None,
                        step_min=step_min, step_max=step_max)
         return [(job_id, p["name"], int(p["step"]),
-                 _double(p.get("value", 0.0)))
+                 number(p.get("value", 0.0)))
                 for p in doc.get("points", [])]
 
-    def _history(self, name, names, step_min, step_max):
+    def _history(self, name: str, names: Optional[List[str]],
+                 step_min: Optional[int],
+                 step_max: Optional[int]) -> io.BufferedReader:
         """The sweep's points as the history route's CSV, open: every page,
         streamed by the coordinator in one answer."""
         return self._open("/api/sweeps/%s/history" % self._quoted(name),
@@ -302,17 +394,21 @@ class Http:
                           step_min=step_min, step_max=step_max,
                           format="csv")
 
-    def point_rows(self, name, names, jobs, step_min, step_max):
+    def point_rows(self, name: str, names: Optional[List[str]],
+                   jobs: Optional[List[str]], step_min: Optional[int],
+                   step_max: Optional[int]) -> List[Point]:
         wanted = set(jobs) if jobs is not None else None
         with self._history(name, names, step_min, step_max) as body:
             reader = csv.reader(io.TextIOWrapper(body, encoding="utf-8",
                                                  newline=""))
             next(reader, None)  # the header
-            return [(j, n, int(s), _CSV_DOUBLE.get(v) or float(v))
+            return [(j, n, int(s), float(number(v)))
                     for j, n, s, v in reader
                     if wanted is None or j in wanted]
 
-    def point_frame(self, pandas, name, names, jobs, step_min, step_max):
+    def point_frame(self, pandas: Any, name: str, names: Optional[List[str]],
+                    jobs: Optional[List[str]], step_min: Optional[int],
+                    step_max: Optional[int]) -> Any:
         """point_rows as a DataFrame, parsed by pandas as the body
         streams in (never the whole body in memory)."""
         with self._history(name, names, step_min, step_max) as body:
@@ -327,22 +423,23 @@ class Http:
                 frame[c] = frame[c].cat.remove_unused_categories()
         return frame
 
-    def job_points(self, job_id, names, step_min, step_max):
+    def job_points(self, job_id: str, names: Optional[List[str]],
+                   step_min: Optional[int],
+                   step_max: Optional[int]) -> List[Point]:
         return self._points(job_id, names, step_min, step_max)
 
-    def job_row(self, job_id):
+    def job_row(self, job_id: str) -> JobRow:
         check_job_id(job_id)
-        doc = self.get("/api/jobs/%s/logs" % job_id)
-        full = doc["job_id"]
-        # The job's own fields come from a sweep that holds it.
-        for s in self.sweeps():
-            for row in self.job_rows(s["name"]):
-                if row[0] == full:
-                    return (full, doc.get("state", row[2]), row[2]) + row[3:7] \
-                        + (None, row[8], row[9], row[10])
-        raise errors.NotFound("no job '%s' in any sweep" % job_id)
+        doc = self.get("/api/jobs/%s" % job_id)
+        if "job" not in doc:
+            raise errors.FailedPrecondition(
+                "the coordinator at %s is older than this client: a job by "
+                "id needs a coordinator of tailsweep 0.2.0 or newer"
+                % self.where)
+        row = _job_row(doc["job"])
+        return row._replace(cell=None)  # a job may be in several sweeps
 
-    def logs(self, job_id):
+    def logs(self, job_id: str) -> List[LogRow]:
         doc = self.get("/api/jobs/%s/logs" % job_id)
         return sorted(({"epoch": int(g.get("epoch", 0)),
                         "outcome": g.get("outcome", ""),

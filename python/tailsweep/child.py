@@ -39,7 +39,6 @@ writes: ``log`` and ``write_result`` do nothing on other ranks, and
 
 import contextlib
 import json
-import math
 import numbers
 import os
 import re
@@ -48,6 +47,12 @@ import signal
 import sys
 import tempfile
 import time
+import types
+from typing import (Dict, Iterable, Iterator, List, Mapping, NoReturn,
+                    Optional, Sequence, SupportsFloat, SupportsIndex,
+                    TypedDict, Union, cast)
+
+from tailsweep._numbers import WORDS, Json, word
 
 __all__ = [
     "EXIT_PREEMPTED", "MAX_LINE_BYTES", "MAX_POINTS_PER_LINE",
@@ -70,21 +75,28 @@ MAX_NAME_BYTES = 128
 
 _CHECKPOINT_NAME = re.compile(r"^step-([0-9]+)$")
 _COMPLETE = "COMPLETE"
-_NONFINITE = {"nan", "inf", "-inf"}
+
+# A metric's value as log() takes it: a number (anything float() takes:
+# ints, floats, numpy scalars, 0-d tensors) or "nan"/"inf"/"-inf"; or a
+# list (tuple) or dict of them.
+_Number = Union[SupportsFloat, SupportsIndex, str]
+_Metric = Union[_Number, Sequence[_Number], Mapping[str, _Number]]
+# A value as a metrics line holds it.
+_Written = Union[int, float, str]
 
 
-def _env(name):
+def _env(name: str) -> Optional[str]:
     """The variable's value, or None when it is unset or empty."""
     value = os.environ.get(name)
     return value if value else None
 
 
-def in_tailsweep():
+def in_tailsweep() -> bool:
     """True when this process runs as a tailsweep job (TAILSWEEP_JOB_ID set)."""
     return _env("TAILSWEEP_JOB_ID") is not None
 
 
-def is_main_process():
+def is_main_process() -> bool:
     """False on a torchrun rank other than 0 (RANK, else LOCAL_RANK).
 
     Only the main process should write metrics, checkpoints and the result.
@@ -96,12 +108,12 @@ def is_main_process():
     return True
 
 
-def job_id():
+def job_id() -> Optional[str]:
     """$TAILSWEEP_JOB_ID (64 hex digits), or None outside tailsweep."""
     return _env("TAILSWEEP_JOB_ID")
 
 
-def attempt():
+def attempt() -> int:
     """$TAILSWEEP_ATTEMPT: 1 for the first attempt, 2 for the first retry...
 
     A preempted attempt (exit 3) is not counted. 1 outside tailsweep.
@@ -109,7 +121,7 @@ def attempt():
     return int(_env("TAILSWEEP_ATTEMPT") or 1)
 
 
-def job_dir():
+def job_dir() -> str:
     """$TAILSWEEP_JOB_DIR, the job's own directory; outside, the working one.
 
     It is also the child's default working directory unless the spec sets
@@ -118,13 +130,13 @@ def job_dir():
     return _env("TAILSWEEP_JOB_DIR") or os.getcwd()
 
 
-def checkpoint_dir():
+def checkpoint_dir() -> str:
     """$TAILSWEEP_CHECKPOINT_DIR; outside tailsweep, ./checkpoints."""
     return _env("TAILSWEEP_CHECKPOINT_DIR") or os.path.join(
         os.getcwd(), "checkpoints")
 
 
-def resume_step():
+def resume_step() -> int:
     """$TAILSWEEP_RESUME_STEP: the restored checkpoint's step; 0 is a fresh start.
 
     Metrics for steps up to it are already stored: continue from it + 1.
@@ -132,18 +144,18 @@ def resume_step():
     return int(_env("TAILSWEEP_RESUME_STEP") or 0)
 
 
-def stop_grace_s():
+def stop_grace_s() -> float:
     """Seconds between SIGTERM and SIGKILL ($TAILSWEEP_STOP_GRACE_S, default 30)."""
     return float(_env("TAILSWEEP_STOP_GRACE_S") or 30)
 
 
-def num_threads(default=1):
+def num_threads(default: int = 1) -> int:
     """The slot's thread count, from OMP_NUM_THREADS (else `default`)."""
     value = _env("OMP_NUM_THREADS")
     return int(value) if value else default
 
 
-def params(defaults=None):
+def params(defaults: Optional[Mapping[str, Json]] = None) -> Dict[str, Json]:
     """The job's parameters: the JSON object at $TAILSWEEP_PARAMS_FILE.
 
     Values are typed as in the spec (numbers, true/false, lists, strings).
@@ -164,10 +176,10 @@ def params(defaults=None):
     return merged
 
 
-def _number(value, name):
+def _number(value: object, name: str) -> _Written:
     """A JSON-ready metric value: int, finite float, or "nan"/"inf"/"-inf"."""
     if isinstance(value, str):
-        if value in _NONFINITE:
+        if value in WORDS:
             return value
         raise TypeError("metric %r: the string %r is not a number "
                         "(only \"nan\", \"inf\", \"-inf\")" % (name, value))
@@ -176,26 +188,24 @@ def _number(value, name):
     if isinstance(value, numbers.Integral):
         return int(value)
     try:
-        number = float(value)  # float, numpy scalars, 0-d tensors
+        # float, numpy scalars, 0-d tensors; float() raises for the rest.
+        number = float(cast(SupportsFloat, value))
     except (TypeError, ValueError):
         raise TypeError("metric %r: %r is not a number" % (name, value))
-    if math.isnan(number):
-        return "nan"
-    if math.isinf(number):
-        return "inf" if number > 0 else "-inf"
-    return number
+    return word(number)
 
 
-def _check_name(name):
+def _check_name(name: str) -> None:
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
         raise ValueError("metric name %r is over %d bytes"
                          % (name, MAX_NAME_BYTES))
 
 
-def _metric(value, name, names):
+def _metric(value: object, name: str, names: List[str]
+            ) -> Union[_Written, List[_Written], Dict[str, _Written]]:
     """The value as JSON-ready; appends the stored names to `names`."""
     if isinstance(value, dict):
-        out = {}
+        out: Dict[str, _Written] = {}
         for key, item in value.items():
             if not isinstance(key, str) or not key:
                 raise TypeError("metric %r: keys must be non-empty strings"
@@ -210,13 +220,13 @@ def _metric(value, name, names):
     return _number(value, name)
 
 
-def _line(step, metrics):
+def _line(step: int, metrics: Mapping[str, object]) -> bytes:
     if isinstance(step, bool) or not isinstance(step, numbers.Integral):
         raise TypeError("step must be an integer (got %r)" % (step,))
     if step < 1:
         raise ValueError("step must be >= 1 (got %d)" % step)
-    record = {"step": int(step)}
-    names = []
+    record: Dict[str, object] = {"step": int(step)}
+    names: List[str] = []
     for name, value in metrics.items():
         if not isinstance(name, str) or not name:
             raise TypeError("metric names must be non-empty strings "
@@ -237,7 +247,8 @@ def _line(step, metrics):
     return data + b"\n"
 
 
-def log(step, metrics=None, **kw):
+def log(step: int, metrics: Optional[Mapping[str, _Metric]] = None,
+        **kw: _Metric) -> Optional[str]:
     """Appends one metrics line for `step` (an int >= 1) and flushes it.
 
     ``log(10, {"loss": 0.5})`` or ``log(10, loss=0.5, acc=[0.1, 0.2])``.
@@ -273,20 +284,20 @@ def log(step, metrics=None, **kw):
     return data[:-1].decode("utf-8")
 
 
-def checkpoint_step(path):
+def checkpoint_step(path: Union[str, "os.PathLike[str]"]) -> Optional[int]:
     """The step of a checkpoint directory named step-N, or None."""
     match = _CHECKPOINT_NAME.match(os.path.basename(os.path.normpath(path)))
     return int(match.group(1)) if match else None
 
 
-def _complete_checkpoints():
+def _complete_checkpoints() -> Dict[int, str]:
     """{step: path} of the complete step-N directories."""
     root = checkpoint_dir()
     try:
         names = os.listdir(root)
     except FileNotFoundError:
         return {}
-    found = {}
+    found: Dict[int, str] = {}
     for name in names:
         match = _CHECKPOINT_NAME.match(name)
         path = os.path.join(root, name)
@@ -295,13 +306,13 @@ def _complete_checkpoints():
     return found
 
 
-def latest_checkpoint():
+def latest_checkpoint() -> Optional[str]:
     """The newest complete checkpoint directory (step-N with COMPLETE), or None."""
     found = _complete_checkpoints()
     return found[max(found)] if found else None
 
 
-def resume_checkpoint():
+def resume_checkpoint() -> Optional[str]:
     """The checkpoint a run should continue from, or None for a fresh start.
 
     Under tailsweep: step-$TAILSWEEP_RESUME_STEP (the one the worker
@@ -321,7 +332,7 @@ def resume_checkpoint():
     return path
 
 
-def _fsync_tree(root):
+def _fsync_tree(root: str) -> None:
     for folder, _, files in os.walk(root):
         for name in files:
             fd = os.open(os.path.join(folder, name), os.O_RDONLY)
@@ -332,7 +343,7 @@ def _fsync_tree(root):
 
 
 @contextlib.contextmanager
-def save_checkpoint(step, fsync=True):
+def save_checkpoint(step: int, fsync: bool = True) -> Iterator[str]:
     """Yields a directory to write the checkpoint of `step` into.
 
         with child.save_checkpoint(step) as d:
@@ -388,15 +399,22 @@ def save_checkpoint(step, fsync=True):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-_stop = {"requested": False, "signal": None}
+class _Stop(TypedDict):
+    """What handle_sigterm()'s handler saw."""
+    requested: bool
+    signal: Optional[int]
 
 
-def _on_stop_signal(signum, frame):
+_stop: _Stop = {"requested": False, "signal": None}
+
+
+def _on_stop_signal(signum: int, frame: Optional[types.FrameType]) -> None:
     _stop["requested"] = True
     _stop["signal"] = signum
 
 
-def handle_sigterm(signals=(signal.SIGTERM, signal.SIGUSR1)):
+def handle_sigterm(
+        signals: Iterable[int] = (signal.SIGTERM, signal.SIGUSR1)) -> None:
     """Makes SIGTERM (and SIGUSR1) only set the flag stop_requested() reads.
 
     Call it once, from the main thread, before the training loop; then poll
@@ -408,15 +426,21 @@ def handle_sigterm(signals=(signal.SIGTERM, signal.SIGUSR1)):
         signal.signal(signum, _on_stop_signal)
 
 
-def stop_requested():
+def stop_requested() -> bool:
     """True once a signal installed by handle_sigterm() has arrived."""
     return _stop["requested"]
 
 
-_lease = {"next_read": 0.0, "until_ms": None}
+class _Lease(TypedDict):
+    """lease_expired()'s last read of $TAILSWEEP_LEASE_FILE."""
+    next_read: float  # time.monotonic()
+    until_ms: Optional[int]
 
 
-def lease_expired():
+_lease: _Lease = {"next_read": 0.0, "until_ms": None}
+
+
+def lease_expired() -> bool:
     """True once the worker's lease on this job has run out (optional check).
 
     $TAILSWEEP_LEASE_FILE holds one number: the CLOCK_MONOTONIC millisecond
@@ -441,7 +465,7 @@ def lease_expired():
     return _lease["until_ms"] is not None and now * 1000 > _lease["until_ms"]
 
 
-def exit_preempted():
+def exit_preempted() -> NoReturn:
     """Exits with EXIT_PREEMPTED (3): requeue the job, spend no attempt.
 
     Save a checkpoint first, or the next attempt starts over.
@@ -451,10 +475,10 @@ def exit_preempted():
     sys.exit(EXIT_PREEMPTED)
 
 
-def _finite_json(value):
+def _finite_json(value: object) -> object:
     """Replaces NaN and infinities (not valid JSON) by strings, recursively."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, float):
+        return word(value)
     if isinstance(value, dict):
         return {str(k): _finite_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -462,7 +486,7 @@ def _finite_json(value):
     return value
 
 
-def write_result(obj):
+def write_result(obj: Dict[str, Json]) -> Optional[str]:
     """Writes the JSON object `obj` to $TAILSWEEP_RESULT_FILE atomically.
 
     It is stored with the job's result when the child exits 0. NaN and

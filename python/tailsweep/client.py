@@ -17,15 +17,68 @@ Offline, the client reads the coordinator's SQLite file read-only
 pandas is imported only when a DataFrame is asked for.
 """
 
+import collections.abc
+import dataclasses
+import datetime
 import json
 import os
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List,
+                    Mapping, Optional, Sequence, Type, TypeVar, Union)
 
 from tailsweep import _database
+from tailsweep._database import InfoRow, JobRow, LogRow, Where
 from tailsweep._frames import (_PARAM_PREFIX, _flatten, _frame, _number,
                                _pandas, _points, _text, _typed)
+from tailsweep._numbers import Json, number
 from tailsweep.errors import InvalidArgument
 
+if TYPE_CHECKING:
+    from tailsweep import _http
+
+    # Where a client reads: the database file or the coordinator's API
+    # (the same methods, the same row shapes).
+    _Source = Union[_database.Database, _http.Http]
+
 STATES = _database.STATES
+# A cell's value as add_jobs takes it.
+_CellValue = Union[str, int, float, bool]
+_C = TypeVar("_C", bound="Client")
+
+
+class _Record:
+    """A dataclass also read as the dict it was before 0.2.0
+    (record["name"])."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in {f.name for f in dataclasses.fields(self)}:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def keys(self) -> List[str]:
+        return [f.name for f in dataclasses.fields(self)]
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepInfo(_Record):
+    """A sweep as Client.sweeps() lists it."""
+    name: str
+    kind: str
+    created: datetime.datetime
+    counts: Dict[str, int]  # by state, as the sweep sees its jobs
+    total: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Status(_Record):
+    """Sweep.status(): counts by state, total, the done fraction, early
+    stops and the training steps they saved, the coordinator's problem."""
+    sweep: str
+    counts: Dict[str, int]
+    total: int
+    done_fraction: float
+    runs_stopped_early: int
+    steps_saved: int
+    problem: str  # "" when none; always "" offline
 
 class Client:
     """A tailsweep coordinator's sweeps. `Client(url, token=, ca=)` reads
@@ -33,20 +86,23 @@ class Client:
     methods; every failure is a tailsweep.Error subclass carrying the
     coordinator's (or the database's) message."""
 
-    def __init__(self, url, token=None, ca=None, timeout=60.0,
-                 page_size=1000, compress=None):
+    def __init__(self, url: str, token: Optional[str] = None,
+                 ca: Optional[str] = None, timeout: float = 60.0,
+                 page_size: int = 1000,
+                 compress: Optional[bool] = None) -> None:
         """`url`: the coordinator's --http-listen address (http:// or
         https://); `token`: its token; `ca`: the CA file of its TLS
         certificate; `timeout`: seconds a request may take; `page_size`:
         jobs a request reads (1..10000); `compress`: ask for gzip answers
         (default: unless the coordinator is on this machine)."""
         from tailsweep import _http  # urllib and ssl: only when online
-        self._source = _http.Http(url, token=token, ca=ca, timeout=timeout,
-                                  page_size=page_size, compress=compress)
+        self._source: _Source = _http.Http(
+            url, token=token, ca=ca, timeout=timeout, page_size=page_size,
+            compress=compress)
         self.where = self._source.where
 
     @classmethod
-    def open(cls, path):
+    def open(cls: Type[_C], path: str) -> _C:
         """The database at `path`, read-only (a live coordinator's, or a
         `tailsweep snapshot` copy). NotFound for a missing file,
         InvalidArgument for a file that is not a tailsweep database."""
@@ -56,7 +112,7 @@ class Client:
         return client
 
     @classmethod
-    def from_run_dir(cls, path, **kwargs):
+    def from_run_dir(cls: Type[_C], path: str, **kwargs: Any) -> _C:
         """The coordinator of a `tailsweep slurm up` run directory: its
         http_address, token and ca.crt (proto/run_dir.h names them).
         Unavailable while the coordinator has not written its address."""
@@ -75,7 +131,7 @@ class Client:
                    **kwargs)
 
     @classmethod
-    def from_env(cls):
+    def from_env(cls: Type[_C]) -> _C:
         """Client($TAILSWEEP_URL, token from $TAILSWEEP_TOKEN_FILE, ca
         $TAILSWEEP_TLS_CA), Client.from_run_dir($TAILSWEEP_RUN_DIR), or
         Client.open($TAILSWEEP_DB)."""
@@ -94,39 +150,41 @@ class Client:
                               "TAILSWEEP_TLS_CA), TAILSWEEP_RUN_DIR or "
                               "TAILSWEEP_DB")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Client(%r)" % self.where
 
-    def close(self):
+    def close(self) -> None:
         self._source.close()
 
-    def __enter__(self):
+    def __enter__(self: _C) -> _C:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def api(self):
+    def api(self) -> Json:
         """The coordinator's GET /api: api_version, build, schema_version,
         and each job kind's keys with their defaults and types. Online
         only (NotAvailableOffline for a database file)."""
         return self._source.api()
 
-    def sweeps(self):
+    def sweeps(self) -> List[SweepInfo]:
         """Every sweep, oldest first: name, kind, created (UTC datetime),
         counts by state (as the sweep sees its jobs), total."""
-        return self._source.sweeps()
+        return [SweepInfo(**s) for s in self._source.sweeps()]
 
-    def sweep(self, name):
+    def sweep(self, name: str) -> "Sweep":
         """The sweep `name`; NotFound naming the sweeps there are."""
         return Sweep(self._source, self._source.info(name))
 
-    def job(self, job_id):
+    def job(self, job_id: str) -> "Job":
         """The job whose id is or starts with `job_id` (6 or more hex
         digits)."""
         return Job(self._source, self._source.job_row(job_id))
 
-    def submit(self, path, overrides=None, dry_run=False):
+    def submit(self, path: str,
+               overrides: Union[str, Iterable[str], None] = None,
+               dry_run: bool = False) -> Dict[str, Json]:
         """Submits the sweep spec file at `path` with `overrides` (KEY=VALUE
         texts, as `tailsweep submit SPEC KEY=VALUE` takes them): its new
         jobs are queued; submitting again adds nothing, an extended grid
@@ -154,34 +212,34 @@ class Client:
 class Sweep:
     """One sweep's status, jobs, results and curves."""
 
-    def __init__(self, source, info):
+    def __init__(self, source: "_Source", info: InfoRow) -> None:
         self._s = source
         self.name = info["name"]
         self.kind = info["kind"]
         self._info = info
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Sweep(%r, kind=%r)" % (self.name, self.kind)
 
-    def info(self):
+    def info(self) -> Dict[str, Any]:
         """name, kind, created, fixed (typed), spec (the text submitted),
         version (the build that expanded it)."""
-        info = dict(self._info)
+        info: Dict[str, Any] = dict(self._info)
         info["fixed"] = {k: _typed(v) for k, v in info["fixed"].items()}
         return info
 
-    def status(self):
+    def status(self) -> Status:
         """counts (by state, as this sweep sees its jobs), total, done
         fraction, runs_stopped_early and the training steps they saved,
         and the coordinator's problem ("" when none; online only)."""
         counts, early, saved, problem = self._s.status(self.name)
         total = sum(counts.values())
-        return {"sweep": self.name, "counts": counts, "total": total,
-                "done_fraction": counts["done"] / total if total else 0.0,
-                "runs_stopped_early": early, "steps_saved": saved,
-                "problem": problem}
+        return Status(self.name, counts, total,
+                      counts["done"] / total if total else 0.0, early, saved,
+                      problem)
 
-    def wait(self, poll=5.0, timeout=None):
+    def wait(self, poll: float = 5.0,
+             timeout: Optional[float] = None) -> Status:
         """Blocks until none of the sweep's jobs is queued or leased (a
         boundary search may still add more), reading status() every
         `poll` seconds; that status. TimeoutError after `timeout`."""
@@ -189,45 +247,48 @@ class Sweep:
         end = None if timeout is None else time.monotonic() + timeout
         while True:
             status = self.status()
-            if status["counts"]["queued"] + status["counts"]["leased"] == 0:
+            if status.counts["queued"] + status.counts["leased"] == 0:
                 return status
             if end is not None and time.monotonic() >= end:
                 raise TimeoutError("sweep '%s' not finished after %s s: %s"
-                                   % (self.name, timeout, status["counts"]))
+                                   % (self.name, timeout, status.counts))
             time.sleep(poll)
 
-    def cancel(self):
+    def cancel(self) -> Dict[str, int]:
         """Cancels the sweep's queued and running jobs (running ones stop at
         their next heartbeat; a job another live sweep shares runs on for
         it). Returns jobs_cancelled, jobs_kept_running. ReadOnly offline."""
         return self._s.cancel(self.name)
 
-    def cancel_job(self, job_id):
+    def cancel_job(self, job_id: str) -> Dict[str, int]:
         """Cancels one job of the sweep (its full id), as cancel() does:
         a pruned trial. Returns jobs_cancelled (0 when it had ended)."""
         return self._s.cancel(self.name, job_id)
 
-    def resume(self):
+    def resume(self) -> Dict[str, int]:
         """Queues again what the sweep shows as failed or cancelled; done
         jobs never rerun. Returns jobs_requeued."""
         return self._s.resume(self.name)
 
-    def add_jobs(self, cells):
+    def add_jobs(self, cells: Union[Mapping[str, _CellValue],
+                                    Iterable[Mapping[str, _CellValue]]]
+                 ) -> List[str]:
         """Adds one job per cell ({key: value}, keys of the sweep's kind,
         none of its fixed keys) with the sweep's fixed values, after its
         last job. Returns the job ids, one per cell, in order. Ids are
         content hashes: adding a cell again adds nothing, so a retry is
         harmless. InvalidArgument naming a refused cell (nothing added)."""
-        if isinstance(cells, dict):
+        if isinstance(cells, collections.abc.Mapping):
             cells = [cells]
         texts = [{str(k): _text(v) for k, v in cell.items()}
                  for cell in cells]
-        ids = []
+        ids: List[str] = []
         for at in range(0, len(texts), 10000):
             ids += self._s.add_jobs(self.name, texts[at:at + 10000])["job_ids"]
         return ids
 
-    def jobs(self, state=None, where=None, updated_since=None):
+    def jobs(self, state: Optional[str] = None, where: Where = None,
+             updated_since: Optional[int] = None) -> Iterator["Job"]:
         """The sweep's jobs in grid order, lazily: Job objects with state
         (as this sweep sees it), attempt, cell, params, result and
         updated_ms. `where`: {param: value or [values]}, filtered by the
@@ -240,7 +301,9 @@ class Sweep:
                                     updated_since=updated_since):
             yield Job(self._s, row)
 
-    def results(self, per="job", columns=None, where=None, output="pandas"):
+    def results(self, per: str = "job",
+                columns: Optional[Sequence[str]] = None, where: Where = None,
+                output: str = "pandas") -> Any:
         """One row per done job, in grid order, with `tailsweep export
         --what results`'s columns: job_id, params_KEY (the job's whole
         config when its result has one, else its grid values; typed), then
@@ -249,11 +312,15 @@ class Sweep:
         (summary.loss.last); "nan"/"inf" become floats. `columns`: keep
         these (job_id always first); `where`: {param: value or [values]}.
 
-        per="cell": the coordinator's table (`tailsweep results`): one row
-        per cell over seeds, its grid values as params_KEY, then jobs, done,
-        ratio_median, ratio_ci_low, ..., collapsed, diverged; a tails sweep
-        its testbed rows. per="seed": the same, each seed its own row.
-        Online only (NotAvailableOffline for a database file).
+        per="cell": the table the sweep's kind makes on the coordinator
+        (`tailsweep results --format json`'s rows): one row per cell over
+        seeds, its grid values as params_KEY (typed), then the kind's
+        columns (train: jobs, done, failed, ratio_median, ...; a command
+        sweep: each metric's last value, the median over seeds, and each
+        outcome as the fraction of done runs where it held; tails: the
+        testbed's rows). per="seed": the same, each seed its own row.
+        Online only (NotAvailableOffline for a database file);
+        FailedPrecondition from a coordinator older than 0.2.0.
         """
         if per in ("cell", "seed"):
             return self._cell_results(per == "cell", columns, output)
@@ -262,9 +329,10 @@ class Sweep:
                 "per '%s'; allowed: job, cell (over seeds), seed" % per)
         # Column by column (faster to build, and to make a frame of, than
         # a dict per row): column name -> values, None where a row has none.
-        cols, n = {"job_id": []}, 0
+        cols: Dict[str, List[Json]] = {"job_id": []}
+        n = 0
 
-        def put(name, value):
+        def put(name: str, value: Json) -> None:
             column = cols.get(name)
             if column is None:
                 column = cols[name] = [None] * n
@@ -275,7 +343,7 @@ class Sweep:
             for one in doc if isinstance(doc, list) else [doc]:
                 if not isinstance(one, dict):
                     continue
-                row = {"job_id": job_id}
+                row: Dict[str, Json] = {"job_id": job_id}
                 config = one.get("config")
                 if isinstance(config, dict):
                     for k, v in config.items():
@@ -310,17 +378,20 @@ class Sweep:
         return _pandas().DataFrame({c: cols[c] for c in names},
                                    columns=names)
 
-    def _cell_results(self, over_seeds, columns, output):
-        """The coordinator's results per cell (`tailsweep results`): the
-        cell's grid values as params_KEY (typed), then its aggregates."""
-        records = []
-        for cell, fields in self._s.cell_rows(self.name, over_seeds):
-            row = {_PARAM_PREFIX + k: _typed(v) for k, v in cell.items()}
-            row.update(fields)
-            records.append(row)
-        names = []
-        for r in records:
-            names += [k for k in r if k not in names]
+    def _cell_results(self, over_seeds: bool,
+                      columns: Optional[Sequence[str]], output: str) -> Any:
+        """The coordinator's table of the sweep's kind (`tailsweep results
+        --format json`'s rows): key columns as params_KEY (typed), then the
+        kind's values; a fraction (an outcome's runs) as its number."""
+        table = self._s.results_table(self.name, over_seeds)
+        shown = [(i, c) for i, c in enumerate(table["columns"])
+                 if c.get("role") != "display"]
+        names = [(_PARAM_PREFIX if c.get("role") == "key" else "") + c["name"]
+                 for _, c in shown]
+        records: List[Dict[str, Json]] = []
+        for row in table["rows"]:
+            records.append({name: _cell(row[i], c)
+                            for name, (i, c) in zip(names, shown)})
         if columns is not None:
             unknown = [c for c in columns if c not in names]
             if unknown and records:
@@ -331,7 +402,7 @@ class Sweep:
             records = [{c: r.get(c) for c in names} for r in records]
         return _frame(records, names, output)
 
-    def boundaries(self, output="pandas"):
+    def boundaries(self, output: str = "pandas") -> Any:
         """Where a boundary sweep's search stands, one row per cell: its
         grid values (params_KEY, typed), state (searching, found, out of
         probes, below range, above range, no results), estimate,
@@ -340,20 +411,22 @@ class Sweep:
         own plan, the one it adds runs from; online only.
         FailedPrecondition for a sweep without `search:`."""
         key, cells = self._s.boundaries(self.name)
-        records = []
+        records: List[Dict[str, Json]] = []
         for c in cells:
             row = {_PARAM_PREFIX + k: _typed(v) for k, v in c["cell"].items()}
             row.update({k: c[k] for k in ("state", "estimate", "bracket_lo",
                                           "bracket_hi", "runs", "probes")})
             row["key"] = key
             records.append(row)
-        names = []
+        names: List[str] = []
         for r in records:
             names += [k for k in r if k not in names]
         return _frame(records, names, output)
 
-    def history(self, names=None, jobs=None, step_min=None, step_max=None,
-                output="pandas"):
+    def history(self, names: Union[str, Sequence[str], None] = None,
+                jobs: Union[str, Sequence[str], None] = None,
+                step_min: Optional[int] = None,
+                step_max: Optional[int] = None, output: str = "pandas") -> Any:
         """Every stored point, unsampled, in long format: job_id, name,
         step, value (NaN kept); in grid order, then by name and step.
         `names`, `jobs` (ids) and the step range narrow it."""
@@ -372,29 +445,51 @@ class Sweep:
         return _points(rows, output)
 
 
+def _cell(value: Json, column: Json) -> Json:
+    """A results table's cell as Python: a key's text typed, a number's
+    word as its float, a fraction as count/of (NaN of none)."""
+    if value is None:
+        return None
+    if column.get("role") == "key":
+        return _typed(value)
+    kind = column.get("type")
+    if kind == "number":
+        return float(number(value))
+    if kind == "fraction":
+        return value["count"] / value["of"] if value["of"] else float("nan")
+    return value
+
+
 class Job:
     """One job: its state, parameters, result, curves and logs."""
 
-    def __init__(self, source, row):
+    def __init__(self, source: "_Source", row: JobRow) -> None:
         self._s = source
-        (self.id, self.state, self.job_state, self.attempt, self.epoch,
-         self.holder, self.last_error, cell, params, result,
-         self.updated_ms) = row
-        self.cell = ({k: _typed(v) for k, v in cell.items()}
-                     if cell is not None else None)
-        self.params = {k: _typed(v) for k, v in params.items()}
-        self.result = json.loads(result) if result else None
+        self.id = row.job_id
+        self.state = row.state
+        self.job_state = row.job_state
+        self.attempt = row.attempt
+        self.epoch = row.epoch
+        self.holder = row.holder
+        self.last_error = row.last_error
+        self.updated_ms = row.updated_ms
+        self.cell = ({k: _typed(v) for k, v in row.cell.items()}
+                     if row.cell is not None else None)
+        self.params = {k: _typed(v) for k, v in row.params.items()}
+        self.result = json.loads(row.result) if row.result else None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Job(%r, state=%r)" % (self.id[:12], self.state)
 
-    def logs(self):
+    def logs(self) -> List[LogRow]:
         """The stderr tail each finished attempt sent, oldest first: epoch,
         outcome (done | failed), stderr_tail, at (UTC datetime)."""
         return self._s.logs(self.id)
 
-    def history(self, names=None, step_min=None, step_max=None,
-                output="records"):
+    def history(self, names: Union[str, Sequence[str], None] = None,
+                step_min: Optional[int] = None,
+                step_max: Optional[int] = None,
+                output: str = "records") -> Any:
         """This job's points (as Sweep.history), records by default."""
         if isinstance(names, str):
             names = [names]

@@ -5,13 +5,15 @@
 any of them.
 """
 
+from typing import Optional
+
 
 class Error(Exception):
     """A request tailsweep refused or could not answer."""
 
     code = "UNKNOWN"
 
-    def __init__(self, message, code=None):
+    def __init__(self, message: str, code: Optional[str] = None) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:

@@ -4,6 +4,7 @@ the CLI's, a live database reads while a worker writes, and bad input
 raises the exception that names it.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -228,7 +229,7 @@ def test_online_reads_equal_offline_reads(services):
     online = tailsweep.Client(services.http, token=services.token,
                               page_size=1)
     offline = tailsweep.Client.open(services.db)
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "created"}  # noqa: E731
+    strip = lambda rows: [dataclasses.replace(r, created=None)  # noqa: E731
                           for r in rows]
     assert strip(online.sweeps()) == strip(offline.sweeps())
     for name in ("tiny", "steps"):
@@ -438,3 +439,69 @@ def test_filters_run_in_the_coordinator_and_the_database(services):
         assert len(softmax) == 2
         assert {j.params["kernel"] for j in softmax} == {"softmax"}
         assert list(s.jobs(where={"kernel": "nope"})) == []
+
+
+# The client of the release before (0.1.0, read from git) against this
+# coordinator: it reads what it read then, its numbers spelled as it reads
+# them (proto3's "NaN"), its results from the first release's fields.
+OLD_CLIENT = "b4f1bcf"
+
+
+def old_client(tmp_path):
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    if shutil.which("git") is None or not os.path.isdir(
+            os.path.join(repo, ".git")):
+        pytest.skip("needs a git checkout to read the 0.1.0 client from")
+    folder = tmp_path / "old" / "tailsweep"
+    folder.mkdir(parents=True)
+    import subprocess
+    for name in ("__init__.py", "_database.py", "_frames.py", "_http.py",
+                 "client.py", "errors.py"):
+        text = subprocess.run(
+            ["git", "-C", repo, "show",
+             "%s:python/tailsweep/%s" % (OLD_CLIENT, name)],
+            check=True, capture_output=True).stdout
+        (folder / name).write_bytes(text)
+    return str(tmp_path / "old")
+
+
+def test_a_client_of_0_1_0_still_reads_this_coordinator(services, tmp_path):
+    path = old_client(tmp_path)
+    spec = tmp_path / "edge.yaml"
+    spec.write_text(SEARCH)  # a boundary sweep: its estimates are NaN
+    new = tailsweep.Client(services.http, token=services.token)
+    new.submit(str(spec))
+    script = """
+import json, math, sys
+sys.path.insert(0, %r)
+import tailsweep
+assert tailsweep.__version__ == "0.1.0", tailsweep.__file__
+c = tailsweep.Client(%r, token=%r)
+cells = c.sweep("tiny").results(per="cell", output="records")
+jobs = list(c.sweep("tiny").jobs())
+job = c.job(jobs[0].id[:8])
+points = job.history(names="loss")
+edge = c.sweep("edge").boundaries(output="records")
+print(json.dumps({
+    "estimates_nan": all(math.isnan(b["estimate"]) for b in edge),
+    "cells": [[r["params_kernel"], r["jobs"], r["done"]] for r in cells],
+    "job": job.id == jobs[0].id,
+    "values_are_numbers": all(isinstance(p["value"], float) for p in points),
+    "points": len(points)}))
+""" % (path, services.http, services.token)
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    old = json.loads(r.stdout)
+    mine = new.sweep("tiny").results(per="cell", output="records")
+    assert old["cells"] == [[m["params_kernel"], m["jobs"], m["done"]]
+                            for m in mine]
+    assert old["job"] and old["values_are_numbers"] and old["points"] > 0
+    assert old["estimates_nan"]
+    # This client reads the same answers in the protocol's spelling.
+    for b in new.sweep("edge").boundaries(output="records"):
+        assert math.isnan(b["estimate"])
+    raw = new._source.fetch("/api/sweeps/edge/boundaries")
+    assert b'"nan"' in raw and b"NaN" not in raw
