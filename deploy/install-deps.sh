@@ -9,7 +9,8 @@
 # tests), the prometheus server, pandas, systemd-analyze, curl, clang-format,
 # haproxy (the front proxy's test), patchelf and python3-venv (the release
 # and its wheel are tested), git (the version test makes a scratch
-# checkout; the README's second command).
+# checkout; the README's second command), mypy (the Python package is
+# checked with --strict).
 # --with slurm adds a single-node Slurm (slurmctld, slurmd, munge, the client
 # commands), which the Slurm tests configure and start themselves. --with
 # bench adds what benchmarks and examples compare with or run on: pandas,
@@ -46,7 +47,7 @@ for group in "${with[@]}"; do
       tests=yes
       packages+=(libgtest-dev libgmock-dev clang-format chromium prometheus
                  python3-pandas python3-pytest python3-optuna curl systemd
-                 haproxy nodejs patchelf python3-venv git)
+                 haproxy nodejs patchelf python3-venv git mypy)
       # Debian's nodejs comes without npm (its own package); a nodejs from
       # another archive (NodeSource) carries npm and conflicts with Debian's.
       if ! command -v npm > /dev/null; then packages+=(npm); fi ;;
