@@ -10,6 +10,7 @@ metrics x 1000 steps), then times, each in a fresh process (wall time and peak R
   - import tailsweep (no pandas), against a bare interpreter;
   - Sweep.results() of JOBS jobs, as records and as a DataFrame;
   - Sweep.history() of POINTS points as a DataFrame;
+  - Client.job(prefix) over HTTP: one request, against 0.1.0's paging;
   - Optuna's trials_dataframe() on a SQLite study of TRIALS trials that
     hold the same data as a sweep's results (the config as params, the
     result's fields as user attributes; made with Optuna's API, then copied
@@ -265,6 +266,21 @@ def main():
                 break
             except OSError:
                 time.sleep(0.1)
+        # The last job of the big sweep, by its id: one request
+        # (GET /api/jobs/ID), against what 0.1.0's client did (its logs,
+        # then every sweep's jobs paged until the id showed).
+        last = "%s%058x" % ("big".ljust(6, "0").encode().hex()[:6],
+                            args.jobs - 1)
+        rows += [
+            ("HTTP job(id) among %d jobs" % (args.jobs + args.trials),
+             "import tailsweep; tailsweep.Client(%r).job(%r)"
+             % (http, last)),
+            ("HTTP job(id), 0.1.0's way (paging)",
+             "import tailsweep; s = tailsweep.Client(%r)._source\n"
+             "s.get('/api/jobs/%s/logs')\n"
+             "next(r for w in s.sweeps() for r in s.job_rows(w['name'])\n"
+             "     if r.job_id == %r)" % (http, last, last)),
+        ]
         rows += [
             ("HTTP results(), %d jobs, DataFrame" % args.jobs,
              "import tailsweep; tailsweep.Client(%r).sweep('big').results()"

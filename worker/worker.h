@@ -57,6 +57,7 @@
 #include "core/schema/job_protocol.h"
 #include "worker/allocation.h"
 #include "worker/coordinator_client.h"
+#include "worker/early_stop.h"
 #include "worker/gpus.h"
 #include "worker/job_files.h"
 #include "worker/job_launcher.h"
@@ -187,12 +188,9 @@ class Worker {
     int64_t stop_grace_ms = -1;
     bool group_killed = false;  // SIGKILL sent once the grace was over
     int64_t stop_sent_ms = 0;
-    // A stop_on outcome first held at this step (-1: none yet) ...
-    int64_t stop_onset_step = -1;
-    std::string stop_outcome;
-    // ... and, stop_after_steps later, the run was stopped for it: the job
-    // is done, ended early (job_kinds.h ChildRules).
-    std::string early_stop;
+    // Its early stop (stop_on rules), watched on its points; null: none.
+    // Stopped for an outcome, the job is done, ended early.
+    std::unique_ptr<EarlyStop> early;
     bool result_points_queued = false;
     bool done = false;                   // reported or dropped: forget it
     std::unique_ptr<Transfer> transfer;  // last: destroyed first

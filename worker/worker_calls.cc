@@ -174,7 +174,8 @@ void Worker::Report(Job& job, Action::Kind kind) {
     const std::string result =
         def.done_result
             ? def.done_result({job.finished.result_json, job.resumed_from,
-                               skipped, job.early_stop})
+                               skipped,
+                               job.early ? job.early->stopped_for() : ""})
             : job.finished.result_json;
     status = client_.CompleteJob(job.lease, result, tail);
     if (status.ok()) ++completed_;

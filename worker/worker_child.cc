@@ -52,35 +52,27 @@ void Worker::Start(const Pending& pending) {
 }
 
 void Worker::WatchForEarlyStop(Job& j, const ChildRules& rules) {
-  // Only rules that stay true once true (the spec checks): the run's
-  // verdict is the same as if it had gone on.
+  j.early = std::make_unique<EarlyStop>(rules);
   Job* job = &j;
-  j.relay->Watch([this, job, rules](const MetricPoint& p) {
-    if (!job->early_stop.empty() || !job->running) return;
-    if (job->stop_onset_step < 0) {
-      for (const OutcomeRule& rule : rules.stop_on) {
-        if (rule.metric != p.name || !HoldsAt(rule, p.value)) continue;
-        job->stop_onset_step = p.step;
-        job->stop_outcome = rule.name;
-        spdlog::info("{}: outcome '{}' holds at step {} ({} = {}){}", job->tag,
-                     rule.name, p.step, p.name, p.value,
-                     rules.stop_after_steps == 0
-                         ? "; stopping it early (stop_on)"
-                         : absl::StrCat("; it stops ", rules.stop_after_steps,
-                                        " steps later (stop_after_steps)"));
-        break;
-      }
+  j.relay->Watch([this, job](const MetricPoint& p) {
+    if (!job->running) return;
+    EarlyStop& early = *job->early;
+    const EarlyStop::Seen seen = early.Observe(p);
+    if (seen == EarlyStop::Seen::kNothing) return;
+    if (seen != EarlyStop::Seen::kStop) {
+      spdlog::info("{}: outcome '{}' holds at step {} ({} = {}){}", job->tag,
+                   early.outcome(), p.step, p.name, p.value,
+                   early.after_steps() == 0
+                       ? "; stopping it early (stop_on)"
+                       : absl::StrCat("; it stops ", early.after_steps(),
+                                      " steps later (stop_after_steps)"));
     }
-    if (job->stop_onset_step < 0 ||
-        p.step < job->stop_onset_step + rules.stop_after_steps) {
-      return;
-    }
-    job->early_stop = job->stop_outcome;
-    if (rules.stop_after_steps > 0) {
+    if (seen == EarlyStop::Seen::kOnset) return;
+    if (seen == EarlyStop::Seen::kStop) {
       spdlog::info("{}: step {}, {} after '{}' first held: stopping it early",
-                   job->tag, p.step, rules.stop_after_steps, job->early_stop);
+                   job->tag, p.step, early.after_steps(), early.outcome());
     }
-    if (job->running && job->handle && !job->stop_sent) {
+    if (job->handle && !job->stop_sent) {
       job->handle->Signal(SIGTERM);
       job->stop_sent = true;
       job->stop_sent_ms = clock_->SteadyMs();
@@ -172,13 +164,13 @@ void Worker::Exited(Job& job, int exit_code) {
   if (job.finished.lease_ran_out) job.lapsed = true;
   // Ended early by a stop_on outcome: done, whatever its exit (it was
   // asked to stop).
-  if (!job.early_stop.empty()) {
+  if (job.early && !job.early->stopped_for().empty()) {
     job.finished.outcome = JobOutcome::kDone;
     job.finished.error.clear();
     absl::StatusOr<std::string> result =
         ReadFile(JobPath(job.dir, kResultFileName));
     job.finished.result_json = result.ok() ? *result : "null";
-    spdlog::info("{} ended early: {}", job.tag, job.early_stop);
+    spdlog::info("{} ended early: {}", job.tag, job.early->stopped_for());
     return;
   }
   // Asked to stop, then killed when its grace ran out: still a stop (the

@@ -23,13 +23,14 @@ import datetime
 import json
 import os
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List,
-                    Mapping, Optional, Sequence, Type, TypeVar, Union)
+                    Mapping, Optional, Sequence, Tuple, Type, TypeVar,
+                    Union)
 
 from tailsweep import _database
 from tailsweep._database import InfoRow, JobRow, LogRow, Where
-from tailsweep._frames import (_PARAM_PREFIX, _flatten, _frame, _number,
+from tailsweep._frames import (_ResultColumns, _typed_frame, _PARAM_PREFIX, _flatten, _frame, _number,
                                _pandas, _points, _text, _typed)
-from tailsweep._numbers import Json, number
+from tailsweep._numbers import WORDS, Json, number
 from tailsweep.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -327,39 +328,29 @@ class Sweep:
         if per != "job":
             raise InvalidArgument(
                 "per '%s'; allowed: job, cell (over seeds), seed" % per)
-        # Column by column (faster to build, and to make a frame of, than
-        # a dict per row): column name -> values, None where a row has none.
-        cols: Dict[str, List[Json]] = {"job_id": []}
-        n = 0
+        table = _ResultColumns()
+        batch: List[Tuple[str, str, str]] = []
 
-        def put(name: str, value: Json) -> None:
-            column = cols.get(name)
-            if column is None:
-                column = cols[name] = [None] * n
-            column.append(value)
+        def flush() -> None:
+            # A thousand results parsed as one JSON array (a result that is
+            # not JSON: parsed alone, to raise where it is).
+            texts = [text for _, _, text in batch]
+            try:
+                docs = json.loads("[" + ",".join(texts) + "]")
+            except ValueError:
+                docs = [json.loads(text) for text in texts]
+            for (job_id, cell, _), doc in zip(batch, docs):
+                for one in doc if isinstance(doc, list) else [doc]:
+                    if isinstance(one, dict):
+                        table.add_result(job_id, cell, one)
+            batch.clear()
 
-        for job_id, cell, text in self._s.result_rows(self.name, where):
-            doc = json.loads(text)
-            for one in doc if isinstance(doc, list) else [doc]:
-                if not isinstance(one, dict):
-                    continue
-                row: Dict[str, Json] = {"job_id": job_id}
-                config = one.get("config")
-                if isinstance(config, dict):
-                    for k, v in config.items():
-                        row[_PARAM_PREFIX + k] = _number(v)
-                else:
-                    for k, v in json.loads(cell).items():
-                        row[_PARAM_PREFIX + k] = _typed(v)
-                for k, v in one.items():
-                    if k not in ("config", "samples"):
-                        _flatten(k, v, row)
-                for k, v in row.items():
-                    put(k, v)
-                n += 1
-                for column in cols.values():
-                    if len(column) < n:
-                        column.append(None)
+        for row in self._s.result_rows(self.name, where):
+            batch.append(row)
+            if len(batch) == 1000:
+                flush()
+        flush()
+        cols, n = table.cols, table.n
         names = list(cols)
         if columns is not None:
             unknown = [c for c in columns if c not in cols]
@@ -375,8 +366,7 @@ class Sweep:
         if output != "pandas":
             raise InvalidArgument(
                 "output '%s'; allowed: pandas, records" % output)
-        return _pandas().DataFrame({c: cols[c] for c in names},
-                                   columns=names)
+        return _typed_frame(cols, names)
 
     def _cell_results(self, over_seeds: bool,
                       columns: Optional[Sequence[str]], output: str) -> Any:
