@@ -18,7 +18,7 @@ metrics x 1000 steps), then times, each in a fresh process (wall time and peak R
 Imports are inside the timed code (pandas for tailsweep's frames, optuna).
 
   bench/python_client_bench.py BIN_DIR [--jobs 100000] [--points 1500000]
-      [--trials 20000]
+      [--trials 20000] [--baseline PYTHON_DIR]
 Needs python3-pandas and python3-optuna (Debian's).
 """
 
@@ -186,14 +186,13 @@ print(took, int(peak.split()[1]) * 1024)
 """
 
 
-def measure(code, reps=2):
-    """Best wall time of `reps` fresh processes, and their peak RSS."""
+def measure(code, reps=2, python=os.path.join(REPO, "python")):
+    """Best wall time of `reps` fresh processes, and their peak RSS, with
+    the tailsweep package of the folder `python`."""
     best, rss = None, 0
     for _ in range(reps):
         out = subprocess.run(
-            [sys.executable, "-c", CHILD % {"python": os.path.join(REPO,
-                                                                   "python"),
-                                            "code": code}],
+            [sys.executable, "-c", CHILD % {"python": python, "code": code}],
             check=True, capture_output=True, text=True).stdout.split()
         took, peak = float(out[-2]), int(out[-1])
         best = took if best is None else min(best, took)
@@ -207,6 +206,10 @@ def main():
     parser.add_argument("--jobs", type=int, default=100000)
     parser.add_argument("--points", type=int, default=1500000)
     parser.add_argument("--trials", type=int, default=20000)
+    parser.add_argument("--baseline", metavar="PYTHON_DIR",
+                        help="also time each tailsweep line with the package "
+                        "in this folder (e.g. another commit's python/, from "
+                        "git archive), side by side")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="tailsweep_client_bench_")
     try:
@@ -296,6 +299,11 @@ def main():
             took, rss = measure(code)
             print("%-44s %10.3f %12.0f" % (what, took, rss / 2**20))
             sys.stdout.flush()
+            if (args.baseline and code.startswith("import tailsweep")
+                    and "0.1.0's" not in what):
+                took, rss = measure(code, python=args.baseline)
+                print("%-44s %10.3f %12.0f" % ("  baseline", took, rss / 2**20))
+                sys.stdout.flush()
         server.send_signal(signal.SIGTERM)
         server.wait()
     finally:

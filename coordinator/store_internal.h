@@ -43,14 +43,6 @@ absl::Status NoSuchSweep(const std::string& sweep,
                          const std::vector<std::string>& sweeps);
 absl::Status NoSuchSweep(sql::Db& db, const std::string& sweep);
 
-// A job's state as one sweep sees it, in SQL over `j` (jobs) and `sj` (its
-// sweep_jobs row): done and failed as they are; otherwise cancelled when
-// this sweep cancelled it (it may still run for another sweep that shares
-// it), else the job's own state.
-inline constexpr char kSweepJobState[] =
-    "(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
-    "WHEN sj.cancelled <> 0 THEN 'cancelled' ELSE j.state END)";
-
 // The summary of every metric of a job (command jobs), from its stored
 // points. SQLite stores NaN as NULL: a NULL value counts as not finite.
 absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(

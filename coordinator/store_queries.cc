@@ -7,19 +7,19 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
+#include "coordinator/store_sql.h"
 
 namespace tailsweep {
 
 using store_internal::CheckSweep;
 using store_internal::FromJson;
-using store_internal::kSweepJobState;
 using store_internal::ParseState;
 
 absl::StatusOr<JobCounts> Store::Counts(const std::string& sweep) {
   std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
   absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
-      "SELECT ", kSweepJobState,
+      "SELECT ", StoreSql("sweep_job_state"),
       ", COUNT(*) FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) WHERE s.name = ? GROUP BY 1"));
   if (!st.ok()) return st.status();
@@ -40,12 +40,8 @@ absl::StatusOr<Store::EarlyStops> Store::EarlyStopsOf(
     const std::string& sweep) {
   std::lock_guard<std::mutex> lock(read_mu_);
   TS_RETURN_IF_ERROR(CheckSweep(*reader_, sweep));
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
-      "SELECT COUNT(*), COALESCE(SUM(MAX(COALESCE(json_extract(r.result, "
-      "'$.config.steps'), 0) - json_extract(r.result, '$.steps_done'), 0)), "
-      "0) FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) JOIN results r "
-      "USING (job_id) WHERE s.name = ? AND json_type(r.result) = 'object' "
-      "AND json_extract(r.result, '$.early_stop') IS NOT NULL");
+  absl::StatusOr<sql::Statement> st =
+      reader_->Prepare(std::string(StoreSql("early_stops")));
   if (!st.ok()) return st.status();
   st->Bind(1, sweep);
   absl::StatusOr<bool> row = st->Step();
@@ -82,17 +78,17 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
   // The view state and the holder of the sweep's view: none for a job it
   // cancelled that runs on for another sweep.
   absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
-      "SELECT j.job_id, sj.cell, ", kSweepJobState,
+      "SELECT j.job_id, sj.cell, ", StoreSql("sweep_job_state"),
       ", j.state, j.epoch, j.attempt, "
       "CASE WHEN ",
-      kSweepJobState,
+      StoreSql("sweep_job_state"),
       " = j.state THEN COALESCE(j.holder, '') ELSE '' END, "
       "COALESCE(j.last_error, ''), COALESCE(r.result, ''), sj.position, "
       "j.params, j.updated_ms "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
-      kSweepJobState,
+      StoreSql("sweep_job_state"),
       " = ?2) AND sj.position > ?3 AND (?5 = 0 OR j.updated_ms > ?5)",
       WhereSql(q.where), " ORDER BY sj.position LIMIT ?4"));
   if (!st.ok()) return st.status();
@@ -260,7 +256,7 @@ absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
   absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
       "SELECT name, kind, created_ms", sums,
       " FROM (SELECT s.sweep_id, s.name, s.kind, s.created_ms, ",
-      kSweepJobState,
+      StoreSql("sweep_job_state"),
       " AS v FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
       "LEFT JOIN jobs j USING (job_id)) GROUP BY sweep_id ORDER BY sweep_id"));
   if (!st.ok()) return st.status();

@@ -7,6 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
+#include "coordinator/store_sql.h"
 #include "core/schema/version.h"
 
 namespace tailsweep {
@@ -231,7 +232,7 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
     absl::StatusOr<sql::Statement> count = db.Prepare(absl::StrCat(
         "SELECT COUNT(*) FROM sweep_jobs sj JOIN jobs j USING (job_id) "
         "WHERE sj.sweep_id = ? AND ",
-        store_internal::kSweepJobState, " IN ('failed', 'cancelled')"));
+        StoreSql("sweep_job_state"), " IN ('failed', 'cancelled')"));
     if (!count.ok()) return count.status();
     count->Bind(1, *id);
     TS_RETURN_IF_ERROR(count->Step().status());

@@ -28,11 +28,29 @@ STATES = ("queued", "leased", "done", "failed", "cancelled")
 # unmarked store.
 APPLICATION_ID = 0x54535750
 SCHEMA_VERSION = 7
-# A sweep's view of a job's state (coordinator/store_internal.h,
-# kSweepJobState): done and failed as they are, else cancelled when this
-# sweep cancelled it, else the job's own.
-_SWEEP_JOB_STATE = ("(CASE WHEN j.state IN ('done', 'failed') THEN j.state "
-                    "WHEN sj.cancelled <> 0 THEN 'cancelled' ELSE j.state END)")
+
+
+def _store_sql() -> Dict[str, str]:
+    """The store's read rules, store.sql's fragments by name: the file the
+    coordinator compiles in (coordinator/store_sql.h), read the same way
+    ("-- name: NAME" starts one; other "--" lines are comments)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "store.sql")
+    out: Dict[str, List[str]] = {}
+    current: Optional[List[str]] = None
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().split("\n"):
+            if line.startswith("-- name: "):
+                current = out.setdefault(line[len("-- name: "):].strip(), [])
+            elif current is not None and line.strip() and \
+                    not line.strip().startswith("--"):
+                current.append(line)
+    return {name: "\n".join(lines) for name, lines in out.items()}
+
+
+_SQL = _store_sql()
+# A sweep's view of a job's state (store.sql's sweep_job_state).
+_SWEEP_JOB_STATE = _SQL["sweep_job_state"]
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
 
 
@@ -199,14 +217,8 @@ class Database:
                 "USING (job_id) WHERE sj.sweep_id = ? GROUP BY 1"
                 % _SWEEP_JOB_STATE, (sweep_id,)):
             counts[state] = n
-        # As Store::EarlyStopsOf.
-        early, saved = self._rows(
-            "SELECT COUNT(*), COALESCE(SUM(MAX(COALESCE(json_extract("
-            "r.result, '$.config.steps'), 0) - json_extract(r.result, "
-            "'$.steps_done'), 0)), 0) FROM sweep_jobs sj JOIN results r "
-            "USING (job_id) WHERE sj.sweep_id = ? AND json_type(r.result) = "
-            "'object' AND json_extract(r.result, '$.early_stop') IS NOT NULL",
-            (sweep_id,)).fetchone()
+        # Store::EarlyStopsOf's query.
+        early, saved = self._rows(_SQL["early_stops"], (name,)).fetchone()
         return counts, early, saved, ""
 
     @staticmethod
