@@ -1,5 +1,6 @@
 #include "coordinator/store_sql.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -8,7 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include <cstdio>
 
 namespace tailsweep {
 namespace store_assets {

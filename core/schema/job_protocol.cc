@@ -41,6 +41,25 @@ std::optional<FinishedJob> ReadExit(int exit_code, bool bad_input_code) {
   return out;
 }
 
+FinishedJob ReadDoneResult(const std::string& dir, int exit_code,
+                           bool bad_input_code,
+                           absl::Status (*check)(absl::string_view result)) {
+  if (std::optional<FinishedJob> ended = ReadExit(exit_code, bad_input_code)) {
+    return *ended;
+  }
+  FinishedJob out;
+  absl::StatusOr<std::string> text = ReadResultFile(dir);
+  absl::Status checked =
+      text.ok() && check != nullptr ? check(*text) : text.status();
+  if (!checked.ok()) {
+    out.error = std::string(checked.message());
+    return out;
+  }
+  out.outcome = JobOutcome::kDone;
+  out.result_json = *std::move(text);
+  return out;
+}
+
 absl::StatusOr<std::string> ReadResultFile(const std::string& dir) {
   absl::StatusOr<std::string> text = ReadFile(JobPath(dir, kResultFileName));
   if (!text.ok()) {

@@ -111,6 +111,13 @@ std::optional<FinishedJob> ReadExit(int exit_code, bool bad_input_code);
 // The child's result file, or a failure that says why there is none.
 absl::StatusOr<std::string> ReadResultFile(const std::string& dir);
 
+// The end of a child whose result file is its whole outcome: ReadExit's,
+// else done with the result file when `check` (nullptr: none) accepts it,
+// else failed saying why.
+FinishedJob ReadDoneResult(const std::string& dir, int exit_code,
+                           bool bad_input_code,
+                           absl::Status (*check)(absl::string_view result));
+
 }  // namespace tailsweep
 
 #endif  // TAILSWEEP_CORE_SCHEMA_JOB_PROTOCOL_H_

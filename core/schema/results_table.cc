@@ -161,7 +161,10 @@ void AddCellColumns(const std::vector<JobGroup>& groups, ResultsTable& table) {
   AddKeyColumns(groups, table);
   const size_t keys = table.columns.size();
   for (const char* count : {"jobs", "done", "failed"}) {
-    table.AddColumn(count, ColumnType::kInteger);
+    // A grid key of that name (a command's free-form one) keeps it.
+    table.AddColumn(table.ColumnIndex(count) ? absl::StrCat("n_", count)
+                                             : std::string(count),
+                    ColumnType::kInteger);
   }
   for (const JobGroup& g : groups) {
     std::vector<ResultValue> row = KeyRow(g, table);

@@ -108,7 +108,8 @@ void AddKeyColumns(const std::vector<JobGroup>& groups, ResultsTable& table,
 // key columns (no value where the cell lacks one).
 std::vector<ResultValue> KeyRow(const JobGroup& group,
                                 const ResultsTable& table);
-// AddKeyColumns, then the integer columns jobs, done and failed, and a row
+// AddKeyColumns, then the integer columns jobs, done and failed (n_jobs,
+// ... where a grid key has that name), and a row
 // per group (KeyRow and its counts): the common start of a table with a
 // row per cell; kinds append their columns and fill them, row i for group i.
 void AddCellColumns(const std::vector<JobGroup>& groups, ResultsTable& table);

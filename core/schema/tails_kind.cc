@@ -53,27 +53,17 @@ absl::StatusOr<ChildCommand> Child(const ChildJob& job) {
   return out;
 }
 
+// A result that is a testbed table (job_result.h's ParseTailsResult).
+absl::Status CheckRows(absl::string_view json) {
+  return ParseTailsResult(json).status();
+}
+
 FinishedJob ReadFinished(const std::string& dir, int exit_code) {
-  if (std::optional<FinishedJob> ended = ReadExit(exit_code, true)) {
-    return *ended;
-  }
-  FinishedJob out;
-  absl::StatusOr<std::string> text = ReadResultFile(dir);
-  if (!text.ok()) {
-    out.error = std::string(text.status().message());
-    return out;
-  }
-  if (absl::Status rows = ParseTailsResult(*text).status(); !rows.ok()) {
-    out.error = std::string(rows.message());
-    return out;
-  }
-  out.outcome = JobOutcome::kDone;
-  out.result_json = *std::move(text);
-  return out;
+  return ReadDoneResult(dir, exit_code, /*bad_input_code=*/true, CheckRows);
 }
 
 absl::StatusOr<int64_t> CheckResult(absl::string_view json) {
-  TS_RETURN_IF_ERROR(ParseTailsResult(json).status());
+  TS_RETURN_IF_ERROR(CheckRows(json));
   return 0;  // run whole every attempt
 }
 

@@ -54,18 +54,7 @@ absl::StatusOr<ChildCommand> Child(const ChildJob& job) {
 }
 
 FinishedJob ReadFinished(const std::string& dir, int exit_code) {
-  if (std::optional<FinishedJob> ended = ReadExit(exit_code, false)) {
-    return *ended;
-  }
-  FinishedJob out;
-  absl::StatusOr<std::string> text = ReadResultFile(dir);
-  if (!text.ok()) {
-    out.error = std::string(text.status().message());
-    return out;
-  }
-  out.outcome = JobOutcome::kDone;
-  out.result_json = *std::move(text);
-  return out;
+  return ReadDoneResult(dir, exit_code, /*bad_input_code=*/false, nullptr);
 }
 
 std::optional<double> ValueOf(absl::string_view json) {

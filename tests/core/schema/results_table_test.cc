@@ -213,6 +213,19 @@ TEST(CommandResults, MetricsAsMediansOverSeedsAndOutcomesAsFractions) {
   EXPECT_EQ(o.facts.at("loss"), 3.0);
 }
 
+// A command's free-form grid key named like a count keeps its name; the
+// count gives way.
+TEST(CommandResults, AKeyNamedLikeACountColumnKeepsItsName) {
+  const ResultsTable t = Summarize(
+      "command",
+      {{"a", {{"done", "yes"}, {"seed", "0"}}, JobState::kQueued, ""}}, true);
+  ASSERT_EQ(t.columns[0].name, "done");
+  EXPECT_EQ(t.columns[0].role, ColumnRole::kKey);
+  EXPECT_EQ(std::get<std::string>(At(t, 0, "done")), "yes");
+  EXPECT_EQ(std::get<int64_t>(At(t, 0, "n_done")), 0);
+  EXPECT_EQ(std::get<int64_t>(At(t, 0, "jobs")), 1);
+}
+
 TEST(ResultsTableJson, ReadsBackWhatItWroteWithTheProtocolsNumberWords) {
   ResultsTable t;
   t.AddColumn("k", ColumnType::kText, ColumnRole::kKey);
