@@ -145,6 +145,7 @@ RunFn DefineReport(CLI::App& app) {
     ReportOptions options;
     options.group_by = f->group_by;
     options.curve_points = f->points;
+    options.attention_points = std::max(2, f->points / 3);
     options.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();

@@ -170,6 +170,7 @@ void ServeReport(const CoordinatorApi& calls, const httplib::Request& req,
                                         "[2, 10000]"));
   }
   o.curve_points = static_cast<int>(*points);
+  o.attention_points = std::max(2, o.curve_points / 3);
   o.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();

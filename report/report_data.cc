@@ -16,6 +16,7 @@
 #include "core/job_config.h"
 #include "core/schema/boundary_search.h"
 #include "core/schema/json_number.h"
+#include "core/schema/metrics_line.h"
 #include "core/schema/sweep_spec.h"
 #include "core/schema/version.h"
 #include "proto/wire_records.h"
@@ -57,13 +58,26 @@ std::string ParamOr(const v1::JobInfo& job, const std::string& key,
   return fallback;
 }
 
-// What a report draws of a job: its every metric at `curve_points`.
-struct CurveRead {
-  std::vector<std::string> names;
-  int max_points = 0;
-};
-std::vector<CurveRead> CurveReads(const ReportOptions& o) {
-  return {{{}, o.curve_points}};
+// What a report draws, read by read: runs that log the collapse signals
+// (loss and spread_ratio, metrics_line.h) those at `curve_points` and
+// attention per layer at `attention_points`; other runs every metric at
+// `curve_points`. `read(names, max_points)` reads (no names: every
+// metric) and says whether any series came back; the first read tells
+// which runs these are.
+template <typename Read>
+absl::Status ReadCurves(int64_t layers, const ReportOptions& o, Read read) {
+  absl::StatusOr<bool> signals =
+      read({kLossMetric, kSpreadRatioMetric}, o.curve_points);
+  if (!signals.ok()) return signals.status();
+  if (!*signals) return read({}, o.curve_points).status();
+  std::vector<std::string> attention;
+  for (int64_t l = 0; l < layers; ++l) {
+    attention.push_back(LayerMetricName(kAttentionEntropyMetric, l));
+    attention.push_back(LayerMetricName(kAttentionMaxWeightMetric, l));
+  }
+  // (No names would read every metric.)
+  if (attention.empty()) return absl::OkStatus();
+  return read(attention, o.attention_points).status();
 }
 
 // Adds a point to curves shaped {name: [[steps], [values]]}.
@@ -75,22 +89,27 @@ void AddPoint(json& curves, const std::string& name, int64_t step,
   s[1].push_back(Num(value));
 }
 
-// One job's curves as {name: [[steps], [values]]} (CurveReads).
+// One job's curves as {name: [[steps], [values]]} (ReadCurves).
 absl::StatusOr<json> Series(const CoordinatorApi& calls, const v1::JobInfo& job,
-                            const ReportOptions& o) {
+                            int64_t layers, const ReportOptions& o) {
   json series = json::object();
-  for (const CurveRead& r : CurveReads(o)) {
-    v1::GetMetricsRequest req;
-    req.set_job_id(job.job_id());
-    req.set_max_points(r.max_points);
-    for (const std::string& n : r.names) req.add_names(n);
-    absl::StatusOr<std::vector<v1::MetricPoint>> points =
-        GetAllMetrics(calls, std::move(req));
-    if (!points.ok()) return points.status();
-    for (const v1::MetricPoint& p : *points) {
-      AddPoint(series, p.name(), p.step(), p.value());
-    }
-  }
+  absl::Status s =
+      ReadCurves(layers, o,
+                 [&](const std::vector<std::string>& names,
+                     int max_points) -> absl::StatusOr<bool> {
+                   v1::GetMetricsRequest req;
+                   req.set_job_id(job.job_id());
+                   req.set_max_points(max_points);
+                   for (const std::string& n : names) req.add_names(n);
+                   absl::StatusOr<std::vector<v1::MetricPoint>> points =
+                       GetAllMetrics(calls, std::move(req));
+                   if (!points.ok()) return points.status();
+                   for (const v1::MetricPoint& p : *points) {
+                     AddPoint(series, p.name(), p.step(), p.value());
+                   }
+                   return !points->empty();
+                 });
+  if (!s.ok()) return s;
   return series;
 }
 
@@ -150,31 +169,41 @@ int64_t LayersOf(const v1::JobInfo& job) {
 }
 
 // Every job's curves as Series reads them, by job id, in a few calls
-// (ListSweepMetrics at max_points, one per CurveRead, attention for the
-// most layers any job has) instead of two per job: a report of hundreds of
-// jobs is a handful of reads. Null when the coordinator is older and sent
-// every point (a series longer than asked): then each job's are read on
-// their own (Series).
+// (ListSweepMetrics at max_points, one per ReadCurves read, attention for
+// the most layers any job has) instead of two per job: a report of
+// hundreds of jobs is a handful of reads. Null when the coordinator is
+// older and sent every point (a series longer than asked): then each job's
+// are read on their own (Series).
 absl::StatusOr<std::optional<std::map<std::string, json>>> SweepCurves(
     const CoordinatorApi& calls, const std::string& sweep,
-    const ReportOptions& o) {
+    const std::vector<v1::JobInfo>& jobs, const ReportOptions& o) {
+  int64_t layers = 0;
+  for (const v1::JobInfo& job : jobs) layers = std::max(layers, LayersOf(job));
   std::map<std::string, json> curves;
-  for (const CurveRead& r : CurveReads(o)) {
-    v1::ListSweepMetricsRequest req;
-    req.set_sweep(sweep);
-    req.set_max_points(r.max_points);
-    for (const std::string& n : r.names) req.add_names(n);
-    absl::StatusOr<std::vector<v1::MetricSeries>> all =
-        ListAllSweepMetrics(calls, std::move(req));
-    if (!all.ok()) return all.status();
-    for (const v1::MetricSeries& one : *all) {
-      if (one.steps_size() > r.max_points) return std::nullopt;  // older
-      json& mine = curves[one.job_id()];
-      for (int i = 0; i < std::min(one.steps_size(), one.values_size()); ++i) {
-        AddPoint(mine, one.name(), one.steps(i), one.values(i));
-      }
-    }
-  }
+  bool older = false;
+  absl::Status s = ReadCurves(
+      layers, o,
+      [&](const std::vector<std::string>& names,
+          int max_points) -> absl::StatusOr<bool> {
+        v1::ListSweepMetricsRequest req;
+        req.set_sweep(sweep);
+        req.set_max_points(max_points);
+        for (const std::string& n : names) req.add_names(n);
+        absl::StatusOr<std::vector<v1::MetricSeries>> all =
+            ListAllSweepMetrics(calls, std::move(req));
+        if (!all.ok()) return all.status();
+        for (const v1::MetricSeries& one : *all) {
+          if (one.steps_size() > max_points) older = true;
+          json& mine = curves[one.job_id()];
+          for (int i = 0; i < std::min(one.steps_size(), one.values_size());
+               ++i) {
+            AddPoint(mine, one.name(), one.steps(i), one.values(i));
+          }
+        }
+        return !all->empty();
+      });
+  if (!s.ok()) return s;
+  if (older) return std::nullopt;
   return curves;
 }
 
@@ -213,7 +242,7 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
   json cells = json::array();
   std::map<std::string, size_t> cell_of;  // grid values' JSON -> cell
   absl::StatusOr<std::optional<std::map<std::string, json>>> curves =
-      SweepCurves(calls, sweep, options);
+      SweepCurves(calls, sweep, jobs, options);
   if (!curves.ok()) return curves.status();
   json job_docs = json::array();
   double threshold = kDefaultCollapseThreshold;
@@ -229,7 +258,7 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
       d["series"] =
           mine != (*curves)->end() ? std::move(mine->second) : json::object();
     } else {
-      absl::StatusOr<json> series = Series(calls, job, options);
+      absl::StatusOr<json> series = Series(calls, job, LayersOf(job), options);
       if (!series.ok()) return series.status();
       d["series"] = std::move(*series);
     }

@@ -26,7 +26,9 @@
 //  "jobs": [{"id", "seed", "state", "holder", "last_error", "layers",
 //    "steps", "collapse_step", "diverged_step" (from the result when it has
 //    them; null: none), "version" (of the build that ran it; null:
-//    unknown), "series": {name: [[step...], [value...]]}}],
+//    unknown), "series": {name: [[step...], [value...]]}: a run that
+//    logs the collapse signals its loss, spread_ratio and attention per
+//    layer, any other run its every metric}],
 //  a boundary sweep: "search": {"key", "outcome", "lo", "hi", "log_scale",
 //    "cells"}}
 //
@@ -46,7 +48,10 @@ namespace tailsweep {
 struct ReportOptions {
   // The pivot's columns; "": the kind's default (train's kernel).
   std::string group_by;
-  int curve_points = 300;  // per curve, >= 2
+  // Points per curve, >= 2; per attention curve (one per layer) of runs
+  // that log the collapse signals (report_data.cc's ReadCurves).
+  int curve_points = 300;
+  int attention_points = 100;
   int64_t now_ms = 0;      // "generated_ms"
   // Called after each job's curves are read: (jobs read, jobs in all).
   std::function<void(int64_t, int64_t)> progress;
