@@ -80,14 +80,14 @@ absl::Status Store::Complete(const std::string& worker,
     if (!splice.ok()) return splice.status();
     TS_RETURN_IF_ERROR(
         splice->Bind(1, job_id).Bind(2, epoch).Bind(3, *resumed_from).Run());
-    if (def.metric_outcomes) {
+    if (def.contract != nullptr) {
       // Judged here, on every attempt's points: a resumed attempt's host
       // never saw the earlier ones.
       absl::StatusOr<std::vector<MetricSummary>> summary =
           store_internal::MetricSummaries(db, job_id);
       if (!summary.ok()) return summary.status();
       const std::vector<OutcomeRule> rules =
-          def.metric_outcomes(store_internal::FromJson(params_json));
+          def.contract->metric_outcomes(store_internal::FromJson(params_json));
       compact = CommandResultWithSummary(compact, *summary,
                                          JudgeOutcomes(rules, *summary));
     }

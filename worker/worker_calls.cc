@@ -172,11 +172,10 @@ void Worker::Report(Job& job, Action::Kind kind) {
     what = "complete";
     const JobKindDef& def = KindDef(job.lease.kind);
     const std::string result =
-        def.done_result
-            ? def.done_result({job.finished.result_json, job.resumed_from,
-                               skipped,
-                               job.early ? job.early->stopped_for() : ""})
-            : job.finished.result_json;
+        def.contract ? def.contract->done_result(
+                           {job.finished.result_json, job.resumed_from, skipped,
+                            job.early ? job.early->stopped_for() : ""})
+                     : job.finished.result_json;
     status = client_.CompleteJob(job.lease, result, tail);
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {

@@ -30,7 +30,7 @@ void Worker::Start(const Pending& pending) {
   job->relay = std::make_unique<MetricsRelay>(
       files_, JobPath(job->dir, kMetricsFileName), job->tag,
       options_.max_batch_points, options_.max_unacked_batches,
-      /*generic=*/KindDef(job->lease.kind).any_metric_names);
+      /*generic=*/KindDef(job->lease.kind).contract != nullptr);
   // Renewed a third into the lease, counted from when it began: at once for
   // a lease whose first answers were lost.
   job->next_heartbeat_ms = pending.asked_ms + options_.lease_ms / 3;
@@ -89,7 +89,7 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
                  j.tag, std::string(download.message()), local_step);
   }
   const JobKindDef& kind = KindDef(j.lease.kind);
-  if (kind.checkpoint_directories) {
+  if (kind.contract != nullptr) {
     // A downloaded checkpoint is a bundle of the child's step-N/ directory.
     if (absl::Status s = files_->UnpackCheckpoints(j.dir); !s.ok()) {
       spdlog::warn("{}: {}", j.tag, std::string(s.message()));
@@ -123,7 +123,7 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
   child.attempt = j.lease.attempt;
   child.resume_step = from;
   const ChildRules rules =
-      kind.child_rules ? kind.child_rules(j.lease.params) : ChildRules{};
+      kind.contract ? kind.contract->rules(j.lease.params) : ChildRules{};
   j.stop_grace_ms = rules.stop_grace_ms;
   if (!rules.stop_on.empty()) WatchForEarlyStop(j, rules);
   if (absl::StartsWith(child.device, "cuda:")) {

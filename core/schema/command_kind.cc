@@ -62,6 +62,11 @@ absl::StatusOr<KeyValues> Params(const SweepSpec& spec, const KeyValues& cell) {
 
 absl::Status ParseOutcome(const std::string& text, const SweepSpec& spec,
                           SearchSpec& s) {
+  if (text.empty()) {
+    return absl::InvalidArgumentError(
+        "'search' of a command sweep needs 'outcome': one of its "
+        "'outcomes'");
+  }
   std::vector<std::string> names;
   for (const OutcomeRule& o : spec.command.outcomes) {
     if (o.name == text) {
@@ -221,28 +226,25 @@ JobOutcomes ResultOutcomes(absl::string_view result_json) {
 }  // namespace command_kind
 
 const JobKindDef& CommandKindDef() {
+  static const SpecSection section = {
+      CommandSectionKeys(), command_kind::ParseSection,
+      command_kind::EmitSection, command_kind::PrepareSubmit};
+  static const ChildContract contract = {
+      command_kind::RulesOf, command_kind::DoneResult, command_kind::Outcomes};
   static const JobKindDef def = [] {
     JobKindDef d;
     d.name = "command";
     d.check_key = command_kind::CheckKey;
     d.check_value = command_kind::CheckValue;
     d.list_values = true;
-    d.section_keys = CommandSectionKeys();
-    d.parse_section = command_kind::ParseSection;
-    d.emit_section = command_kind::EmitSection;
-    d.prepare_submit = command_kind::PrepareSubmit;
+    d.section = &section;
     d.job_params = command_kind::Params;
     d.not_identity = kWorkdirParam;
     d.parse_outcome = command_kind::ParseOutcome;
-    d.outcome_required = true;
     d.child_command = CommandChildFor;
     d.read_finished = command_kind::ReadFinished;
-    d.any_metric_names = true;
-    d.checkpoint_directories = true;
-    d.child_rules = command_kind::RulesOf;
-    d.done_result = command_kind::DoneResult;
+    d.contract = &contract;
     d.check_result = command_kind::CheckResult;
-    d.metric_outcomes = command_kind::Outcomes;
     d.summarize = command_kind::Summarize;
     d.outcomes = command_kind::ResultOutcomes;
     return d;

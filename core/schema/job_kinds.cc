@@ -65,7 +65,8 @@ absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name) {
 
 const JobKindDef* KindOfSectionKey(absl::string_view key) {
   for (DefOf def : Registered()) {
-    const absl::Span<const absl::string_view> keys = def().section_keys;
+    if (def().section == nullptr) continue;
+    const absl::Span<const absl::string_view> keys = def().section->keys;
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) return &def();
   }
   return nullptr;

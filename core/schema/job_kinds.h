@@ -66,6 +66,40 @@ struct DoneRun {
   std::string early_stop;     // the stop_on outcome that ended it, or ""
 };
 
+// A kind's own top-level spec keys and what reads and writes them (the
+// command kind's `command:`, `env:`, `outcomes:`, ...).
+struct SpecSection {
+  absl::Span<const absl::string_view> keys;
+  absl::Status (*parse)(absl::string_view source, const YAML::Node& root,
+                        SweepSpec& spec) = nullptr;
+  void (*emit)(YAML::Emitter& out, const SweepSpec& spec) = nullptr;
+  // Resolves what only the submitting machine can (a command's workdir and
+  // code hash), relative to the spec's folder; nullptr: nothing.
+  absl::Status (*prepare_submit)(const std::string& spec_dir,
+                                 SweepSpec& spec) = nullptr;
+};
+
+// The contract a kind's children keep beyond exiting and writing a result
+// (docs/child-contract.md, the command kind's): metrics lines of any names
+// (metrics_line.h's generic lines), checkpoints as step-N/ directories
+// (uploaded as bundles, unpacked before a resumed attempt), a grace period
+// and early stops, a result the worker completes and outcomes the
+// coordinator judges. A kind without one: a `tailsweep-lab` child (train's
+// metric keys, step-N.pt files).
+struct ChildContract {
+  // Grace period and early stops from a job's parameters.
+  ChildRules (*rules)(const KeyValues& params) = nullptr;
+  // The result reported for a done job.
+  std::string (*done_result)(const DoneRun& run) = nullptr;
+  // The outcomes the coordinator judges on a done job's stored metrics
+  // (every attempt's), added to its result with the metrics' summary.
+  std::vector<OutcomeRule> (*metric_outcomes)(const KeyValues& params) =
+      nullptr;
+};
+
+// What every kind is: a few functions of its spec keys, its jobs' programs
+// and their results (LevelDB's Comparator is the model); what only some
+// kinds have is one optional part each (section, contract).
 struct JobKindDef {
   // The spec's `kind:` value, jobs.kind, the wire's kind: 1-32 lowercase
   // letters, digits and '_'.
@@ -83,17 +117,8 @@ struct JobKindDef {
                               const std::string& value) = nullptr;
   // Whether a job key's value may also be a list of scalars.
   bool list_values = false;
-  // The kind's own top-level spec keys and their parser and writer; none:
-  // no section.
-  absl::Span<const absl::string_view> section_keys = {};
-  absl::Status (*parse_section)(absl::string_view source,
-                                const YAML::Node& root,
-                                SweepSpec& spec) = nullptr;
-  void (*emit_section)(YAML::Emitter& out, const SweepSpec& spec) = nullptr;
-  // Resolves what only the submitting machine can (a command's workdir and
-  // code hash), relative to the spec's folder; nullptr: nothing.
-  absl::Status (*prepare_submit)(const std::string& spec_dir,
-                                 SweepSpec& spec) = nullptr;
+  // The kind's own top-level spec keys; nullptr: none.
+  const SpecSection* section = nullptr;
   // A job's whole parameters from the spec's fixed keys and one cell (the
   // cell's values win), checked as a whole; canonical order.
   absl::StatusOr<KeyValues> (*job_params)(const SweepSpec& spec,
@@ -103,42 +128,29 @@ struct JobKindDef {
   KeyValues (*default_params)() = nullptr;
   // A parameter that is not part of a job's identity ("": none).
   absl::string_view not_identity = "";
-  // A search's `outcome:` text into `search`; InvalidArgument saying what
-  // is allowed. nullptr: the kind has no yes/no outcome, so no search.
+  // A search's `outcome:` text into `search` ("" when the spec names
+  // none: the kind's default, or InvalidArgument when it has none);
+  // InvalidArgument saying what is allowed. nullptr: the kind has no yes/no
+  // outcome, so no search.
   absl::Status (*parse_outcome)(const std::string& text, const SweepSpec& spec,
                                 SearchSpec& search) = nullptr;
-  // Whether a search must name its outcome (else: collapsed).
-  bool outcome_required = false;
 
   // ---- The worker (job_protocol.h)
   absl::StatusOr<ChildCommand> (*child_command)(const ChildJob& job) = nullptr;
   // The outcome of a child that exited with `exit_code`, from its
   // directory; ReadExit has the statuses every kind shares.
   FinishedJob (*read_finished)(const std::string& dir, int exit_code) = nullptr;
-  // Metrics lines of any names (metrics_line.h's generic lines), else the
-  // train keys.
-  bool any_metric_names = false;
-  // Checkpoints are step-N/ directories, uploaded as bundles and unpacked
-  // before a resumed attempt; else step-N.pt files.
-  bool checkpoint_directories = false;
   // The points a done result adds to the job's curve, sent before it
   // completes; nullptr: none.
   std::vector<MetricPoint> (*result_points)(const std::string& result_json) =
       nullptr;
-  // Grace period and early stops from a job's parameters; nullptr: the
-  // default ChildRules.
-  ChildRules (*child_rules)(const KeyValues& params) = nullptr;
-  // The result reported for a done job; nullptr: the child's as it is.
-  std::string (*done_result)(const DoneRun& run) = nullptr;
+  // The child contract; nullptr: a lab child's (train's metric keys,
+  // step-N.pt checkpoints, the default ChildRules, its result as it is).
+  const ChildContract* contract = nullptr;
 
   // ---- The coordinator
   // Checks a reported result; the step its attempt resumed from.
   absl::StatusOr<int64_t> (*check_result)(absl::string_view json) = nullptr;
-  // The outcomes the coordinator judges on a done job's stored metrics
-  // (every attempt's), added to its result with the metrics' summary;
-  // nullptr: the child judges its own.
-  std::vector<OutcomeRule> (*metric_outcomes)(const KeyValues& params) =
-      nullptr;
 
   // ---- The results (results_table.h), made on the coordinator
   // The sweep's table from its jobs in grid order: a row per cell, seed
@@ -154,7 +166,7 @@ struct JobKindDef {
 inline const JobKindDef& KindDef(JobKind kind) { return kind.def(); }
 // The definition named `name`; NotFound naming the kinds there are.
 absl::StatusOr<const JobKindDef*> KindDefNamed(absl::string_view name);
-// The kind whose section_keys hold `key`, or nullptr.
+// The kind whose section holds `key`, or nullptr.
 const JobKindDef* KindOfSectionKey(absl::string_view key);
 // Registers a kind defined outside job_kinds.cc's table (a test fixture),
 // from a static initializer; returns true. Its name must be new.

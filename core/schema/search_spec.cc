@@ -150,11 +150,9 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
   TS_RETURN_IF_ERROR(ParseRange(source, node["range"], spec, s));
   if (node["outcome"]) {
     TS_RETURN_IF_ERROR(ParseOutcome(source, node["outcome"], spec, s));
-  } else if (KindDef(spec.kind).outcome_required) {
-    return ErrorAt(source, node,
-                   absl::StrCat("'search' of a ", JobKindName(spec.kind),
-                                " sweep needs 'outcome': one of its "
-                                "'outcomes'"));
+  } else if (absl::Status none = KindDef(spec.kind).parse_outcome("", spec, s);
+             !none.ok()) {
+    return ErrorAt(source, node, none.message());
   }
   if (node["direction"]) {
     absl::StatusOr<std::string> direction =

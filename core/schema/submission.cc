@@ -18,11 +18,11 @@ absl::StatusOr<Submission> PrepareSubmission(
     if (!changed.ok()) return changed.status();
     spec = *std::move(changed);
   }
-  if (const JobKindDef& def = KindDef(spec.kind);
-      def.prepare_submit && spec_dir.has_value()) {
+  if (const SpecSection* section = KindDef(spec.kind).section;
+      section != nullptr && section->prepare_submit && spec_dir.has_value()) {
     // What only the spec's folder knows is resolved there; the spec that
     // goes records it.
-    if (absl::Status s = def.prepare_submit(*spec_dir, spec); !s.ok()) {
+    if (absl::Status s = section->prepare_submit(*spec_dir, spec); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(source, ": ", s.message()));
     }
     absl::StatusOr<SweepSpec> resolved =

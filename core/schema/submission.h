@@ -5,7 +5,7 @@
 // coordinator's SubmitSweep (for the HTTP API and the Python client) both
 // do it: command-line overrides applied (ApplyOverrides), what only the
 // spec's folder can tell resolved (a command's workdir and code hash,
-// JobKindDef::prepare_submit), the grid expanded (ExpandSweep).
+// SpecSection::prepare_submit), the grid expanded (ExpandSweep).
 //
 // And one job added to a live sweep by hand (AddJobs; an Optuna trial).
 // Torch-free.

@@ -233,9 +233,9 @@ static absl::Status CheckTopKeys(absl::string_view source,
               "unknown top-level key '", key,
               "'; allowed: name, kind, grid, exclude, fixed, "
               "overrides, search",
-              declared != nullptr && !declared->section_keys.empty()
+              declared != nullptr && declared->section != nullptr
                   ? absl::StrCat(", ",
-                                 absl::StrJoin(declared->section_keys, ", "))
+                                 absl::StrJoin(declared->section->keys, ", "))
                   : std::string()));
     }
   }
@@ -286,8 +286,8 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
     }
     spec.kind = *parsed;
   }
-  if (const JobKindDef& def = KindDef(spec.kind); def.parse_section) {
-    TS_RETURN_IF_ERROR(def.parse_section(source, root, spec));
+  if (const SpecSection* section = KindDef(spec.kind).section) {
+    TS_RETURN_IF_ERROR(section->parse(source, root, spec));
   }
   if (!root["grid"]) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'grid'"));
@@ -451,8 +451,8 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
   out << YAML::Key << "name" << YAML::Value << spec.name;
   out << YAML::Key << "kind" << YAML::Value
       << std::string(JobKindName(spec.kind));
-  if (const JobKindDef& def = KindDef(spec.kind); def.emit_section) {
-    def.emit_section(out, spec);
+  if (const SpecSection* section = KindDef(spec.kind).section) {
+    section->emit(out, spec);
   }
   out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
   for (const auto& [key, values] : spec.grid) {

@@ -44,6 +44,7 @@ absl::Status ParseOutcome(const std::string& text, const SweepSpec&,
   const std::vector<std::string> words =
       absl::StrSplit(text, ' ', absl::SkipEmpty());
   double above = 0;
+  if (words.empty()) return absl::OkStatus();  // collapsed, the default
   if (words.size() == 1 &&
       (words[0] == "collapsed" || words[0] == "diverged")) {
     s.outcome = s.holds = words[0];

@@ -82,14 +82,14 @@ TEST(CommandSpec, StopAfterStepsCountsFromTheFirstStepAStopOnOutcomeHolds) {
   const std::vector<JobSpec> later = Jobs(base + "stop_after_steps: 20\n");
   ASSERT_EQ(later.size(), 1u);
   const ChildRules rules =
-      KindDef(*ParseJobKind("command")).child_rules(later[0].params);
+      KindDef(*ParseJobKind("command")).contract->rules(later[0].params);
   EXPECT_EQ(rules.stop_after_steps, 20);
   ASSERT_EQ(rules.stop_on.size(), 1u);
   // Set, it is part of the identity; unset, definitions from before the key
   // keep their ids.
   EXPECT_NE(at_once.at(0).id, later[0].id);
   EXPECT_EQ(KindDef(*ParseJobKind("command"))
-                .child_rules(at_once[0].params)
+                .contract->rules(at_once[0].params)
                 .stop_after_steps,
             0);
   // It round-trips through the stored spec.

@@ -33,11 +33,18 @@ TEST(KindDefs, EveryKindIsRegisteredOnceWithWhatEveryKindNeeds) {
     EXPECT_NE(def.child_command, nullptr) << name;
     EXPECT_NE(def.read_finished, nullptr) << name;
     EXPECT_NE(def.check_result, nullptr) << name;
-    // A section's keys come with their parser and writer.
-    EXPECT_EQ(def.section_keys.empty(), def.parse_section == nullptr) << name;
-    EXPECT_EQ(def.section_keys.empty(), def.emit_section == nullptr) << name;
-    // An outcome that must be named needs a way to name it.
-    EXPECT_TRUE(!def.outcome_required || def.parse_outcome) << name;
+    // A section's keys come with their parser and writer; a contract with
+    // all of its parts.
+    if (def.section != nullptr) {
+      EXPECT_FALSE(def.section->keys.empty()) << name;
+      EXPECT_NE(def.section->parse, nullptr) << name;
+      EXPECT_NE(def.section->emit, nullptr) << name;
+    }
+    if (def.contract != nullptr) {
+      EXPECT_NE(def.contract->rules, nullptr) << name;
+      EXPECT_NE(def.contract->done_result, nullptr) << name;
+      EXPECT_NE(def.contract->metric_outcomes, nullptr) << name;
+    }
     // Every kind makes its results table; a search reads its outcomes.
     EXPECT_NE(def.summarize, nullptr) << name;
     EXPECT_TRUE(!def.parse_outcome || def.outcomes) << name;
@@ -64,14 +71,10 @@ TEST(KindDefs, TheWorkerAsksTheKindHowToRunItsJobs) {
   // names into step-N/ directories and are judged by the coordinator.
   EXPECT_TRUE(train.old_workers_run);
   EXPECT_FALSE(command.old_workers_run);
-  EXPECT_FALSE(train.any_metric_names);
-  EXPECT_FALSE(train.checkpoint_directories);
+  EXPECT_EQ(train.contract, nullptr);
   EXPECT_NE(train.result_points, nullptr);
-  EXPECT_EQ(train.metric_outcomes, nullptr);
-  EXPECT_TRUE(command.any_metric_names);
-  EXPECT_TRUE(command.checkpoint_directories);
+  EXPECT_NE(command.contract, nullptr);
   EXPECT_EQ(command.result_points, nullptr);
-  EXPECT_NE(command.metric_outcomes, nullptr);
 
   TS_ASSERT_OK_AND_ASSIGN(
       SweepSpec spec,
@@ -83,13 +86,14 @@ TEST(KindDefs, TheWorkerAsksTheKindHowToRunItsJobs) {
                      "c.yaml"));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(spec));
   ASSERT_EQ(jobs.size(), 1u);
-  const ChildRules rules = command.child_rules(jobs[0].params);
+  const ChildRules rules = command.contract->rules(jobs[0].params);
   EXPECT_EQ(rules.stop_grace_ms, 7000);
   ASSERT_EQ(rules.stop_on.size(), 1u);
   EXPECT_EQ(rules.stop_on[0].name, "diverged");
-  EXPECT_EQ(command.metric_outcomes(jobs[0].params).size(), 2u);
+  EXPECT_EQ(command.contract->metric_outcomes(jobs[0].params).size(), 2u);
   // The child's own result, wrapped with what the worker knows.
-  const std::string done = command.done_result({"{\"a\": 1}", 40, 2, ""});
+  const std::string done =
+      command.contract->done_result({"{\"a\": 1}", 40, 2, ""});
   TS_ASSERT_OK_AND_ASSIGN(int64_t resumed, command.check_result(done));
   EXPECT_EQ(resumed, 40);
 }
