@@ -153,7 +153,7 @@ class Http:
                 connection.request(method, target, body=data, headers=headers)
                 return connection.getresponse()
             except (http.client.RemoteDisconnected, BrokenPipeError,
-                    ConnectionResetError, http.client.CannotSendRequest):
+                    ConnectionResetError, http.client.ImproperConnectionState):
                 self.close()
                 if fresh:
                     raise

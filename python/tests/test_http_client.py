@@ -24,6 +24,7 @@ class Fake:
 
     def __init__(self, answers):
         self.answers = answers
+        self.drop = False
         self.requests = []  # (path, peer port, user agent)
         fake = self
 
@@ -45,6 +46,9 @@ class Fake:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                # An idle keep-alive connection the server drops without a
+                # word (as the gateway does after 5 s).
+                self.close_connection = fake.drop
 
             def log_message(self, *args):
                 pass
@@ -144,3 +148,13 @@ def test_a_table_of_a_kind_this_client_never_heard_of_is_shown_as_it_is(
                                                       output="records")
     assert rows[0] == {"params_cell": "a", "score": math.inf, "ok": 0.25}
     assert rows[1]["score"] is None and math.isnan(rows[1]["ok"])
+
+
+def test_a_kept_connection_the_server_dropped_is_opened_again(fake):
+    f = fake({"/api/sweeps/s": [(200, {}, SWEEP)],
+              "/api/sweeps/s/status": [(200, {}, STATUS)]})
+    f.drop = True
+    sweep = tailsweep.Client(f.url).sweep("s")
+    for _ in range(3):
+        assert sweep.status().total == 2
+    assert len({port for _, port, _ in f.requests}) == 4
