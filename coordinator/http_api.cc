@@ -114,7 +114,9 @@ absl::StatusOr<std::string> ProtoJson(const google::protobuf::Message& m,
   if (legacy || !absl::StrContains(out, "NaN") && !absl::StrContains(out, "Infinity")) {
     return out;
   }
-  nlohmann::json doc = nlohmann::json::parse(out);
+  nlohmann::json doc =
+      nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return out;  // (proto3 writes valid JSON)
   RespellDoubles(m, doc);
   return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -209,7 +211,8 @@ void ServeResultRows(const CoordinatorApi& calls, const httplib::Request& req,
              .ok()) {
       return SendError(res, absl::InternalError("cannot write the answer"));
     }
-    doc = nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) doc = nlohmann::json::object();
   }
   doc["kind"] = results->kind;
   doc["jobs"] = results->jobs;
