@@ -111,7 +111,8 @@ absl::StatusOr<std::string> ProtoJson(const google::protobuf::Message& m,
     return absl::InternalError("cannot write the answer as JSON");
   }
   // Most answers hold no non-finite double: written as they are.
-  if (legacy || !absl::StrContains(out, "NaN") && !absl::StrContains(out, "Infinity")) {
+  if (legacy ||
+      !absl::StrContains(out, "NaN") && !absl::StrContains(out, "Infinity")) {
     return out;
   }
   nlohmann::json doc =
@@ -122,8 +123,7 @@ absl::StatusOr<std::string> ProtoJson(const google::protobuf::Message& m,
 }
 
 bool NumbersForOlderClients(const httplib::Request& req) {
-  return absl::StartsWith(req.get_header_value("User-Agent"),
-                          "Python-urllib/");
+  return absl::StartsWith(req.get_header_value("User-Agent"), "Python-urllib/");
 }
 
 void SendJson(const httplib::Request& req, httplib::Response& res,

@@ -24,7 +24,8 @@ void ServeOpenApi(const CoordinatorApi&, const httplib::Request&,
 
 void ServeSweeps(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res) {
-  ServeCall(calls, req, &CoordinatorApi::ListSweeps, v1::ListSweepsRequest(), res);
+  ServeCall(calls, req, &CoordinatorApi::ListSweeps, v1::ListSweepsRequest(),
+            res);
 }
 
 // A call about the path's {sweep}: its answer.
@@ -65,7 +66,8 @@ void ServeJob(const CoordinatorApi& calls, const httplib::Request& req,
 
 void ServeWorkers(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res) {
-  ServeCall(calls, req, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(), res);
+  ServeCall(calls, req, &CoordinatorApi::ListWorkers, v1::ListWorkersRequest(),
+            res);
 }
 
 }  // namespace

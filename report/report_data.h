@@ -52,7 +52,7 @@ struct ReportOptions {
   // that log the collapse signals (report_data.cc's ReadCurves).
   int curve_points = 300;
   int attention_points = 100;
-  int64_t now_ms = 0;      // "generated_ms"
+  int64_t now_ms = 0;  // "generated_ms"
   // Called after each job's curves are read: (jobs read, jobs in all).
   std::function<void(int64_t, int64_t)> progress;
 };

@@ -202,8 +202,8 @@ def _typed_frame(cols: Dict[str, List[Json]], names: List[str]) -> Any:
 def _pandas() -> Any:
     """The pandas module (untyped here: what crosses it is Any)."""
     try:
-        # Lazily: it takes most of a second to import. By name, so that
-        # type checkers without pandas' stubs need no exception.
+        # Lazily: it takes most of a second to import. Imported by name so
+        # that mypy, where pandas has no stubs, needs no ignore comment.
         pandas = importlib.import_module("pandas")
     except ImportError:
         raise ImportError("tailsweep: DataFrames need pandas (apt install "
