@@ -99,6 +99,23 @@ absl::Status ApplyOne(const std::string& word, SweepSpec& spec) {
     // The kind's own message lists the allowed keys.
     return BadOverride(word, k.message());
   }
+  for (const auto& z : spec.zip) {
+    if (z.first == key) {
+      return BadOverride(word, absl::StrCat("'", key,
+                                            "' is a zip axis (its values go "
+                                            "with the other zip keys'); edit "
+                                            "the spec's 'zip'"));
+    }
+  }
+  for (const SearchParameter& p : spec.space.parameters) {
+    if (p.key == key) {
+      return BadOverride(word, absl::StrCat("'", key,
+                                            "' is drawn by method ",
+                                            spec.space.method_name,
+                                            "; edit its distribution in "
+                                            "'parameters'"));
+    }
+  }
   std::set<std::string> seen;
   for (const std::string& value : v.values) {
     if (absl::Status s = CheckJobValue(spec, key, value); !s.ok()) {
@@ -125,7 +142,8 @@ absl::Status ApplyOne(const std::string& word, SweepSpec& spec) {
     return absl::OkStatus();
   }
   if (axis != spec.grid.end()) spec.grid.erase(axis);
-  if (spec.grid.empty()) {
+  if (spec.grid.empty() && spec.zip.empty() &&
+      spec.space.method == SearchMethod::kGrid) {
     return BadOverride(
         word, absl::StrCat("the grid would have no key left; keep one as a "
                            "list (e.g. ",

@@ -26,6 +26,8 @@
 namespace tailsweep {
 namespace {
 
+absl::Status CheckCellCount(const SweepSpec& spec);
+
 // A job key's value: a scalar, or where the kind takes them (`lists`)
 // also a list of scalars (stored as FlowListText).
 absl::StatusOr<std::string> ValueText(absl::string_view source,
@@ -98,6 +100,57 @@ absl::Status ParseGrid(absl::string_view source, const YAML::Node& grid,
   return absl::OkStatus();
 }
 
+// `zip:` after the grid: keys of the kind not in the grid, each a
+// non-empty list, all of one length.
+absl::Status ParseZip(absl::string_view source, const YAML::Node& zip,
+                      SweepSpec& spec) {
+  if (!zip.IsMap() || zip.size() == 0) {
+    return ErrorAt(source, zip,
+                   "'zip' must map each key to a list of values, every list "
+                   "the same length (the i-th values go together)");
+  }
+  TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, zip, "'zip'"));
+  for (const auto& item : zip) {
+    absl::StatusOr<std::string> key = Key(source, item.first);
+    if (!key.ok()) return key.status();
+    if (absl::Status k = CheckJobKey(spec, *key); !k.ok()) {
+      return ErrorAt(source, item.first, k.message());
+    }
+    if (absl::Status taken = CheckKeyFree(spec, *key); !taken.ok()) {
+      return ErrorAt(source, item.first,
+                     absl::StrCat("zip key '", *key, "' ", taken.message()));
+    }
+    const YAML::Node& values = item.second;
+    if (!values.IsSequence() || values.size() == 0) {
+      return ErrorAt(source, item.first,
+                     absl::StrCat("zip key '", *key,
+                                  "' needs a non-empty list, e.g. [a, b]"));
+    }
+    if (!spec.zip.empty() && values.size() != spec.zip[0].second.size()) {
+      return ErrorAt(
+          source, item.first,
+          absl::StrCat("zip key '", *key, "' has ", values.size(),
+                       " values but '", spec.zip[0].first, "' has ",
+                       spec.zip[0].second.size(),
+                       "; zipped lists go together and must be the same "
+                       "length"));
+    }
+    std::vector<std::string> list;
+    for (const YAML::Node& v : values) {
+      absl::StatusOr<std::string> value = ValueText(
+          source, v, absl::StrCat("each value of zip key '", *key, "'"),
+          KindDef(spec.kind).list_values);
+      if (!value.ok()) return value.status();
+      if (absl::Status st = CheckJobValue(spec, *key, *value); !st.ok()) {
+        return ErrorAt(source, v, st.message());
+      }
+      list.push_back(*value);
+    }
+    spec.zip.emplace_back(*key, std::move(list));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
                           SweepSpec& spec) {
   if (!exclude.IsSequence()) {
@@ -123,11 +176,17 @@ absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
       auto axis = std::find_if(spec.grid.begin(), spec.grid.end(),
                                [&](const auto& g) { return g.first == key; });
       if (axis == spec.grid.end()) {
+        axis = std::find_if(spec.zip.begin(), spec.zip.end(),
+                            [&](const auto& g) { return g.first == key; });
+      }
+      if (axis == spec.grid.end() || axis == spec.zip.end()) {
         std::vector<std::string> keys;
+        for (const auto& g : spec.zip) keys.push_back(g.first);
         for (const auto& g : spec.grid) keys.push_back(g.first);
         return ErrorAt(
             source, item.first,
-            absl::StrCat("exclude key '", key, "' is not a grid key; allowed: ",
+            absl::StrCat("exclude key '", key, "' is not a grid ",
+                         spec.zip.empty() ? "" : "or zip ", "key; allowed: ",
                          absl::StrJoin(keys, ", ")));
       }
       absl::StatusOr<std::string> value =
@@ -161,11 +220,14 @@ absl::Status ParseFixed(absl::string_view source, const YAML::Node& fixed,
     absl::StatusOr<std::string> key_or = Key(source, item.first);
     if (!key_or.ok()) return key_or.status();
     const std::string key = *key_or;
-    for (const auto& g : spec.grid) {
-      if (g.first == key) {
-        return ErrorAt(
-            source, item.first,
-            absl::StrCat("key '", key, "' is both in 'grid' and in 'fixed'"));
+    for (const auto* axes : {&spec.grid, &spec.zip}) {
+      for (const auto& g : *axes) {
+        if (g.first == key) {
+          return ErrorAt(source, item.first,
+                         absl::StrCat("key '", key, "' is both in '",
+                                      axes == &spec.grid ? "grid" : "zip",
+                                      "' and in 'fixed'"));
+        }
       }
     }
     absl::StatusOr<std::string> value =
@@ -206,7 +268,11 @@ static absl::Status CheckTopKeys(absl::string_view source,
                                  const YAML::Node& root,
                                  const SweepSpec& spec) {
   static const std::set<std::string> kTopKeys = {
-      "name", "kind", "grid", "exclude", "fixed", "overrides", "search"};
+      "name",         "kind",      "grid",        "zip",
+      "exclude",      "fixed",     "overrides",   "search",
+      "method",       "parameters", "run_cap",    "sample_seed",
+      "metric",       "priority",  "max_running", "timeout_s",
+      "max_failures", "tags",      "notes",       "stop"};
   // The kind the spec names (train when it names none): its own section
   // keys are allowed too.
   const JobKindDef* declared = &KindDef(spec.kind);
@@ -231,8 +297,10 @@ static absl::Status CheckTopKeys(absl::string_view source,
           source, item.first,
           absl::StrCat(
               "unknown top-level key '", key,
-              "'; allowed: name, kind, grid, exclude, fixed, "
-              "overrides, search",
+              "'; allowed: name, kind, grid, zip, exclude, fixed, "
+              "overrides, search, method, parameters, run_cap, "
+              "sample_seed, metric, priority, max_running, timeout_s, "
+              "max_failures, tags, notes, stop",
               declared != nullptr && declared->section != nullptr
                   ? absl::StrCat(", ",
                                  absl::StrJoin(declared->section->keys, ", "))
@@ -289,10 +357,18 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   if (const SpecSection* section = KindDef(spec.kind).section) {
     TS_RETURN_IF_ERROR(section->parse(source, root, spec));
   }
-  if (!root["grid"]) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": missing 'grid'"));
+  const bool sampled = root["method"] && root["method"].IsScalar() &&
+                       root["method"].as<std::string>() != "grid";
+  if (!root["grid"] && !root["zip"] && !sampled) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": missing 'grid' (KEY: [values...]; {} for none)"));
   }
-  if (absl::Status s = ParseGrid(source, root["grid"], spec); !s.ok()) return s;
+  if (root["grid"]) {
+    if (absl::Status s = ParseGrid(source, root["grid"], spec); !s.ok()) {
+      return s;
+    }
+  }
+  if (root["zip"]) TS_RETURN_IF_ERROR(ParseZip(source, root["zip"], spec));
   if (root["exclude"]) {
     if (absl::Status s = ParseExclude(source, root["exclude"], spec); !s.ok()) {
       return s;
@@ -307,6 +383,9 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
       return s;
     }
   }
+  TS_RETURN_IF_ERROR(CheckCellCount(spec));
+  TS_RETURN_IF_ERROR(ParseSearchSpace(source, root, spec));
+  TS_RETURN_IF_ERROR(ParseSweepControl(source, root, spec));
   if (const YAML::Node overrides = root["overrides"]) {
     if (!overrides.IsSequence()) {
       return ErrorAt(source, overrides,
@@ -339,6 +418,20 @@ std::string ContentHash(const KeyValues& params) {
 
 namespace {
 
+// InvalidArgument when grid x zip has more than kMaxSweepCells cells.
+absl::Status CheckCellCount(const SweepSpec& spec) {
+  int64_t cells = spec.zip.empty() ? 1 : spec.zip[0].second.size();
+  for (const auto& [key, values] : spec.grid) {
+    cells *= static_cast<int64_t>(values.size());
+    if (cells > kMaxSweepCells) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sweep '", spec.name, "': the grid has more than ", kMaxSweepCells,
+          " cells (at axis '", key, "'); split it into several sweeps"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool Excluded(const SweepSpec& spec, const KeyValues& cell) {
   for (const KeyValues& partial : spec.exclude) {
     bool all = true;
@@ -351,6 +444,55 @@ bool Excluded(const SweepSpec& spec, const KeyValues& cell) {
 }
 
 }  // namespace
+
+absl::Status CheckKeyFree(const SweepSpec& spec, const std::string& key) {
+  const std::pair<const char*, const std::vector<
+                                   std::pair<std::string, std::vector<std::string>>>*>
+      axes[] = {{"grid", &spec.grid}, {"zip", &spec.zip}};
+  for (const auto& [where, list] : axes) {
+    for (const auto& g : *list) {
+      if (g.first == key) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("is already in '", where, "'"));
+      }
+    }
+  }
+  for (const auto& f : spec.fixed) {
+    if (f.first == key) {
+      return absl::InvalidArgumentError("is already in 'fixed'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+void ForEachCell(const SweepSpec& spec,
+                 const std::function<void(const KeyValues&)>& fn) {
+  // One odometer wheel per axis: the zip (its tuples) first, then each
+  // grid key.
+  const size_t zip_len = spec.zip.empty() ? 0 : spec.zip[0].second.size();
+  std::vector<size_t> sizes;
+  if (zip_len > 0) sizes.push_back(zip_len);
+  for (const auto& g : spec.grid) sizes.push_back(g.second.size());
+  if (sizes.empty()) return;
+  std::vector<size_t> index(sizes.size(), 0);
+  while (true) {
+    KeyValues cell;
+    size_t wheel = 0;
+    if (zip_len > 0) {
+      for (const auto& z : spec.zip) cell.emplace_back(z.first, z.second[index[0]]);
+      wheel = 1;
+    }
+    for (size_t k = 0; k < spec.grid.size(); ++k) {
+      cell.emplace_back(spec.grid[k].first,
+                        spec.grid[k].second[index[wheel + k]]);
+    }
+    if (!Excluded(spec, cell)) fn(cell);
+    // Advance the odometer, last wheel fastest.
+    size_t k = sizes.size();
+    while (k > 0 && ++index[k - 1] == sizes[k - 1]) index[--k] = 0;
+    if (k == 0) break;
+  }
+}
 
 // The job of `cell` (every key it sets), or why the schema refuses it.
 absl::StatusOr<JobSpec> CellJob(const SweepSpec& spec, const KeyValues& cell) {
@@ -385,26 +527,30 @@ absl::StatusOr<JobSpec> ProbeJob(const SweepSpec& spec, const KeyValues& cell,
 }
 
 absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
-  int64_t cells = 1;
-  for (const auto& [key, values] : spec.grid) {
-    cells *= static_cast<int64_t>(values.size());
-    if (cells > kMaxSweepCells) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sweep '", spec.name, "': the grid has more than ", kMaxSweepCells,
-          " cells (at axis '", key, "'); split it into several sweeps"));
-    }
-  }
+  TS_RETURN_IF_ERROR(CheckCellCount(spec));
   std::vector<JobSpec> jobs;
-  // `grid: {}`: no cells of its own; its jobs are added (AddJobs). A search
-  // has its one cell.
-  if (spec.grid.empty() && !spec.search) return jobs;
-  std::vector<size_t> index(spec.grid.size(), 0);
-  while (true) {
-    KeyValues cell;
-    for (size_t k = 0; k < spec.grid.size(); ++k) {
-      cell.emplace_back(spec.grid[k].first, spec.grid[k].second[index[k]]);
-    }
-    if (!Excluded(spec, cell)) {
+  // A study adds its jobs (tpe, ...), as does `grid: {}`. A search has its
+  // one cell when the grid has none.
+  if (spec.space.method == SearchMethod::kDriven) return jobs;
+  const bool sampled = spec.space.method != SearchMethod::kGrid;
+  if (spec.grid.empty() && spec.zip.empty() && !spec.search && !sampled) {
+    return jobs;
+  }
+  std::vector<KeyValues> cells;
+  if (spec.grid.empty() && spec.zip.empty()) {
+    cells.emplace_back();
+  } else {
+    ForEachCell(spec, [&](const KeyValues& cell) { cells.push_back(cell); });
+  }
+  std::vector<KeyValues> samples(1);
+  if (sampled) {
+    const int64_t per_sample = std::max<int64_t>(cells.size(), 1);
+    samples = DrawSamples(spec.space, spec.space.run_cap / per_sample);
+  }
+  for (const KeyValues& sample : samples) {
+    for (const KeyValues& grid_cell : cells) {
+      KeyValues cell = sample;
+      cell.insert(cell.end(), grid_cell.begin(), grid_cell.end());
       if (spec.search) {
         // The first probes: both ends of the range.
         for (double end : {spec.search->lo, spec.search->hi}) {
@@ -421,12 +567,6 @@ absl::StatusOr<std::vector<JobSpec>> ExpandSweep(const SweepSpec& spec) {
         jobs.push_back(*std::move(job));
       }
     }
-    // Advance the odometer, last key fastest.
-    size_t k = spec.grid.size();
-    while (k > 0 && ++index[k - 1] == spec.grid[k - 1].second.size()) {
-      index[--k] = 0;
-    }
-    if (k == 0) break;
   }
   return jobs;
 }
@@ -459,6 +599,13 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
     out << YAML::Key << key << YAML::Value << YAML::Flow << values;
   }
   out << YAML::EndMap;
+  if (!spec.zip.empty()) {
+    out << YAML::Key << "zip" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, values] : spec.zip) {
+      out << YAML::Key << key << YAML::Value << YAML::Flow << values;
+    }
+    out << YAML::EndMap;
+  }
   if (!spec.exclude.empty()) {
     out << YAML::Key << "exclude" << YAML::Value << YAML::BeginSeq;
     for (const KeyValues& entry : spec.exclude) {
@@ -477,6 +624,8 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
     out << YAML::EndMap;
   }
   if (spec.search) EmitSearch(out, *spec.search);
+  EmitSearchSpace(out, spec.space);
+  EmitSweepControl(out, spec.control);
   if (!spec.overrides.empty()) {
     out << YAML::Key << "overrides" << YAML::Value << YAML::Flow
         << spec.overrides;

@@ -8,12 +8,19 @@
 //   command, shell, env, workdir, code, setup, stop_grace_s, outcomes,
 //   stop_on: the program of a command sweep (core/schema/command_spec.h)
 //   grid:    KEY: [values...]   the axes; their cartesian product is the jobs
+//   zip:     KEY: [values...]   axes that vary together (equal lengths):
+//                               one axis of tuples, before the grid's
 //   exclude: [{KEY: value, ...}] partial assignments whose cells are dropped
 //   fixed:   KEY: value          scalars shared by every job
 //   overrides: [KEY=VALUE, ...]  what the command line changed (below);
 //                                informational, written by ApplyOverrides
 //   search:  a boundary search over one key (SearchSpec, below;
 //            sweeps/README.md): train and command sweeps
+//   method, parameters, run_cap, sample_seed, metric: search beyond grids
+//            (core/schema/search_space.h): sampled parameters, crossed
+//            with the grid's cells
+//   priority, max_running, timeout_s, max_failures, tags, notes, stop:
+//            how the sweep runs (core/schema/sweep_control.h)
 // Keys and values are those of the kind's job schema (core/job_config.h,
 // core/tails_job.h; for command sweeps any parameter name, values scalars
 // or lists: command_job.h); every value is validated there, once. A key named
@@ -32,6 +39,8 @@
 #include "absl/strings/string_view.h"
 #include "core/schema/command_job.h"
 #include "core/schema/job_kind.h"
+#include "core/schema/search_space.h"
+#include "core/schema/sweep_control.h"
 
 namespace tailsweep {
 
@@ -91,10 +100,15 @@ struct SweepSpec {
   JobKind kind;         // train unless the spec names another
   CommandSpec command;  // kind command only
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
+  // Axes that vary together: every list the same length; the i-th cell of
+  // the zip takes the i-th value of each.
+  std::vector<std::pair<std::string, std::vector<std::string>>> zip;
   std::vector<KeyValues> exclude;
   KeyValues fixed;
   std::vector<std::string> overrides;  // as given, oldest first
   std::optional<SearchSpec> search;
+  SearchSpace space;     // method grid unless the spec names another
+  SweepControl control;  // what the spec sets of it
   std::string text;  // the source text it was parsed from
 };
 
@@ -118,7 +132,10 @@ absl::StatusOr<SweepSpec> LoadSweepSpec(const std::string& path);
 absl::StatusOr<JobSpec> ProbeJob(const SweepSpec& spec, const KeyValues& cell,
                                  const std::string& probe, int64_t seed);
 
-// The jobs of a spec, in grid order (last key fastest); none for `grid: {}`
+// The jobs of a spec, in grid order (last key fastest); for a sampled
+// method (random, sobol), each sample in draw order crossed with every
+// kept cell (the sample's keys first in a job's cell); none for a method a
+// study drives (tpe, ...) and for `grid: {}`
 // (its jobs are added to the live sweep: AddedJob, AddJobs). With a search: per
 // cell, the first probes (both ends of the range, `seeds` seeds each); the
 // coordinator adds the rest as results come in. InvalidArgument for a

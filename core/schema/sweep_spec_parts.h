@@ -6,6 +6,7 @@
 // spec_overrides.cc: KEY=VALUE overrides). Internal to tailsweep_sweep:
 // everyone else reads sweep_spec.h. Torch-free.
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,6 +38,31 @@ absl::Status ParseSearch(absl::string_view source, const YAML::Node& node,
                          SweepSpec& spec);
 // Writes `search` as its block's key and value into an open map.
 void EmitSearch(YAML::Emitter& out, const SearchSpec& search);
+
+// OK when `key` is in none of grid, zip and fixed; else "is already in
+// 'grid'" (or the others), for the caller to prefix.
+absl::Status CheckKeyFree(const SweepSpec& spec, const std::string& key);
+// Calls `fn` with each cell of the grid and zip axes that `exclude` keeps,
+// in grid order (zip first, then the grid's axes, last fastest).
+void ForEachCell(const SweepSpec& spec,
+                 const std::function<void(const KeyValues&)>& fn);
+
+// search_space.cc: `method`, `parameters`, `run_cap`, `sample_seed` and
+// `metric` from the spec's root into spec.space (after grid, zip, exclude,
+// fixed and search). Errors at the offending node.
+absl::Status ParseSearchSpace(absl::string_view source, const YAML::Node& root,
+                              SweepSpec& spec);
+// Writes those keys into an open map (none for a grid without a metric).
+void EmitSearchSpace(YAML::Emitter& out, const SearchSpace& space);
+// A goal: minimize (false) or maximize (true).
+absl::StatusOr<bool> ParseGoal(absl::string_view source,
+                               const YAML::Node& node);
+
+// sweep_control.cc: the control keys from the spec's root into
+// spec.control, and back.
+absl::Status ParseSweepControl(absl::string_view source, const YAML::Node& root,
+                               SweepSpec& spec);
+void EmitSweepControl(YAML::Emitter& out, const SweepControl& control);
 
 }  // namespace tailsweep
 
