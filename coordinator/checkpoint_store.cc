@@ -203,4 +203,28 @@ absl::Status CheckpointStore::Download(
                                           "); it starts from step 0"));
 }
 
+int64_t CheckpointStore::RemoveFiles(const std::vector<std::string>& files,
+                                     bool dry_run) {
+  namespace fs = std::filesystem;
+  const fs::path checkpoints = fs::path(data_dir_) / "checkpoints";
+  int64_t bytes = 0;
+  for (const std::string& file : files) {
+    const fs::path path = fs::path(data_dir_) / file;
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(path, ec);
+    if (ec) continue;
+    bytes += static_cast<int64_t>(size);
+    if (dry_run) continue;
+    fs::remove(path, ec);
+    // Up to checkpoints/: the epoch's and the job's directories, if empty.
+    for (fs::path dir = path.parent_path();
+         dir != checkpoints && dir.has_parent_path() &&
+         dir.string().size() > checkpoints.string().size();
+         dir = dir.parent_path()) {
+      if (!fs::is_empty(dir, ec) || ec || !fs::remove(dir, ec)) break;
+    }
+  }
+  return bytes;
+}
+
 }  // namespace tailsweep

@@ -47,6 +47,11 @@ class CheckpointStore {
       const v1::CheckpointHeader& header,
       const std::function<bool(v1::CheckpointChunk*)>& next);
 
+  // The bytes of `files` (paths relative to the data directory, as the
+  // store records them), and unless `dry_run` removes them and the job
+  // directories they leave empty. A file already gone counts 0.
+  int64_t RemoveFiles(const std::vector<std::string>& files, bool dry_run);
+
   // Sends the job's newest checkpoint to `worker`, the holder of lease
   // `epoch`. NotFound when the job has none.
   absl::Status Download(

@@ -21,6 +21,26 @@ std::string Authorization(const grpc::ServerContext* ctx) {
                         : std::string(it->second.data(), it->second.size());
 }
 
+void ToProto(const SweepSettings& s, v1::SweepSettings* out) {
+  out->set_priority(s.priority);
+  out->set_max_running(s.max_running);
+  out->set_paused(s.paused);
+  out->set_held(s.held);
+  out->set_max_failures(s.max_failures);
+  out->set_failures(s.failures);
+  out->set_timeout_s(s.timeout_s);
+  for (const auto& [k, v] : s.tags) (*out->mutable_tags())[k] = v;
+  out->set_notes(s.notes);
+  out->set_stop_rule(s.stop);
+}
+
+void ToProto(const SweepHours& h, v1::SweepHours* out) {
+  out->set_gpu_hours(h.gpu_hours);
+  out->set_cpu_hours(h.cpu_hours);
+  out->set_preempted_gpu_hours(h.preempted_gpu_hours);
+  out->set_preempted_cpu_hours(h.preempted_cpu_hours);
+}
+
 grpc::Status Answer(const absl::Status& status) {
   // The store says CANCELLED for a job the user cancelled only: marked, so
   // the holder can tell it from a call cut off in transport.
@@ -145,6 +165,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
     out->set_epoch(l.epoch);
     out->set_attempt(l.attempt);
     out->set_deadline_ms(l.deadline_ms);
+    out->set_timeout_s(l.timeout_s);
     for (const auto& [k, v] : l.params) {
       v1::KeyValue* kv = out->add_params();
       kv->set_key(k);
@@ -263,6 +284,54 @@ grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
   absl::StatusOr<int64_t> n = store_->ResumeSweep(req->sweep());
   if (!n.ok()) return Answer(n.status());
   resp->set_jobs_requeued(*n);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::UpdateSweep(grpc::ServerContext* ctx,
+                                             const v1::UpdateSweepRequest* req,
+                                             v1::UpdateSweepResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
+  Store::SweepUpdate update;
+  if (req->has_priority()) update.priority = req->priority();
+  if (req->has_max_running()) update.max_running = req->max_running();
+  if (req->has_paused()) update.paused = req->paused();
+  if (req->has_notes()) update.notes = req->notes();
+  for (const auto& [k, v] : req->tags()) update.tags.emplace_back(k, v);
+  std::sort(update.tags.begin(), update.tags.end());
+  absl::StatusOr<SweepSettings> now = store_->UpdateSweep(req->sweep(), update);
+  if (!now.ok()) return Answer(now.status());
+  spdlog::info("sweep {} updated: priority {}, max_running {}, {}",
+               req->sweep(), now->priority, now->max_running,
+               now->paused ? "paused" : "not paused");
+  ToProto(*now, resp->mutable_settings());
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::RemoveSweep(grpc::ServerContext* ctx,
+                                             const v1::RemoveSweepRequest* req,
+                                             v1::RemoveSweepResponse* resp) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
+  absl::StatusOr<Store::RemoveResult> r =
+      store_->RemoveSweep(req->sweep(), req->force(), req->dry_run());
+  if (!r.ok()) return Answer(r.status());
+  // The rows are gone first: a crash between leaves only files no row
+  // points to (removed by hand or by the next upload's sweep of them).
+  const int64_t bytes = checkpoints_->RemoveFiles(r->files, req->dry_run());
+  if (!req->dry_run()) {
+    spdlog::info(
+        "sweep {} removed: {} jobs ({} kept for other sweeps), {} metric "
+        "points, {} checkpoint files ({} bytes)",
+        req->sweep(), r->jobs, r->shared_jobs, r->metric_points,
+        r->files.size(), bytes);
+  }
+  resp->set_jobs(r->jobs);
+  resp->set_shared_jobs(r->shared_jobs);
+  resp->set_running(r->running);
+  resp->set_metric_points(r->metric_points);
+  resp->set_checkpoint_files(static_cast<int64_t>(r->files.size()));
+  resp->set_checkpoint_bytes(bytes);
   return grpc::Status::OK;
 }
 

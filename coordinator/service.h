@@ -28,6 +28,10 @@ namespace tailsweep {
 // wire as proto/wire_status.h says.
 grpc::Status Answer(const absl::Status& status);
 
+// A sweep's settings and hours on the wire.
+void ToProto(const SweepSettings& s, v1::SweepSettings* out);
+void ToProto(const SweepHours& h, v1::SweepHours* out);
+
 // The first lines of every handler: the token, then the fields.
 #define TS_GRPC_RETURN_IF_ERROR(expr)                          \
   do {                                                         \
@@ -121,6 +125,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status GetBoundaries(grpc::ServerContext*,
                              const v1::GetBoundariesRequest*,
                              v1::GetBoundariesResponse*) override;
+  grpc::Status UpdateSweep(grpc::ServerContext*, const v1::UpdateSweepRequest*,
+                           v1::UpdateSweepResponse*) override;
+  grpc::Status RemoveSweep(grpc::ServerContext*, const v1::RemoveSweepRequest*,
+                           v1::RemoveSweepResponse*) override;
 
  private:
   // The bulk reads' bodies, run in reads_ by the calls of the same name

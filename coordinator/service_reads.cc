@@ -131,14 +131,25 @@ v1::TailsResultRow LegacyTailsRow(const ResultsTable& t, size_t i) {
 
 namespace {
 
-// The early-stopped runs of `sweep` and the steps they saved, into the
-// counts every read of a sweep carries (status, the list, one sweep).
+// The early-stopped runs of `sweep` and the steps they saved, and its
+// settings and hours, into the counts every read of a sweep carries
+// (status, the list, one sweep). `row`: the sweep's when read already.
 absl::Status SetEarlyStops(Store& store, const std::string& sweep,
-                           v1::GetSweepStatusResponse* counts) {
+                           v1::GetSweepStatusResponse* counts,
+                           const Store::SweepRow* row = nullptr) {
   absl::StatusOr<Store::EarlyStops> early = store.EarlyStopsOf(sweep);
   if (!early.ok()) return early.status();
   counts->set_runs_stopped_early(early->runs);
   counts->set_steps_saved(early->steps_saved);
+  Store::SweepRow read;
+  if (row == nullptr) {
+    absl::StatusOr<Store::SweepRow> settings = store.SettingsOf(sweep);
+    if (!settings.ok()) return settings.status();
+    read = *std::move(settings);
+    row = &read;
+  }
+  ToProto(row->settings, counts->mutable_settings());
+  ToProto(row->hours, counts->mutable_hours());
   return absl::OkStatus();
 }
 
@@ -323,7 +334,8 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
     out->set_kind(std::string(JobKindName(s.kind)));
     out->set_created_ms(s.created_ms);
     ToProto(s.counts, out->mutable_counts());
-    if (absl::Status e = SetEarlyStops(*store_, s.name, out->mutable_counts());
+    if (absl::Status e =
+            SetEarlyStops(*store_, s.name, out->mutable_counts(), &s);
         !e.ok()) {
       return Answer(e);
     }

@@ -22,7 +22,18 @@ CREATE TABLE IF NOT EXISTS sweeps (
   fixed       TEXT NOT NULL,              -- JSON object of the fixed keys
   created_ms  INTEGER NOT NULL,
   spec        TEXT NOT NULL DEFAULT '',   -- the spec's text, first submit
-  version     TEXT NOT NULL DEFAULT ''    -- the build that expanded it
+  version     TEXT NOT NULL DEFAULT '',   -- the build that expanded it
+  -- How it runs (SweepSettings): leased by priority, then fair share.
+  priority     INTEGER NOT NULL DEFAULT 0,
+  max_running  INTEGER NOT NULL DEFAULT 0,   -- 0: no limit
+  paused       INTEGER NOT NULL DEFAULT 0,
+  held         TEXT NOT NULL DEFAULT '',     -- why its queue is held
+  max_failures INTEGER NOT NULL DEFAULT 0,
+  failures     INTEGER NOT NULL DEFAULT 0,   -- failed attempts since resume
+  timeout_s    REAL NOT NULL DEFAULT 0,
+  tags         TEXT NOT NULL DEFAULT '{}',   -- JSON object
+  notes        TEXT NOT NULL DEFAULT '',
+  stop_rule    TEXT NOT NULL DEFAULT ''      -- JSON (AshaJson)
 );
 CREATE TABLE IF NOT EXISTS jobs (
   job_id            TEXT PRIMARY KEY,     -- SHA-256 of the full assignment
@@ -108,6 +119,17 @@ CREATE TABLE IF NOT EXISTS job_logs (   -- stderr tails sent with outcomes
   at_ms        INTEGER NOT NULL,
   PRIMARY KEY (job_id, epoch)
 ) WITHOUT ROWID;
+-- The lease history: one row per lease, from its grant to its outcome.
+CREATE TABLE IF NOT EXISTS attempts (
+  job_id      TEXT NOT NULL,
+  epoch       INTEGER NOT NULL,
+  worker_id   TEXT NOT NULL,
+  gpus        INTEGER NOT NULL,           -- 0: a CPU-only worker's slot
+  started_ms  INTEGER NOT NULL,
+  ended_ms    INTEGER,                    -- NULL while it runs
+  outcome     TEXT,                       -- done, failed, preempted, ...
+  PRIMARY KEY (job_id, epoch)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS workers (
   worker_id     TEXT PRIMARY KEY,
   last_seen_ms  INTEGER NOT NULL
@@ -177,6 +199,20 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       add_column("sweeps", "spec", "TEXT NOT NULL DEFAULT ''", ""));
   TS_RETURN_IF_ERROR(
       add_column("sweeps", "version", "TEXT NOT NULL DEFAULT ''", ""));
+  for (const auto& [column, type] :
+       std::vector<std::pair<const char*, const char*>>{
+           {"priority", "INTEGER NOT NULL DEFAULT 0"},
+           {"max_running", "INTEGER NOT NULL DEFAULT 0"},
+           {"paused", "INTEGER NOT NULL DEFAULT 0"},
+           {"held", "TEXT NOT NULL DEFAULT ''"},
+           {"max_failures", "INTEGER NOT NULL DEFAULT 0"},
+           {"failures", "INTEGER NOT NULL DEFAULT 0"},
+           {"timeout_s", "REAL NOT NULL DEFAULT 0"},
+           {"tags", "TEXT NOT NULL DEFAULT '{}'"},
+           {"notes", "TEXT NOT NULL DEFAULT ''"},
+           {"stop_rule", "TEXT NOT NULL DEFAULT ''"}}) {
+    TS_RETURN_IF_ERROR(add_column("sweeps", column, type, ""));
+  }
   // A job cancelled before cancels were per sweep: every sweep of it
   // cancelled it.
   TS_RETURN_IF_ERROR(
@@ -226,6 +262,19 @@ absl::Status Store::Healthy() const {
 
 absl::Status Store::Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                           absl::string_view kind, absl::string_view detail) {
+  if (kind == "done" || kind == "failed" || kind == "preempted" ||
+      kind == "expired") {
+    // An outcome ends the attempt in the lease history.
+    absl::StatusOr<sql::Statement> end = db.Prepare(
+        "UPDATE attempts SET ended_ms = ?, outcome = ? WHERE job_id = ? AND "
+        "epoch = ? AND ended_ms IS NULL");
+    if (!end.ok()) return end.status();
+    TS_RETURN_IF_ERROR(end->Bind(1, clock_->WallMs())
+                           .Bind(2, kind)
+                           .Bind(3, job_id)
+                           .Bind(4, epoch)
+                           .Run());
+  }
   absl::StatusOr<sql::Statement> st = db.Prepare(
       "INSERT INTO events (job_id, epoch, kind, detail, at_ms) "
       "VALUES (?, ?, ?, ?, ?)");

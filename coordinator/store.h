@@ -63,12 +63,40 @@ struct StoreOptions {
 
 struct Lease {
   std::string job_id;
-  std::string sweep;
-  std::string kind;  // train | tails
+  std::string sweep;  // the sweep it was leased for
+  std::string kind;   // train | tails
   int64_t epoch = 0;
   int64_t attempt = 0;
   int64_t deadline_ms = 0;
   KeyValues params;
+  double timeout_s = 0;  // the sweep's timeout_s per attempt; 0: none
+};
+
+// How a sweep runs (core/schema/sweep_control.h), as stored: set by its
+// spec's control keys and changed by UpdateSweep.
+struct SweepSettings {
+  int64_t priority = 0;
+  int64_t max_running = 0;  // 0: no limit
+  bool paused = false;
+  // Why its queued jobs are held (fail-fast: max_failures reached), for
+  // people; empty: not held. ResumeSweep clears it.
+  std::string held;
+  int64_t max_failures = 0;  // 0: never held
+  int64_t failures = 0;      // failed attempts since its last resume
+  double timeout_s = 0;      // 0: none
+  std::vector<std::pair<std::string, std::string>> tags;  // by key
+  std::string notes;
+  std::string stop;  // the ASHA rule's JSON (AshaJson); empty: none
+};
+
+// Device time a sweep's attempts used, from the lease history (each
+// attempt from its lease to its outcome, or now while it runs): GPU hours
+// are hours times the job's GPUs on a GPU worker, CPU hours hours of a slot
+// on a CPU-only worker. Attempts that were given back (preempted) or whose
+// lease expired count as spent and are also shown apart.
+struct SweepHours {
+  double gpu_hours = 0, cpu_hours = 0;
+  double preempted_gpu_hours = 0, preempted_cpu_hours = 0;
 };
 
 struct SubmitResult {
@@ -110,7 +138,7 @@ struct CheckpointRow {
 // one with no marks (0) is an older store and is migrated. Readers of the
 // file (python/tailsweep/_database.py) check the same numbers.
 inline constexpr int64_t kStoreApplicationId = 0x54535750;  // "TSWP"
-inline constexpr int64_t kStoreSchemaVersion = 7;
+inline constexpr int64_t kStoreSchemaVersion = 8;
 
 class Store {
  public:
@@ -246,6 +274,35 @@ class Store {
   // cancels stand. Returns how many. NotFound for an unknown sweep.
   absl::StatusOr<int64_t> ResumeSweep(const std::string& sweep);
 
+  // Changes a live sweep's settings: each field that is set. Tags in
+  // `tags` are set (an empty value removes the tag). NotFound for an
+  // unknown sweep; InvalidArgument for a priority out of range or a bad
+  // tag. Returns the settings now.
+  struct SweepUpdate {
+    std::optional<int64_t> priority;
+    std::optional<int64_t> max_running;  // 0: no limit
+    std::optional<bool> paused;
+    std::vector<std::pair<std::string, std::string>> tags;
+    std::optional<std::string> notes;
+  };
+  absl::StatusOr<SweepSettings> UpdateSweep(const std::string& sweep,
+                                            const SweepUpdate& update);
+  // Removes a sweep: its row, its grid rows, and the jobs no other sweep
+  // has with their metrics, results, checkpoints' records, logs and
+  // events. FailedPrecondition while any of its jobs is leased, unless
+  // `force` (those are cancelled first; their holders stop them). With
+  // `dry_run` nothing changes. `files`: the checkpoint files (relative to
+  // the data directory) the caller deletes after a real run.
+  struct RemoveResult {
+    int64_t jobs = 0;         // removed with the sweep
+    int64_t shared_jobs = 0;  // kept: another sweep has them
+    int64_t running = 0;      // of the removed, leased when it began
+    int64_t metric_points = 0;
+    std::vector<std::string> files;
+  };
+  absl::StatusOr<RemoveResult> RemoveSweep(const std::string& sweep, bool force,
+                                           bool dry_run);
+
   // OK when `epoch` is the job's live lease; the statuses of Heartbeat.
   absl::Status CheckLease(const std::string& worker, const std::string& job_id,
                           int64_t epoch);
@@ -322,9 +379,14 @@ class Store {
     JobKind kind;  // train unless set
     int64_t created_ms = 0;
     JobCounts counts;
+    SweepSettings settings;
+    SweepHours hours;
   };
   // Every sweep, oldest first.
   absl::StatusOr<std::vector<SweepRow>> Sweeps();
+  // One sweep's settings and hours (the rest of the row is not filled).
+  // NotFound for an unknown sweep.
+  absl::StatusOr<SweepRow> SettingsOf(const std::string& sweep);
   // One sweep with what it was made from. NotFound naming the sweeps that
   // exist for an unknown one.
   struct SweepDetail {
@@ -442,8 +504,13 @@ class Store {
   // Helpers for mutations; `db` is the writer's connection.
   absl::Status RetryOrFail(sql::Db& db, const std::string& job_id,
                            int64_t attempt, const std::string& error);
+  // Records an event of the job; an outcome (done, failed, preempted,
+  // expired) also ends the lease `epoch` in the lease history (attempts).
   absl::Status Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                      absl::string_view kind, absl::string_view detail);
+  // Counts a failed attempt of `job_id` against each sweep of it with a
+  // max_failures, holding those that reach it.
+  absl::Status CountFailure(sql::Db& db, const std::string& job_id);
   absl::Status KeepLog(sql::Db& db, const std::string& job_id, int64_t epoch,
                        absl::string_view outcome,
                        const std::string& stderr_tail);
@@ -451,6 +518,20 @@ class Store {
   // ready or (worker, request_id) is remembered. On the lease reader.
   absl::StatusOr<bool> MayLease(const std::string& worker,
                                 const std::string& request_id, int64_t now);
+  // Picks the jobs a lease call grants (store_leases.cc), into *granted;
+  // how far each sweep is finished into *cursors (open_from_).
+  absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
+                          int64_t max_jobs, const std::vector<int>& free_slots,
+                          const std::vector<std::string>& kinds, bool cpu_only,
+                          std::vector<Lease>* granted,
+                          std::vector<std::pair<int64_t, int64_t>>* cursors);
+  // Forgets how far the sweep is finished: its jobs may be queued again
+  // (a submit, a resume, a removal).
+  void ForgetCursor(int64_t sweep_id);
+  // Keeps what a lease call found of how far sweeps are finished, unless a
+  // ForgetCursor came after `generation` (cursor_generation_ then).
+  void KeepCursors(const std::vector<std::pair<int64_t, int64_t>>& cursors,
+                   uint64_t generation);
   // The steady deadline of the live lease (job, epoch).
   void SetLeaseDeadline(const std::string& job_id, int64_t epoch,
                         int64_t lease_ms, int64_t deadline_steady);
@@ -496,6 +577,12 @@ class Store {
   absl::flat_hash_map<std::string, WorkerDevices> worker_devices_
       ABSL_GUARDED_BY(lease_mu_);
   int64_t next_upkeep_steady_ = 0;  // the writer thread's only
+  // Per sweep, the grid position before which every job is finished for
+  // it (done, failed, or cancelled by it): a lease's scan starts there.
+  // Jobs only go back to the queue from there on a submit or a resume,
+  // which forget the sweep's entry and bump the generation.
+  absl::flat_hash_map<int64_t, int64_t> open_from_ ABSL_GUARDED_BY(lease_mu_);
+  uint64_t cursor_generation_ ABSL_GUARDED_BY(lease_mu_) = 0;
 };
 
 }  // namespace tailsweep

@@ -13,6 +13,7 @@
 #include "coordinator/store.h"
 #include "core/schema/command_job.h"
 #include "core/schema/status_macros.h"
+#include "core/schema/sweep_control.h"
 
 namespace tailsweep::store_internal {
 
@@ -47,6 +48,15 @@ absl::Status NoSuchSweep(sql::Db& db, const std::string& sweep);
 // points. SQLite stores NaN as NULL: a NULL value counts as not finite.
 absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
     sql::Db& db, const std::string& job_id);
+
+// The control keys the spec sets (sweep_control.h) onto the sweep's row;
+// tags merge with those it has.
+absl::Status ApplyControl(sql::Db& db, int64_t sweep_id,
+                          const SweepControl& control);
+// Each row's settings, and its hours from the lease history (running
+// attempts counted to `now`, Unix ms).
+absl::Status FillSettingsAndHours(sql::Db& db, int64_t now,
+                                  std::vector<Store::SweepRow>& rows);
 
 }  // namespace tailsweep::store_internal
 

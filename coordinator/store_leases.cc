@@ -1,7 +1,11 @@
 // The store's lease mutations: lease, renew, fail, release, expire.
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/store.h"
@@ -49,61 +53,200 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
   return seen->Step();
 }
 
-// Queued jobs in order, those asking for more units than have a free slot
-// (or, `cpu_only`, naming "gpus" at all) left out by SQLite, and those of a
-// kind not in `kinds` (when it is not empty) passed over; the rest are
-// placed one by one (PlaceJob) until max_jobs are picked or no slot is
-// left. Into *granted, not yet taken.
-absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
-                        int64_t max_jobs, const std::vector<int>& free_slots,
-                        const std::vector<std::string>& kinds, bool cpu_only,
-                        std::vector<Lease>* granted) {
+// A sweep that may lease now (not paused, not held), with its jobs leased
+// for it.
+struct Candidate {
+  int64_t sweep_id = 0;
+  std::string name;
+  int64_t priority = 0;
+  int64_t max_running = 0;  // 0: no limit
+  int64_t running = 0;
+  double timeout_s = 0;
+  int64_t after = -1;      // the grid position scanned to in this call
+  int64_t open_from = 0;   // every job before it is finished for the sweep
+  bool contiguous = true;  // no unfinished job seen since open_from
+  bool exhausted = false;  // nothing more to lease in this call
+};
+
+absl::StatusOr<std::vector<Candidate>> Candidates(sql::Db& db) {
+  absl::StatusOr<sql::Statement> st = db.Prepare(
+      "SELECT s.sweep_id, s.name, s.priority, s.max_running, s.timeout_s, "
+      "  COALESCE(r.n, 0) "
+      "FROM sweeps s LEFT JOIN (SELECT sj.sweep_id, COUNT(*) AS n "
+      "  FROM jobs j JOIN sweep_jobs sj ON sj.job_id = j.job_id "
+      "  WHERE j.state = 'leased' AND sj.cancelled = 0 "
+      "  GROUP BY sj.sweep_id) r USING (sweep_id) "
+      "WHERE s.paused = 0 AND s.held = ''");
+  if (!st.ok()) return st.status();
+  std::vector<Candidate> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    Candidate c;
+    c.sweep_id = st->Int(0);
+    c.name = st->Text(1);
+    c.priority = st->Int(2);
+    c.max_running = st->Int(3);
+    c.timeout_s = st->Real(4);
+    c.running = st->Int(5);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The best sweep to lease from next: the highest priority, then the fewest
+// jobs running (fair share), then the oldest. Null when none has room.
+Candidate* Best(std::vector<Candidate>& all) {
+  Candidate* best = nullptr;
+  for (Candidate& c : all) {
+    if (c.exhausted || (c.max_running > 0 && c.running >= c.max_running)) {
+      continue;
+    }
+    if (best == nullptr ||
+        std::make_tuple(-c.priority, c.running, c.sweep_id) <
+            std::make_tuple(-best->priority, best->running, best->sweep_id)) {
+      best = &c;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+// Per lease: the best sweep (Best) gives its next ready job in grid order
+// that fits (kinds, "gpus" against the free units, placed as PlaceJob
+// does); a sweep with nothing ready is done for this call. Into *granted,
+// not yet taken; the sweeps' scanned-past positions into *cursors.
+absl::Status Store::PickQueued(
+    sql::Db& db, int64_t now, int64_t lease_ms, int64_t max_jobs,
+    const std::vector<int>& free_slots, const std::vector<std::string>& kinds,
+    bool cpu_only, std::vector<Lease>* granted,
+    std::vector<std::pair<int64_t, int64_t>>* cursors) {
   std::vector<int> free = free_slots;
   int64_t units = free_slots.empty() ? 1 : 0;
   for (int f : free) units += f > 0 ? 1 : 0;
-  absl::StatusOr<sql::Statement> pick = db.Prepare(absl::StrCat(
-      "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
-      "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
-      "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
-      "FROM jobs j WHERE j.state = 'queued' AND j.not_before_ms <= ? AND "
-      "CAST(COALESCE(json_extract(j.params, '$.",
-      kGpusKey,
-      "'), '1') AS INTEGER) <= ? AND (? = 0 OR json_extract(j.params, '$.",
-      kGpusKey,
-      "') IS NULL) "
-      "ORDER BY j.created_ms, j.rowid"));
-  if (!pick.ok()) return pick.status();
-  pick->Bind(1, now).Bind(2, units).Bind(3, int64_t{cpu_only ? 1 : 0});
+  absl::StatusOr<std::vector<Candidate>> sweeps = Candidates(db);
+  if (!sweeps.ok()) return sweeps.status();
+  {
+    absl::MutexLock lock(&lease_mu_);
+    for (Candidate& c : *sweeps) {
+      auto it = open_from_.find(c.sweep_id);
+      c.open_from = it == open_from_.end() ? 0 : it->second;
+      c.after = c.open_from - 1;
+    }
+  }
+  // A page of the sweep's jobs in grid order past `after`; finished ones
+  // too, so the sweep's open_from can move past them.
+  absl::StatusOr<sql::Statement> page = db.Prepare(absl::StrCat(
+      "SELECT sj.position, j.state, sj.cancelled, j.not_before_ms, j.job_id, "
+      "  j.params, j.epoch, j.attempt, j.kind, "
+      "  CAST(COALESCE(json_extract(j.params, '$.",
+      kGpusKey, "'), '1') AS INTEGER), json_extract(j.params, '$.", kGpusKey,
+      "') IS NOT NULL "
+      "FROM sweep_jobs sj CROSS JOIN jobs j ON j.job_id = sj.job_id "
+      "WHERE sj.sweep_id = ? AND sj.position > ? ORDER BY sj.position "
+      "LIMIT 256"));
+  if (!page.ok()) return page.status();
+  absl::flat_hash_set<std::string> taken;
   while (static_cast<int64_t>(granted->size()) < max_jobs) {
-    absl::StatusOr<bool> row = pick->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    if (!kinds.empty() &&
-        std::find(kinds.begin(), kinds.end(), pick->Text(4)) == kinds.end()) {
-      continue;
+    Candidate* c = Best(*sweeps);
+    if (c == nullptr) break;
+    // The sweep's next ready job that fits, if any.
+    std::optional<Lease> found;
+    while (!found && !c->exhausted) {
+      page->Reset().IgnoreError();
+      page->Bind(1, c->sweep_id).Bind(2, c->after);
+      int rows = 0;
+      while (!found) {
+        absl::StatusOr<bool> row = page->Step();
+        if (!row.ok()) return row.status();
+        if (!*row) break;
+        ++rows;
+        c->after = page->Int(0);
+        const std::string state = page->Text(1);
+        const bool finished = state == "done" || state == "failed" ||
+                              state == "cancelled" || page->Int(2) != 0;
+        if (finished) {
+          if (c->contiguous) c->open_from = c->after + 1;
+          continue;
+        }
+        c->contiguous = false;
+        if (state != "queued" || page->Int(3) > now) continue;
+        if (page->Int(9) > units || (cpu_only && page->Int(10) != 0)) continue;
+        const std::string kind = page->Text(8);
+        if (!kinds.empty() &&
+            std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+          continue;
+        }
+        const std::string job_id = page->Text(4);
+        if (taken.contains(job_id)) continue;  // via another sweep
+        Lease l;
+        l.params = FromJson(page->Text(5));
+        if (!free_slots.empty()) {
+          const absl::StatusOr<int> gpus = JobGpus(l.params);
+          if (!PlaceJob(free, gpus.ok() ? *gpus : 1)) continue;
+        }
+        l.job_id = job_id;
+        l.epoch = page->Int(6) + 1;
+        l.attempt = page->Int(7) + 1;
+        l.kind = kind;
+        l.sweep = c->name;
+        l.deadline_ms = now + lease_ms;
+        l.timeout_s = c->timeout_s;
+        found = std::move(l);
+      }
+      if (!found && rows < 256) c->exhausted = true;
     }
-    Lease l;
-    l.params = FromJson(pick->Text(1));
-    if (!free_slots.empty()) {
-      const absl::StatusOr<int> gpus = JobGpus(l.params);
-      if (!PlaceJob(free, gpus.ok() ? *gpus : 1)) continue;
-    }
-    l.job_id = pick->Text(0);
-    l.epoch = pick->Int(2) + 1;
-    l.attempt = pick->Int(3) + 1;
-    l.kind = pick->Text(4);
-    l.sweep = pick->Text(5);
-    l.deadline_ms = now + lease_ms;
-    granted->push_back(std::move(l));
+    page->Reset().IgnoreError();
+    if (!found) continue;
+    taken.insert(found->job_id);
+    ++c->running;
+    granted->push_back(*std::move(found));
     if (!free_slots.empty() &&
         std::all_of(free.begin(), free.end(), [](int f) { return f == 0; })) {
       break;
     }
   }
+  for (const Candidate& c : *sweeps) {
+    cursors->emplace_back(c.sweep_id, c.open_from);
+  }
   return absl::OkStatus();
 }
 
-}  // namespace
+// The lease history's row of a new lease: GPU time only on a worker with
+// GPUs (the job's "gpus" of them), else a CPU slot's.
+static absl::Status StartAttempt(sql::Db& db, const Lease& l,
+                                 const std::string& worker, bool has_gpu,
+                                 int64_t now) {
+  absl::StatusOr<sql::Statement> attempt = db.Prepare(
+      "INSERT OR REPLACE INTO attempts (job_id, epoch, worker_id, gpus, "
+      "started_ms) VALUES (?, ?, ?, ?, ?)");
+  if (!attempt.ok()) return attempt.status();
+  const absl::StatusOr<int> gpus = JobGpus(l.params);
+  return attempt->Bind(1, l.job_id)
+      .Bind(2, l.epoch)
+      .Bind(3, worker)
+      .Bind(4, int64_t{has_gpu ? (gpus.ok() ? *gpus : 1) : 0})
+      .Bind(5, now)
+      .Run();
+}
+
+void Store::KeepCursors(const std::vector<std::pair<int64_t, int64_t>>& cursors,
+                        uint64_t generation) {
+  absl::MutexLock lock(&lease_mu_);
+  if (generation != cursor_generation_) return;  // jobs came back meanwhile
+  for (const auto& [sweep_id, open_from] : cursors) {
+    int64_t& kept = open_from_[sweep_id];
+    kept = std::max(kept, open_from);
+  }
+}
+
+void Store::ForgetCursor(int64_t sweep_id) {
+  absl::MutexLock lock(&lease_mu_);
+  open_from_.erase(sweep_id);
+  ++cursor_generation_;
+}
 
 absl::StatusOr<bool> Store::MayLease(const std::string& worker,
                                      const std::string& request_id,
@@ -132,6 +275,9 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       !devices.empty() &&
       std::all_of(devices.begin(), devices.end(),
                   [](const std::string& d) { return d == "cpu"; });
+  const bool has_gpu = std::any_of(
+      devices.begin(), devices.end(),
+      [](const std::string& d) { return absl::StartsWith(d, "cuda"); });
   if (!devices.empty()) {
     absl::MutexLock lock(&lease_mu_);
     worker_devices_[worker] = {absl::StrJoin(devices, ","), now};
@@ -148,6 +294,14 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
   }
   std::vector<Lease> leases;
   std::vector<Lease> granted;  // by this call (not a retry's)
+  // How far each sweep is finished, kept once the call has committed, and
+  // only when no sweep's jobs came back meanwhile (ForgetCursor).
+  std::vector<std::pair<int64_t, int64_t>> cursors;
+  uint64_t cursor_generation;
+  {
+    absl::MutexLock lock(&lease_mu_);
+    cursor_generation = cursor_generation_;
+  }
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     leases.clear();
     granted.clear();
@@ -159,8 +313,9 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       if (!seen.ok()) return seen.status();
       if (*seen) return absl::OkStatus();
     }
+    cursors.clear();
     TS_RETURN_IF_ERROR(PickQueued(db, now, lease_ms, max_jobs, free_slots,
-                                  kinds, cpu_only, &granted));
+                                  kinds, cpu_only, &granted, &cursors));
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
         "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "
@@ -177,6 +332,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
           remember->Bind(1, worker).Bind(2, request_id).Bind(3, now).Run());
     }
     for (const Lease& l : granted) {
+      TS_RETURN_IF_ERROR(StartAttempt(db, l, worker, has_gpu, now));
       TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
                              .Bind(2, l.attempt)
                              .Bind(3, worker)
@@ -197,6 +353,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     return seen->Bind(1, worker).Bind(2, now).Run();
   });
   if (!status.ok()) return status;
+  KeepCursors(cursors, cursor_generation);
   for (Lease& l : granted) {
     SetLeaseDeadline(l.job_id, l.epoch, lease_ms, steady + lease_ms);
     leases.push_back(std::move(l));
@@ -269,6 +426,7 @@ absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     TS_RETURN_IF_ERROR(RetryOrFail(db, job_id, st->Int(0), error));
+    TS_RETURN_IF_ERROR(CountFailure(db, job_id));
     TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "failed", stderr_tail));
     return Event(db, job_id, epoch, "failed", error);
   });

@@ -276,6 +276,8 @@ absl::StatusOr<std::vector<Store::SweepRow>> Store::Sweeps() {
     }
     out.push_back(std::move(r));
   }
+  TS_RETURN_IF_ERROR(
+      store_internal::FillSettingsAndHours(*reader_, clock_->WallMs(), out));
   return out;
 }
 

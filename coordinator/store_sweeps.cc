@@ -52,6 +52,9 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
                              .Run());
       sweep_id = sqlite3_last_insert_rowid(db.raw());
     }
+    TS_RETURN_IF_ERROR(
+        store_internal::ApplyControl(db, sweep_id, spec.control));
+    ForgetCursor(sweep_id);  // a new cell may come before the finished ones
     int64_t first = first_position;
     if (first < 0) {  // after the sweep's last job
       absl::StatusOr<sql::Statement> last = db.Prepare(
@@ -186,6 +189,15 @@ absl::StatusOr<Store::CancelResult> Store::CancelSweep(const std::string& sweep,
                            .Bind(3, job)
                            .Bind(4, absl::StrCat("sweep ", sweep))
                            .Run());
+    // Their running attempts end now in the lease history.
+    absl::StatusOr<int64_t> ended = RunOnSweep(
+        db,
+        absl::StrCat("UPDATE attempts SET ended_ms = ?2, outcome = "
+                     "'cancelled' WHERE ended_ms IS NULL AND job_id IN "
+                     "(SELECT j.job_id FROM jobs j WHERE ",
+                     stopping, ")"),
+        *id, now, job);
+    if (!ended.ok()) return ended.status();
     absl::StatusOr<int64_t> stopped = RunOnSweep(
         db,
         absl::StrCat("UPDATE jobs AS j SET state = 'cancelled', updated_ms = "
@@ -251,6 +263,13 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
         "j.state IN ('failed', 'cancelled') AND j.job_id IN (SELECT job_id "
         "FROM sweep_jobs WHERE sweep_id = ?1)",
         *id, now);
+    if (!n.ok()) return n.status();
+    // A fail-fast hold ends; its count starts again.
+    n = RunOnSweep(db,
+                   "UPDATE sweeps SET held = '', failures = 0 WHERE sweep_id "
+                   "= ?1",
+                   *id, now);
+    ForgetCursor(*id);
     return n.status();
   });
   if (!status.ok()) return status;

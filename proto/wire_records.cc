@@ -79,6 +79,7 @@ absl::StatusOr<JobLease> FromProto(const v1::JobLease& lease) {
   out.epoch = lease.epoch();
   out.attempt = lease.attempt();
   out.deadline_ms = lease.deadline_ms();
+  out.timeout_s = lease.timeout_s();
   for (const v1::KeyValue& kv : lease.params())
     out.params.emplace_back(kv.key(), kv.value());
   return out;

@@ -99,6 +99,7 @@ void Worker::Refresh() {
     if (job->running) {
       if (std::optional<int> code = job->handle->Poll()) Exited(*job, *code);
     }
+    StopIfTimedOut(*job);
     KillAfterGrace(*job);
     // The checkpoint is looked at before the metrics are read: every line
     // logged before it is then in this read.

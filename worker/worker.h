@@ -188,6 +188,9 @@ class Worker {
     int64_t stop_grace_ms = -1;
     bool group_killed = false;  // SIGKILL sent once the grace was over
     int64_t stop_sent_ms = 0;
+    // Stopped for running past the sweep's timeout_s (lease.timeout_s):
+    // the attempt fails, whatever its exit but done.
+    bool timed_out = false;
     // Its early stop (stop_on rules), watched on its points; null: none.
     // Stopped for an outcome, the job is done, ended early.
     std::unique_ptr<EarlyStop> early;
@@ -229,6 +232,9 @@ class Worker {
   void KillNow(Job& job);
   // SIGKILL to a child still running its stop_grace_ms after SIGTERM.
   void KillAfterGrace(Job& job);
+  // SIGTERM to a child running past its lease's timeout_s (its grace, or
+  // kTimeoutGraceMs for a kind with none, then SIGKILL).
+  void StopIfTimedOut(Job& job);
   // Writes the job's lease watchdog from its lease_until_ms.
   void TellChildTheLease(Job& job);
   void Heartbeat(Job& job);

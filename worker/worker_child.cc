@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/number_text.h"
 #include "core/schema/command_job.h"
 #include "core/schema/device_placement.h"
 #include "core/schema/file_util.h"
@@ -173,6 +174,16 @@ void Worker::Exited(Job& job, int exit_code) {
     spdlog::info("{} ended early: {}", job.tag, job.early->stopped_for());
     return;
   }
+  // Stopped for its timeout: a failed attempt (unless it finished first).
+  if (job.timed_out && job.finished.outcome != JobOutcome::kDone) {
+    job.finished.outcome = JobOutcome::kFailed;
+    job.finished.error =
+        absl::StrCat("timed out after ", FormatDouble(job.lease.timeout_s),
+                     " s (the sweep's timeout_s)",
+                     job.group_killed ? "; killed after its stop grace" : "");
+    spdlog::warn("{} failed: {}", job.tag, job.finished.error);
+    return;
+  }
   // Asked to stop, then killed when its grace ran out: still a stop (the
   // job was preempted), not the job's failure.
   if (job.stop_sent && exit_code == 128 + SIGKILL &&
@@ -226,6 +237,25 @@ void Worker::KillAfterGrace(Job& job) {
       job.tag, job.stop_grace_ms);
   job.handle->Signal(SIGKILL);
   job.group_killed = true;  // once
+}
+
+void Worker::StopIfTimedOut(Job& job) {
+  // A kind with no stop grace of its own (train, tails) gets this long to
+  // checkpoint and exit after SIGTERM.
+  constexpr int64_t kTimeoutGraceMs = 30000;
+  if (!job.running || !job.handle || job.stop_sent ||
+      job.lease.timeout_s <= 0 ||
+      clock_->SteadyMs() - job.launched_ms <=
+          static_cast<int64_t>(job.lease.timeout_s * 1000)) {
+    return;
+  }
+  spdlog::warn("{}: timed out after {} s (timeout_s); stopping it", job.tag,
+               FormatDouble(job.lease.timeout_s));
+  job.timed_out = true;
+  if (job.stop_grace_ms < 0) job.stop_grace_ms = kTimeoutGraceMs;
+  job.handle->Signal(SIGTERM);
+  job.stop_sent = true;
+  job.stop_sent_ms = clock_->SteadyMs();
 }
 
 void Worker::KillNow(Job& job) {

@@ -22,6 +22,9 @@ struct JobLease {
   int64_t attempt = 0;      // 1 for the first attempt
   int64_t deadline_ms = 0;  // renew before this (Unix ms)
   std::vector<std::pair<std::string, std::string>> params;  // the job's config
+  // Seconds an attempt may run before the worker stops it and fails the
+  // attempt ("timed out after N s"); 0: no limit.
+  double timeout_s = 0;
 };
 
 // The coordinator's answer to one lease request.

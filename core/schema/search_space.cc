@@ -159,8 +159,8 @@ std::vector<std::vector<uint32_t>> SobolPoints(int dims, int64_t count) {
 std::string SampleText(const Distribution& d, double u) {
   u = std::clamp(u, 0.0, std::nextafter(1.0, 0.0));
   if (!d.values.empty()) {
-    const size_t i = std::min(d.values.size() - 1,
-                              static_cast<size_t>(u * d.values.size()));
+    const size_t i =
+        std::min(d.values.size() - 1, static_cast<size_t>(u * d.values.size()));
     return d.values[i];
   }
   if (d.integer && d.q <= 0) {
@@ -175,9 +175,10 @@ std::string SampleText(const Distribution& d, double u) {
     }
     return absl::StrCat(static_cast<int64_t>(std::clamp(v, lo, hi)));
   }
-  double x = d.log ? std::exp(std::log(d.min) +
-                              u * (std::log(d.max) - std::log(d.min)))
-                   : d.min + u * (d.max - d.min);
+  double x =
+      d.log
+          ? std::exp(std::log(d.min) + u * (std::log(d.max) - std::log(d.min)))
+          : d.min + u * (d.max - d.min);
   if (d.q > 0) {
     double k = std::round((x - d.min) / d.q);
     if (d.min + k * d.q > d.max * (1 + 1e-12) + 1e-300) k -= 1;
@@ -206,7 +207,8 @@ std::vector<std::vector<std::pair<std::string, std::string>>> DrawSamples(
     for (int d = 0; d < dims; ++d) {
       double u;
       if (space.method == SearchMethod::kSobol) {
-        const uint32_t x = SobolCoordinate(directions[d], i) ^ scrambles[d].shift;
+        const uint32_t x =
+            SobolCoordinate(directions[d], i) ^ scrambles[d].shift;
         u = (static_cast<double>(x) + 0.5) * 0x1.0p-32;
       } else {
         u = Unit(Counter64(space.sample_seed, d, i));
@@ -222,6 +224,92 @@ std::vector<std::vector<std::pair<std::string, std::string>>> DrawSamples(
 // The spec's keys.
 
 namespace {
+
+// A `{values: [...]}` distribution.
+absl::StatusOr<Distribution> ParseValues(absl::string_view source,
+                                         const YAML::Node& node,
+                                         const std::string& key,
+                                         const SweepSpec& spec) {
+  const std::string what = absl::StrCat("parameter '", key, "'");
+  Distribution d;
+  const YAML::Node values = node["values"];
+  if (node["min"] || node["max"] || node["log"] || node["int"] || node["q"]) {
+    return ErrorAt(
+        source, node,
+        absl::StrCat(what, ": give either values or min/max, not both"));
+  }
+  if (!values.IsSequence() || values.size() == 0) {
+    return ErrorAt(source, values,
+                   absl::StrCat(what, ": values must be a non-empty list"));
+  }
+  std::set<std::string> seen;
+  for (const YAML::Node& v : values) {
+    absl::StatusOr<std::string> text =
+        Scalar(source, v, absl::StrCat("each value of ", what));
+    if (!text.ok()) return text.status();
+    if (absl::Status s = CheckJobValue(spec, key, *text); !s.ok()) {
+      return ErrorAt(source, v, s.message());
+    }
+    if (!seen.insert(*text).second) {
+      return ErrorAt(source, v,
+                     absl::StrCat(what, " lists '", *text, "' twice"));
+    }
+    d.values.push_back(*text);
+  }
+  return d;
+}
+
+// A range's `log`, `int` and `q` into `d` (min and max set).
+absl::Status ParseFlags(absl::string_view source, const YAML::Node& node,
+                        const std::string& what, Distribution& d) {
+  for (const char* flag : {"log", "int"}) {
+    if (const YAML::Node f = node[flag]) {
+      absl::StatusOr<std::string> text =
+          Scalar(source, f, absl::StrCat(what, "'s ", flag));
+      if (!text.ok()) return text.status();
+      if (*text != "true" && *text != "false") {
+        return ErrorAt(source, f,
+                       absl::StrCat(what, ": ", flag,
+                                    " is true or false (got '", *text, "')"));
+      }
+      (std::string(flag) == "log" ? d.log : d.integer) = *text == "true";
+    }
+  }
+  if (const YAML::Node q = node["q"]) {
+    absl::StatusOr<double> step =
+        NumberOf(source, q, absl::StrCat(what, "'s q"));
+    if (!step.ok()) return step.status();
+    if (!(*step > 0) || *step > d.max - d.min) {
+      return ErrorAt(source, q,
+                     absl::StrCat(what, ": q (", FormatDouble(*step),
+                                  ") must be above 0 and at most max - min (",
+                                  FormatDouble(d.max - d.min), ")"));
+    }
+    const double steps = (d.max - d.min) / *step;
+    if (std::abs(steps - std::round(steps)) > 1e-9 * std::max(1.0, steps)) {
+      return ErrorAt(
+          source, q,
+          absl::StrCat(what, ": max - min (", FormatDouble(d.max - d.min),
+                       ") must be a whole number of steps q (",
+                       FormatDouble(*step), ")"));
+    }
+    if (d.log) {
+      return ErrorAt(source, q,
+                     absl::StrCat(what,
+                                  ": q steps are linear; drop log or "
+                                  "q"));
+    }
+    if (d.integer && *step != std::floor(*step)) {
+      return ErrorAt(source, q,
+                     absl::StrCat(what,
+                                  ": with int: true, q must be a whole "
+                                  "number (got ",
+                                  FormatDouble(*step), ")"));
+    }
+    d.q = *step;
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Distribution> ParseDistribution(absl::string_view source,
                                                const YAML::Node& node,
@@ -247,34 +335,8 @@ absl::StatusOr<Distribution> ParseDistribution(absl::string_view source,
                                   "'; allowed: values, min, max, log, int, q"));
     }
   }
+  if (node["values"]) return ParseValues(source, node, key, spec);
   Distribution d;
-  if (const YAML::Node values = node["values"]) {
-    if (node["min"] || node["max"] || node["log"] || node["int"] ||
-        node["q"]) {
-      return ErrorAt(source, node,
-                     absl::StrCat(what,
-                                  ": give either values or min/max, not both"));
-    }
-    if (!values.IsSequence() || values.size() == 0) {
-      return ErrorAt(source, values,
-                     absl::StrCat(what, ": values must be a non-empty list"));
-    }
-    std::set<std::string> seen;
-    for (const YAML::Node& v : values) {
-      absl::StatusOr<std::string> text =
-          Scalar(source, v, absl::StrCat("each value of ", what));
-      if (!text.ok()) return text.status();
-      if (absl::Status s = CheckJobValue(spec, key, *text); !s.ok()) {
-        return ErrorAt(source, v, s.message());
-      }
-      if (!seen.insert(*text).second) {
-        return ErrorAt(source, v,
-                       absl::StrCat(what, " lists '", *text, "' twice"));
-      }
-      d.values.push_back(*text);
-    }
-    return d;
-  }
   if (!node["min"] || !node["max"]) {
     return ErrorAt(source, node,
                    absl::StrCat(what, " needs min and max (or values)"));
@@ -288,51 +350,23 @@ absl::StatusOr<Distribution> ParseDistribution(absl::string_view source,
   d.min = *min;
   d.max = *max;
   if (!(d.min < d.max)) {
-    return ErrorAt(source, node["min"],
-                   absl::StrCat(what, ": min (", FormatDouble(d.min),
-                                ") must be below max (", FormatDouble(d.max),
-                                ")"));
+    return ErrorAt(
+        source, node["min"],
+        absl::StrCat(what, ": min (", FormatDouble(d.min),
+                     ") must be below max (", FormatDouble(d.max), ")"));
   }
-  for (const char* flag : {"log", "int"}) {
-    if (const YAML::Node f = node[flag]) {
-      absl::StatusOr<std::string> text =
-          Scalar(source, f, absl::StrCat(what, "'s ", flag));
-      if (!text.ok()) return text.status();
-      if (*text != "true" && *text != "false") {
-        return ErrorAt(source, f,
-                       absl::StrCat(what, ": ", flag,
-                                    " is true or false (got '", *text, "')"));
-      }
-      (std::string(flag) == "log" ? d.log : d.integer) = *text == "true";
-    }
-  }
-  if (const YAML::Node q = node["q"]) {
-    absl::StatusOr<double> step = NumberOf(source, q, absl::StrCat(what, "'s q"));
-    if (!step.ok()) return step.status();
-    if (!(*step > 0) || *step > d.max - d.min) {
-      return ErrorAt(source, q,
-                     absl::StrCat(what, ": q (", FormatDouble(*step),
-                                  ") must be above 0 and at most max - min (",
-                                  FormatDouble(d.max - d.min), ")"));
-    }
-    if (d.integer && *step != std::floor(*step)) {
-      return ErrorAt(source, q,
-                     absl::StrCat(what, ": with int: true, q must be a whole "
-                                        "number (got ",
-                                  FormatDouble(*step), ")"));
-    }
-    d.q = *step;
-  }
+  TS_RETURN_IF_ERROR(ParseFlags(source, node, what, d));
   if (d.log && d.min <= 0) {
-    return ErrorAt(source, node["min"],
-                   absl::StrCat(what, ": a log range must stay above 0 (min is ",
-                                FormatDouble(d.min), ")"));
+    return ErrorAt(
+        source, node["min"],
+        absl::StrCat(what, ": a log range must stay above 0 (min is ",
+                     FormatDouble(d.min), ")"));
   }
   if (d.integer && std::ceil(d.min) > std::floor(d.max)) {
-    return ErrorAt(source, node,
-                   absl::StrCat(what, ": no whole number lies in [",
-                                FormatDouble(d.min), ", ", FormatDouble(d.max),
-                                "]"));
+    return ErrorAt(
+        source, node,
+        absl::StrCat(what, ": no whole number lies in [", FormatDouble(d.min),
+                     ", ", FormatDouble(d.max), "]"));
   }
   // The kind must take the range's ends (a number key, in its range).
   for (double u : {0.0, 1.0}) {
@@ -392,16 +426,16 @@ absl::StatusOr<bool> ParseGoal(absl::string_view source,
   absl::StatusOr<std::string> goal = Scalar(source, node, "'goal'");
   if (!goal.ok()) return goal.status();
   if (*goal != "minimize" && *goal != "maximize") {
-    return ErrorAt(source, node,
-                   absl::StrCat("goal '", *goal,
-                                "'; allowed: minimize, maximize"));
+    return ErrorAt(
+        source, node,
+        absl::StrCat("goal '", *goal, "'; allowed: minimize, maximize"));
   }
   return *goal == "maximize";
 }
 
-absl::Status ParseSearchSpace(absl::string_view source, const YAML::Node& root,
-                              SweepSpec& spec) {
-  SearchSpace& space = spec.space;
+// `method:` into space.method and method_name.
+static absl::Status ParseMethod(absl::string_view source,
+                                const YAML::Node& root, SearchSpace& space) {
   if (const YAML::Node method = root["method"]) {
     absl::StatusOr<std::string> name = Scalar(source, method, "'method'");
     if (!name.ok()) return name.status();
@@ -415,12 +449,57 @@ absl::Status ParseSearchSpace(absl::string_view source, const YAML::Node& root,
                *name == "nsgaii") {
       space.method = SearchMethod::kDriven;
     } else {
-      return ErrorAt(source, method,
-                     absl::StrCat("method '", *name,
-                                  "'; allowed: ", SearchMethodNames()));
+      return ErrorAt(
+          source, method,
+          absl::StrCat("method '", *name, "'; allowed: ", SearchMethodNames()));
     }
     space.method_name = *name;
   }
+  return absl::OkStatus();
+}
+
+// `sample_seed` (default from the name) and `run_cap` of a sampled method.
+static absl::Status ParseRunCap(absl::string_view source,
+                                const YAML::Node& root, SweepSpec& spec) {
+  SearchSpace& space = spec.space;
+  space.sample_seed = DefaultSampleSeed(spec.name);
+  if (const YAML::Node seed = root["sample_seed"]) {
+    absl::StatusOr<int64_t> s =
+        IntIn(source, seed, "'sample_seed'", 0, int64_t{1} << 53);
+    if (!s.ok()) return s.status();
+    space.sample_seed = static_cast<uint64_t>(*s);
+  }
+  const YAML::Node cap = root["run_cap"];
+  if (!cap) {
+    if (space.method == SearchMethod::kDriven) return absl::OkStatus();
+    return ErrorAt(source, root["method"],
+                   absl::StrCat("method ", space.method_name,
+                                " needs 'run_cap': how many runs in all"));
+  }
+  absl::StatusOr<int64_t> runs =
+      IntIn(source, cap, "'run_cap'", 1, kMaxSweepCells);
+  if (!runs.ok()) return runs.status();
+  space.run_cap = *runs;
+  if (space.method != SearchMethod::kDriven) {
+    const int64_t cells = KeptCells(spec);
+    if (cells == 0 || space.run_cap % cells != 0) {
+      return ErrorAt(
+          source, cap,
+          absl::StrCat("run_cap ", space.run_cap, " must be a multiple of the ",
+                       cells, " grid cells each sample runs on (e.g. ",
+                       std::max<int64_t>(cells, 1) *
+                           std::max<int64_t>(
+                               space.run_cap / std::max<int64_t>(cells, 1), 1),
+                       ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseSearchSpace(absl::string_view source, const YAML::Node& root,
+                              SweepSpec& spec) {
+  SearchSpace& space = spec.space;
+  TS_RETURN_IF_ERROR(ParseMethod(source, root, space));
   const bool sampled = space.method != SearchMethod::kGrid;
   for (const char* key : {"parameters", "run_cap", "sample_seed"}) {
     if (root[key] && !sampled) {
@@ -481,38 +560,7 @@ absl::Status ParseSearchSpace(absl::string_view source, const YAML::Node& root,
                                 " needs 'metric: {name: METRIC, goal: "
                                 "minimize|maximize}' to optimize"));
   }
-  space.sample_seed = DefaultSampleSeed(spec.name);
-  if (const YAML::Node seed = root["sample_seed"]) {
-    absl::StatusOr<int64_t> s =
-        IntIn(source, seed, "'sample_seed'", 0, int64_t{1} << 53);
-    if (!s.ok()) return s.status();
-    space.sample_seed = static_cast<uint64_t>(*s);
-  }
-  const YAML::Node cap = root["run_cap"];
-  if (!cap) {
-    if (space.method == SearchMethod::kDriven) return absl::OkStatus();
-    return ErrorAt(source, root["method"],
-                   absl::StrCat("method ", space.method_name,
-                                " needs 'run_cap': how many runs in all"));
-  }
-  absl::StatusOr<int64_t> runs =
-      IntIn(source, cap, "'run_cap'", 1, kMaxSweepCells);
-  if (!runs.ok()) return runs.status();
-  space.run_cap = *runs;
-  if (space.method != SearchMethod::kDriven) {
-    const int64_t cells = KeptCells(spec);
-    if (cells == 0 || space.run_cap % cells != 0) {
-      return ErrorAt(
-          source, cap,
-          absl::StrCat("run_cap ", space.run_cap,
-                       " must be a multiple of the ", cells,
-                       " grid cells each sample runs on (e.g. ",
-                       std::max<int64_t>(cells, 1) *
-                           std::max<int64_t>(space.run_cap / std::max<int64_t>(cells, 1), 1),
-                       ")"));
-    }
-  }
-  return absl::OkStatus();
+  return ParseRunCap(source, root, spec);
 }
 
 void EmitSearchSpace(YAML::Emitter& out, const SearchSpace& space) {
@@ -529,7 +577,8 @@ void EmitSearchSpace(YAML::Emitter& out, const SearchSpace& space) {
         out << YAML::Key << "max" << YAML::Value << FormatDouble(d.max);
         if (d.log) out << YAML::Key << "log" << YAML::Value << true;
         if (d.integer) out << YAML::Key << "int" << YAML::Value << true;
-        if (d.q > 0) out << YAML::Key << "q" << YAML::Value << FormatDouble(d.q);
+        if (d.q > 0)
+          out << YAML::Key << "q" << YAML::Value << FormatDouble(d.q);
       }
       out << YAML::EndMap;
     }
@@ -541,8 +590,8 @@ void EmitSearchSpace(YAML::Emitter& out, const SearchSpace& space) {
   }
   if (space.metric) {
     out << YAML::Key << "metric" << YAML::Value << YAML::Flow << YAML::BeginMap
-        << YAML::Key << "name" << YAML::Value << space.metric->name
-        << YAML::Key << "goal" << YAML::Value
+        << YAML::Key << "name" << YAML::Value << space.metric->name << YAML::Key
+        << "goal" << YAML::Value
         << (space.metric->maximize ? "maximize" : "minimize") << YAML::EndMap;
   }
 }

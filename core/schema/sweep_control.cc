@@ -19,16 +19,18 @@ namespace tailsweep {
 
 absl::Status CheckTag(absl::string_view key, absl::string_view value) {
   if (key.empty() || key.size() > 64) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tag key '", key, "': allowed: 1-64 letters, digits, '-', '_', '.', "
-        "':', '/'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tag key '", key,
+                     "': allowed: 1-64 letters, digits, '-', '_', '.', "
+                     "':', '/'"));
   }
   for (char c : key) {
     if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.' &&
         c != ':' && c != '/') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tag key '", key, "': allowed: 1-64 letters, digits, '-', '_', '.', "
-          "':', '/'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag key '", key,
+                       "': allowed: 1-64 letters, digits, '-', '_', '.', "
+                       "':', '/'"));
     }
   }
   if (value.size() > 256) {
@@ -38,8 +40,8 @@ absl::Status CheckTag(absl::string_view key, absl::string_view value) {
   }
   for (char c : value) {
     if (static_cast<unsigned char>(c) < 0x20) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tag '", key, "': a value holds no control characters"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tag '", key, "': a value holds no control characters"));
     }
   }
   return absl::OkStatus();
@@ -47,9 +49,9 @@ absl::Status CheckTag(absl::string_view key, absl::string_view value) {
 
 absl::Status CheckPriority(int64_t priority) {
   if (priority < kMinPriority || priority > kMaxPriority) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("priority ", priority, " is out of range; allowed: ",
-                     kMinPriority, "..", kMaxPriority));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "priority ", priority, " is out of range; allowed: ", kMinPriority,
+        "..", kMaxPriority));
   }
   return absl::OkStatus();
 }
@@ -228,11 +230,11 @@ void EmitSweepControl(YAML::Emitter& out, const SweepControl& control) {
   }
   if (const std::optional<AshaRule>& a = control.asha) {
     out << YAML::Key << "stop" << YAML::Value << YAML::Flow << YAML::BeginMap
-        << YAML::Key << "rule" << YAML::Value << "asha" << YAML::Key
-        << "metric" << YAML::Value << a->metric << YAML::Key << "goal"
-        << YAML::Value << (a->maximize ? "maximize" : "minimize") << YAML::Key
-        << "min_steps" << YAML::Value << a->min_steps << YAML::Key
-        << "reduction" << YAML::Value << a->reduction << YAML::EndMap;
+        << YAML::Key << "rule" << YAML::Value << "asha" << YAML::Key << "metric"
+        << YAML::Value << a->metric << YAML::Key << "goal" << YAML::Value
+        << (a->maximize ? "maximize" : "minimize") << YAML::Key << "min_steps"
+        << YAML::Value << a->min_steps << YAML::Key << "reduction"
+        << YAML::Value << a->reduction << YAML::EndMap;
   }
 }
 

@@ -186,8 +186,8 @@ absl::Status ParseExclude(absl::string_view source, const YAML::Node& exclude,
         return ErrorAt(
             source, item.first,
             absl::StrCat("exclude key '", key, "' is not a grid ",
-                         spec.zip.empty() ? "" : "or zip ", "key; allowed: ",
-                         absl::StrJoin(keys, ", ")));
+                         spec.zip.empty() ? "" : "or zip ",
+                         "key; allowed: ", absl::StrJoin(keys, ", ")));
       }
       absl::StatusOr<std::string> value =
           ValueText(source, item.second, "an exclude value",
@@ -268,11 +268,10 @@ static absl::Status CheckTopKeys(absl::string_view source,
                                  const YAML::Node& root,
                                  const SweepSpec& spec) {
   static const std::set<std::string> kTopKeys = {
-      "name",         "kind",      "grid",        "zip",
-      "exclude",      "fixed",     "overrides",   "search",
-      "method",       "parameters", "run_cap",    "sample_seed",
-      "metric",       "priority",  "max_running", "timeout_s",
-      "max_failures", "tags",      "notes",       "stop"};
+      "name",      "kind",         "grid",   "zip",      "exclude",
+      "fixed",     "overrides",    "search", "method",   "parameters",
+      "run_cap",   "sample_seed",  "metric", "priority", "max_running",
+      "timeout_s", "max_failures", "tags",   "notes",    "stop"};
   // The kind the spec names (train when it names none): its own section
   // keys are allowed too.
   const JobKindDef* declared = &KindDef(spec.kind);
@@ -446,8 +445,9 @@ bool Excluded(const SweepSpec& spec, const KeyValues& cell) {
 }  // namespace
 
 absl::Status CheckKeyFree(const SweepSpec& spec, const std::string& key) {
-  const std::pair<const char*, const std::vector<
-                                   std::pair<std::string, std::vector<std::string>>>*>
+  const std::pair<
+      const char*,
+      const std::vector<std::pair<std::string, std::vector<std::string>>>*>
       axes[] = {{"grid", &spec.grid}, {"zip", &spec.zip}};
   for (const auto& [where, list] : axes) {
     for (const auto& g : *list) {
@@ -479,7 +479,8 @@ void ForEachCell(const SweepSpec& spec,
     KeyValues cell;
     size_t wheel = 0;
     if (zip_len > 0) {
-      for (const auto& z : spec.zip) cell.emplace_back(z.first, z.second[index[0]]);
+      for (const auto& z : spec.zip)
+        cell.emplace_back(z.first, z.second[index[0]]);
       wheel = 1;
     }
     for (size_t k = 0; k < spec.grid.size(); ++k) {

@@ -27,7 +27,7 @@ STATES = ("queued", "leased", "done", "failed", "cancelled")
 # kStoreSchemaVersion; Python.Client checks they agree): 0 is an older,
 # unmarked store.
 APPLICATION_ID = 0x54535750
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 def _store_sql() -> Dict[str, str]:

@@ -465,7 +465,7 @@ TEST_F(TokenServiceTest, EveryMethodOfEveryServiceAsksForTheToken) {
           << path;
     }
   }
-  EXPECT_EQ(methods, 24);  // 23 Coordinator calls and Health.Check
+  EXPECT_EQ(methods, 26);  // 25 Coordinator calls and Health.Check
 }
 
 TEST_F(ServiceTest, OversizedMessagesAreResourceExhausted) {

@@ -78,8 +78,8 @@ TEST(SearchSpace, RandomDrawsRunCapRunsEachSampleOnEverySeed) {
     EXPECT_NEAR(drop * 10, std::round(drop * 10), 1e-9) << drop;
     EXPECT_LE(drop, 0.5);
     acts.insert(Param(j, "act"));
-    const std::string sample = Param(j, "lr") + Param(j, "width") +
-                               Param(j, "drop") + Param(j, "act");
+    const std::string sample =
+        Param(j, "lr") + Param(j, "width") + Param(j, "drop") + Param(j, "act");
     samples.insert(sample);
     ++seeds_per_sample[sample];
     // The sample's keys first, then the grid's.
@@ -171,18 +171,17 @@ TEST(SearchSpace, ADrivenMethodExpandsNothingAndNeedsAMetric) {
 }
 
 TEST(SearchSpace, ZipAxesVaryTogetherBeforeTheGrid) {
-  TS_ASSERT_OK_AND_ASSIGN(
-      std::vector<JobSpec> jobs,
-      JobsOf("zip: {lr: [0.1, 0.01], warmup: [10, 100]}\n"
-             "grid: {seed: [0, 1]}\n"
-             "exclude: [{lr: 0.01, seed: 1}]\n"));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs,
+                          JobsOf("zip: {lr: [0.1, 0.01], warmup: [10, 100]}\n"
+                                 "grid: {seed: [0, 1]}\n"
+                                 "exclude: [{lr: 0.01, seed: 1}]\n"));
   std::vector<std::string> cells;
   for (const JobSpec& j : jobs) {
     cells.push_back(Param(j, "lr") + "/" + Param(j, "warmup") + "/" +
                     Param(j, "seed"));
   }
-  EXPECT_EQ(cells, (std::vector<std::string>{"0.1/10/0", "0.1/10/1",
-                                             "0.01/100/0"}));
+  EXPECT_EQ(cells,
+            (std::vector<std::string>{"0.1/10/0", "0.1/10/1", "0.01/100/0"}));
 }
 
 TEST(SearchSpace, TheStoredSpecParsesBackToTheSameJobs) {
@@ -216,8 +215,10 @@ TEST(SearchSpace, TheStoredSpecParsesBackToTheSameJobs) {
 TEST(SearchSpace, OverridesRefuseDrawnAndZippedKeys) {
   TS_ASSERT_OK_AND_ASSIGN(
       SweepSpec spec, ParseSweepSpec(std::string(kHead) + kRandom, "s.yaml"));
-  EXPECT_NE(ApplyOverrides(spec, {"lr=0.1"}).status().message().find(
-                "drawn by method random"),
+  EXPECT_NE(ApplyOverrides(spec, {"lr=0.1"})
+                .status()
+                .message()
+                .find("drawn by method random"),
             std::string::npos);
   TS_ASSERT_OK_AND_ASSIGN(SweepSpec fixed, ApplyOverrides(spec, {"seed=3"}));
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> jobs, ExpandSweep(fixed));
