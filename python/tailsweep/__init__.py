@@ -9,6 +9,9 @@
   checkpoints, stop signals and the result file. Optional: the contract is
   the environment variables and files.
 - ``tailsweep.errors``: the exceptions, named after the server's codes.
+- ``tailsweep.optimize``: ``python3 -m tailsweep.optimize SPEC`` runs an
+  Optuna study (the spec's ``method: tpe`` and ``parameters:``) whose
+  trials are the sweep's jobs. Optuna is imported only when it runs.
 
 Standard library only; pandas is imported when a DataFrame is asked for.
 Names are imported on first use, so ``import tailsweep`` stays cheap.
@@ -20,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # what __getattr__ gives, for type checkers only
     from tailsweep import child as child
     from tailsweep import errors as errors
+    from tailsweep import optimize as optimize
     from tailsweep.client import Client as Client
     from tailsweep.errors import (Error as Error,
                                   FailedPrecondition as FailedPrecondition,
@@ -42,7 +46,7 @@ __all__ = ["Client", "Error", "NotFound", "InvalidArgument",
 
 def __getattr__(name: str) -> object:
     import importlib
-    if name in ("child", "errors", "client"):
+    if name in ("child", "errors", "client", "optimize"):
         return importlib.import_module("tailsweep." + name)
     if name == "Client":
         return importlib.import_module("tailsweep.client").Client

@@ -1,7 +1,8 @@
-"""An Optuna study drives tailsweep (examples/optuna/drive.py) against a
-real coordinator and worker: each trial runs as exactly one job, the pruner
-cancels jobs, and a driver killed midway re-attaches to its running
-trials when started again."""
+"""`python3 -m tailsweep.optimize` runs an Optuna study (the search space
+from the spec's `parameters:`, examples/optuna/study.yaml) against a real
+coordinator and worker: each trial runs exactly one job set, the pruner
+cancels jobs, and a driver killed midway re-attaches to its running trials
+when started again: no trial lost or run twice."""
 
 import os
 import signal
@@ -18,11 +19,11 @@ import tailsweep  # noqa: E402
 from services import BIN, Services, wait_for  # noqa: E402
 
 optuna = pytest.importorskip("optuna")
+pytest.importorskip("yaml")
 pytestmark = pytest.mark.skipif(
     not os.path.isfile(os.path.join(BIN, "tailsweep-coordinator")),
     reason="TAILSWEEP_BIN_DIR has no tailsweep-coordinator")
 
-DRIVE = os.path.join(REPO, "examples", "optuna", "drive.py")
 SPEC = os.path.join(REPO, "examples", "optuna", "study.yaml")
 
 
@@ -30,12 +31,14 @@ def test_a_study_runs_each_trial_once_prunes_and_reattaches():
     root = tempfile.mkdtemp(prefix="tailsweep_optuna_")
     s = Services(root)
     try:
-        env = dict(s.env, TAILSWEEP_URL=s.http, PYTHONUNBUFFERED="1")
+        env = dict(s.env, TAILSWEEP_URL=s.http, PYTHONUNBUFFERED="1",
+                   PYTHONPATH=os.path.join(REPO, "python"))
         storage = "sqlite:///" + os.path.join(root, "study.db")
-        command = [sys.executable, DRIVE, SPEC, "--trials", "8",
-                   "--parallel", "2", "--poll", "0.2", "--storage", storage,
-                   "--seed", "0"]
-        # The first driver: killed once its first two trials have jobs.
+        command = [sys.executable, "-m", "tailsweep.optimize", SPEC,
+                   "--trials", "8", "--parallel", "2", "--poll", "0.2",
+                   "--storage", storage, "--seed", "0"]
+        # The first driver, no worker yet: killed once its first two
+        # trials have jobs.
         log = open(os.path.join(root, "drive1.log"), "w+")
         first = subprocess.Popen(command, env=env, stdout=log,
                                  stderr=subprocess.STDOUT, cwd=root)
@@ -57,6 +60,8 @@ def test_a_study_runs_each_trial_once_prunes_and_reattaches():
         assert second.returncode == 0, second.stdout + second.stderr
         out = second.stdout
         assert "best: trial" in out, out
+        # The first driver's trials are the second's first ones, again.
+        assert "trial 0 -> job" in out and "trial 1 -> job" in out, out
 
         study = optuna.load_study(study_name="optuna-example",
                                   storage=storage)
@@ -65,26 +70,26 @@ def test_a_study_runs_each_trial_once_prunes_and_reattaches():
         states = [t.state for t in trials]
         assert all(st.is_finished() for st in states), states
         assert optuna.trial.TrialState.FAIL not in states, out
-        # Seed 0 asks for lr 0.7 and 0.15 last: far worse than the median.
         assert optuna.trial.TrialState.PRUNED in states, out
 
         client = tailsweep.Client(s.http, token=s.token)
         jobs = list(client.sweep("optuna-example").jobs())
-        # Exactly one job a trial, the re-attached ones included.
+        # Exactly one job a trial (grid: {}), the re-attached ones included.
         assert len(jobs) == 8
         by_trial = {j.params["trial"]: j for j in jobs}
         assert sorted(by_trial) == list(range(8))
         for t in trials:
             job = by_trial[t.number]
-            assert t.user_attrs["tailsweep_job"] == job.id
+            assert t.user_attrs["tailsweep_jobs"] == [job.id]
             assert job.params["lr"] == pytest.approx(t.params["lr"])
+            assert job.params["width"] == t.params["width"]
             if t.state == optuna.trial.TrialState.COMPLETE:
                 assert job.state == "done"
                 assert t.value == pytest.approx(
                     job.result["summary"]["loss"]["last"])
             else:  # pruned: its job cancelled, or finished first
                 assert job.state in ("cancelled", "done")
-                assert "pruned at step" in out
+                assert "trial %d pruned at step" % t.number in out, out
         # The curves Optuna saw are the stored ones.
         done = [t for t in trials
                 if t.state == optuna.trial.TrialState.COMPLETE][0]
