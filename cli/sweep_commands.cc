@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
 #include "cli/connection.h"
+#include "cli/control.h"
 #include "cli/output.h"
 #include "cli/render.h"
 #include "cli/running_jobs.h"
@@ -112,6 +113,7 @@ absl::Status PrintSweeps(Connection& c, Format format) {
                   {"kind", w.kind()},
                   {"created_ms", w.created_ms()}};
       row.update(CountsJson(FromProto(w.counts())));
+      row.update(SettingsJson(w.counts().settings(), w.counts().hours()));
       doc.push_back(row);
     }
     // The array stays the document (scripts index it); a problem of the
@@ -122,7 +124,7 @@ absl::Status PrintSweeps(Connection& c, Format format) {
   }
   PrintCoordinatorProblem(resp.coordinator_problem());
   Table t{{"sweep", "kind", "jobs", "done", "running", "queued", "failed",
-           "cancelled"},
+           "cancelled", "priority", "state", "hours"},
           {}};
   for (const v1::SweepInfo& w : resp.sweeps()) {
     const JobCounts n = FromProto(w.counts());
@@ -131,7 +133,10 @@ absl::Status PrintSweeps(Connection& c, Format format) {
                       absl::StrCat(n.Of(JobState::kLeased)),
                       absl::StrCat(n.Of(JobState::kQueued)),
                       absl::StrCat(n.Of(JobState::kFailed)),
-                      absl::StrCat(n.Of(JobState::kCancelled))});
+                      absl::StrCat(n.Of(JobState::kCancelled)),
+                      absl::StrCat(w.counts().settings().priority()),
+                      StateText(w.counts().settings()),
+                      HoursText(w.counts().hours())});
   }
   if (t.rows.empty()) {
     std::cout << "no sweeps yet; submit one with tailsweep submit SPEC.yaml\n";
@@ -158,6 +163,7 @@ RunFn DefineStatus(CLI::App& app) {
       json doc = CountsJson(FromProto(*s));
       doc["runs_stopped_early"] = s->runs_stopped_early();
       doc["steps_saved"] = s->steps_saved();
+      doc.update(SettingsJson(s->settings(), s->hours()));
       if (!s->coordinator_problem().empty()) {
         doc["coordinator_problem"] = s->coordinator_problem();
       }
@@ -174,6 +180,9 @@ RunFn DefineStatus(CLI::App& app) {
         std::cout << absl::StrFormat(
             "%d run(s) stopped early; %d training steps saved\n",
             s->runs_stopped_early(), s->steps_saved());
+      }
+      for (const std::string& line : SettingsLines(s->settings(), s->hours())) {
+        std::cout << line << "\n";
       }
     }
     return absl::OkStatus();
@@ -349,7 +358,10 @@ std::vector<Command> SweepCommands() {
       {"status", "Job counts of a sweep, or of every sweep", DefineStatus},
       {"watch", "Live progress of a sweep until it finishes", DefineWatch},
       {"cancel", "Cancel a sweep's queued and running jobs", DefineCancel},
-      {"resume", "Requeue a sweep's failed and cancelled jobs", DefineResume},
+      {"resume",
+       "Requeue a sweep's failed and cancelled jobs; release a fail-fast "
+       "hold",
+       DefineResume},
       {"workers", "Workers seen by the coordinator and the jobs they hold",
        DefineWorkers},
   };

@@ -117,6 +117,13 @@ void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
 // is in the route table (http_routes.cc).
 void ServeSubmit(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res);
+// POST /api/sweeps/{sweep}/settings: {priority, max_running, paused, tags:
+// {KEY: VALUE ("" removes)}, notes}, each optional (UpdateSweep).
+void ServeSettings(const CoordinatorApi& calls, const httplib::Request& req,
+                   httplib::Response& res);
+// POST /api/sweeps/{sweep}/remove: {force, dry_run} (RemoveSweep).
+void ServeRemove(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res);
 void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
                  httplib::Response& res);
 void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,

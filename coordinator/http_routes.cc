@@ -103,7 +103,16 @@ const std::vector<ApiRoute>& ApiRoutes() {
       {"POST", "/api/sweeps/{sweep}/cancel", "CancelSweep", "",
        "cancel the sweep's queued and running jobs", ServeCancel},
       {"POST", "/api/sweeps/{sweep}/resume", "ResumeSweep", "",
-       "queue failed and cancelled jobs again", ServeResume},
+       "queue failed and cancelled jobs again; ends a fail-fast hold",
+       ServeResume},
+      {"POST", "/api/sweeps/{sweep}/settings", "UpdateSweep", "",
+       "change priority, max_running, paused, tags ({KEY: VALUE}, \"\" "
+       "removes) or notes; the settings now",
+       ServeSettings},
+      {"POST", "/api/sweeps/{sweep}/remove", "RemoveSweep", "",
+       "remove the sweep and what is stored of its own jobs: {force, "
+       "dry_run}",
+       ServeRemove},
       {"GET", "/api/sweeps/{sweep}/results", "GetResults",
        "over_seeds,shape,group_by",
        "the kind's results table (shape=table: it alone; else also the "

@@ -1,4 +1,5 @@
-// The JSON API's writes (http_api.h): submit, cancel, resume, add jobs.
+// The JSON API's writes (http_api.h): submit, cancel, resume, add jobs,
+// settings, remove.
 // Each mirrors its gRPC call; the body is JSON, the answer the call's.
 
 #include <google/protobuf/util/json_util.h>
@@ -60,6 +61,58 @@ void ServeCancel(const CoordinatorApi& calls, const httplib::Request& req,
   r.set_sweep(req.matches[1]);
   if (req.matches.size() > 2) r.set_job(req.matches[2]);
   ServeCall(calls, req, &CoordinatorApi::CancelSweep, r, res);
+}
+
+namespace {
+
+// The body as `message`, with the path's sweep; InvalidArgument naming
+// `shape` for another body.
+template <typename Request>
+absl::Status ParseSweepBody(const httplib::Request& req, const char* shape,
+                            Request* message) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  if (!req.body.empty()) {
+    if (const auto st = google::protobuf::util::JsonStringToMessage(
+            req.body, message, options);
+        !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the body must be ", shape, ": ", st.message().as_string()));
+    }
+  }
+  if (!message->sweep().empty() && message->sweep() != req.matches[1]) {
+    return absl::InvalidArgumentError(
+        "the body's sweep differs from the path's");
+  }
+  message->set_sweep(req.matches[1]);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void ServeSettings(const CoordinatorApi& calls, const httplib::Request& req,
+                   httplib::Response& res) {
+  v1::UpdateSweepRequest r;
+  if (absl::Status s = ParseSweepBody(
+          req,
+          "{\"priority\": N, \"max_running\": N, \"paused\": BOOL, "
+          "\"tags\": {KEY: VALUE}, \"notes\": TEXT}, each optional",
+          &r);
+      !s.ok()) {
+    return SendError(res, s);
+  }
+  ServeCall(calls, req, &CoordinatorApi::UpdateSweep, r, res);
+}
+
+void ServeRemove(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res) {
+  v1::RemoveSweepRequest r;
+  if (absl::Status s =
+          ParseSweepBody(req, "{\"force\": BOOL, \"dry_run\": BOOL}", &r);
+      !s.ok()) {
+    return SendError(res, s);
+  }
+  ServeCall(calls, req, &CoordinatorApi::RemoveSweep, r, res);
 }
 
 void ServeAddJobs(const CoordinatorApi& calls, const httplib::Request& req,

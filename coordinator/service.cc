@@ -202,11 +202,24 @@ grpc::Status CoordinatorService::ReportMetrics(
   std::vector<MetricPoint> points;
   points.reserve(req->points_size());
   for (const v1::MetricPoint& p : req->points()) points.push_back(FromProto(p));
+  absl::StatusOr<StopRules::Before> before =
+      stop_rules_.Read(req->job_id(), points);
+  if (!before.ok()) return Answer(before.status());
   absl::Status s =
       store_->AddMetrics(req->worker_id(), req->job_id(), req->epoch(), points);
   if (!s.ok()) return Answer(s);
   if (telemetry_) telemetry_->PointsIngested(req->points_size());
   resp->set_seq(req->seq());
+  if (!before->rules.empty()) {
+    absl::StatusOr<std::string> stop =
+        stop_rules_.Judge(req->job_id(), points, *before);
+    if (!stop.ok()) return Answer(stop.status());
+    if (!stop->empty()) {
+      spdlog::info("{}: stopped early: {}", JobTag(req->job_id(), req->epoch()),
+                   *stop);
+      resp->set_stop_early(*stop);
+    }
+  }
   return grpc::Status::OK;
 }
 
@@ -222,6 +235,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
   if (s.ok()) {
     spdlog::info("{}: done ({})", JobTag(req->job_id(), req->epoch()),
                  req->worker_id());
+    stop_rules_.Forget(req->job_id());
     search_.JobFinished();
   } else {
     spdlog::warn("{}: result from {} refused: {}",

@@ -15,6 +15,7 @@
 #include "coordinator/read_lane.h"
 #include "coordinator/result_pages.h"
 #include "coordinator/search_driver.h"
+#include "coordinator/stop_rules.h"
 #include "coordinator/store.h"
 #include "coordinator/telemetry.h"
 #include "proto/health.grpc.pb.h"
@@ -66,6 +67,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
         auth_(options.token),
         telemetry_(options.telemetry),
         search_(store),
+        stop_rules_(store),
         reads_(options.read_lane_threads, options.read_lane_nice,
                options.read_lane_max_yield) {}
 
@@ -157,6 +159,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   TokenAuth auth_;
   Telemetry* telemetry_;
   SearchDriver search_;
+  StopRules stop_rules_;  // the sweeps' stop rules (stop: asha)
   ResultPages result_pages_;  // GetResults snapshots
   ReadLane reads_;            // last: its threads use the rest
 };

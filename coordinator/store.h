@@ -303,6 +303,25 @@ class Store {
   absl::StatusOr<RemoveResult> RemoveSweep(const std::string& sweep, bool force,
                                            bool dry_run);
 
+  // Stop rules (coordinator/stop_rules.h): the sweeps live for `job_id`
+  // with a stop rule, and that rule's JSON (AshaJson).
+  struct StopRuleOf {
+    std::string sweep;
+    std::string rule;
+  };
+  absl::StatusOr<std::vector<StopRuleOf>> StopRulesOf(
+      const std::string& job_id);
+  // The job's highest step of metric `name`; -1 when it has none.
+  absl::StatusOr<int64_t> MaxStep(const std::string& job_id,
+                                  const std::string& name);
+  // For each job of `sweep` (only `job` when given) with a point of `name`
+  // at `step` or later: its last value at or before `step` (NaN for a
+  // non-finite one, or none). On the read connection.
+  absl::StatusOr<std::vector<double>> ValuesAtStep(const std::string& sweep,
+                                                   const std::string& name,
+                                                   int64_t step,
+                                                   const std::string& job = "");
+
   // OK when `epoch` is the job's live lease; the statuses of Heartbeat.
   absl::Status CheckLease(const std::string& worker, const std::string& job_id,
                           int64_t epoch);

@@ -1,6 +1,7 @@
 // The store's sweep control: settings from the spec and the commands,
 // fail-fast holds, removal, and the device hours of the lease history.
 
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -339,6 +340,60 @@ absl::StatusOr<Store::RemoveResult> Store::RemoveSweep(const std::string& sweep,
   });
   if (!status.ok()) return status;
   if (!dry_run) ForgetCursor(removed_id);
+  return out;
+}
+
+absl::StatusOr<std::vector<Store::StopRuleOf>> Store::StopRulesOf(
+    const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT s.name, s.stop_rule FROM sweep_jobs sj JOIN sweeps s USING "
+      "(sweep_id) WHERE sj.job_id = ? AND sj.cancelled = 0 AND "
+      "s.stop_rule <> ''");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  std::vector<StopRuleOf> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back({st->Text(0), st->Text(1)});
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> Store::MaxStep(const std::string& job_id,
+                                       const std::string& name) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT COALESCE(MAX(step), -1) FROM metrics WHERE job_id = ? AND "
+      "name = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id).Bind(2, name);
+  TS_RETURN_IF_ERROR(st->Step().status());
+  return st->Int(0);
+}
+
+absl::StatusOr<std::vector<double>> Store::ValuesAtStep(
+    const std::string& sweep, const std::string& name, int64_t step,
+    const std::string& job) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT (SELECT m.value FROM metrics m WHERE m.job_id = sj.job_id AND "
+      "        m.name = ?2 AND m.step <= ?3 ORDER BY m.step DESC LIMIT 1) "
+      "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
+      "WHERE s.name = ?1 AND (?4 = '' OR sj.job_id = ?4) AND EXISTS (SELECT "
+      "  1 FROM metrics m WHERE m.job_id = sj.job_id AND m.name = ?2 AND "
+      "  m.step >= ?3)");
+  if (!st.ok()) return st.status();
+  st->Bind(1, sweep).Bind(2, name).Bind(3, step).Bind(4, job);
+  std::vector<double> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(st->IsNull(0) ? std::nan("") : st->Real(0));
+  }
   return out;
 }
 

@@ -43,6 +43,8 @@ TS_UNARY(GetJobLog)
 TS_UNARY(GetJob)
 TS_UNARY(CancelSweep)
 TS_UNARY(ResumeSweep)
+TS_UNARY(UpdateSweep)
+TS_UNARY(RemoveSweep)
 TS_UNARY(ListWorkers)
 
 #undef TS_UNARY

@@ -61,6 +61,10 @@ class CoordinatorApi {
                            v1::CancelSweepResponse* response) const;
   absl::Status ResumeSweep(const v1::ResumeSweepRequest& request,
                            v1::ResumeSweepResponse* response) const;
+  absl::Status UpdateSweep(const v1::UpdateSweepRequest& request,
+                           v1::UpdateSweepResponse* response) const;
+  absl::Status RemoveSweep(const v1::RemoveSweepRequest& request,
+                           v1::RemoveSweepResponse* response) const;
   absl::Status ListWorkers(const v1::ListWorkersRequest& request,
                            v1::ListWorkersResponse* response) const;
 

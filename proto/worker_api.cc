@@ -157,7 +157,8 @@ absl::Status WorkerApi::Heartbeat(const JobLease& lease) {
 }
 
 absl::Status WorkerApi::ReportMetrics(const JobLease& lease, int64_t seq,
-                                      const std::vector<MetricPoint>& points) {
+                                      const std::vector<MetricPoint>& points,
+                                      std::string* stop_early) {
   v1::ReportMetricsRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id);
@@ -165,10 +166,12 @@ absl::Status WorkerApi::ReportMetrics(const JobLease& lease, int64_t seq,
   req.set_seq(seq);
   for (const MetricPoint& p : points) ToProto(p, req.add_points());
   v1::ReportMetricsResponse resp;
-  return Call(
-      [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
+  absl::Status status =
+      Call([&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
         return stub->ReportMetrics(ctx, req, &resp);
       });
+  if (stop_early != nullptr) *stop_early = status.ok() ? resp.stop_early() : "";
+  return status;
 }
 
 absl::Status WorkerApi::UploadCheckpoint(const JobLease& lease,

@@ -83,8 +83,11 @@ class WorkerApi {
 
   absl::Status LeaseJobs(const LeaseRequest& request, LeaseAnswer* out);
   absl::Status Heartbeat(const JobLease& lease);
+  // *stop_early (when given): why the sweep's stop rule stopped the run,
+  // or "" (ReportMetricsResponse.stop_early).
   absl::Status ReportMetrics(const JobLease& lease, int64_t seq,
-                             const std::vector<MetricPoint>& points);
+                             const std::vector<MetricPoint>& points,
+                             std::string* stop_early = nullptr);
   // Sends `file`; *stored_step: the step the coordinator has now. A file
   // that cannot be read is DATA_LOSS or NOT_FOUND, not a lease answer.
   // `cancel`: null, or how another thread may cut the call off.

@@ -81,9 +81,10 @@ absl::Status CoordinatorClient::Heartbeat(const JobLease& lease) {
 }
 
 absl::Status CoordinatorClient::ReportMetrics(const JobLease& lease,
-                                              const MetricsBatch& batch) {
+                                              const MetricsBatch& batch,
+                                              std::string* stop_early) {
   return Call("metrics", [&] {
-    return api_.ReportMetrics(lease, batch.seq, batch.points);
+    return api_.ReportMetrics(lease, batch.seq, batch.points, stop_early);
   });
 }
 

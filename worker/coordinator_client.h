@@ -64,7 +64,8 @@ class CoordinatorClient {
                          LeaseAnswer* out, int64_t* asked_ms,
                          std::vector<int>* placed_on);
   absl::Status Heartbeat(const JobLease& lease);
-  absl::Status ReportMetrics(const JobLease& lease, const MetricsBatch& batch);
+  absl::Status ReportMetrics(const JobLease& lease, const MetricsBatch& batch,
+                             std::string* stop_early = nullptr);
   // As WorkerApi's.
   absl::Status UploadCheckpoint(const JobLease& lease,
                                 const CheckpointFile& file,

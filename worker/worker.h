@@ -188,6 +188,9 @@ class Worker {
     int64_t stop_grace_ms = -1;
     bool group_killed = false;  // SIGKILL sent once the grace was over
     int64_t stop_sent_ms = 0;
+    // Why the coordinator's stop rule stopped it (asha: ...); "" if not.
+    // Stopped so, the job is done, ended early (as for `early`).
+    std::string stopped_early_for;
     // Stopped for running past the sweep's timeout_s (lease.timeout_s):
     // the attempt fails, whatever its exit but done.
     bool timed_out = false;
@@ -232,6 +235,8 @@ class Worker {
   void KillNow(Job& job);
   // SIGKILL to a child still running its stop_grace_ms after SIGTERM.
   void KillAfterGrace(Job& job);
+  // SIGTERM to a running child its sweep's stop rule stopped (`why`).
+  void StopEarly(Job& job, const std::string& why);
   // SIGTERM to a child running past its lease's timeout_s (its grace, or
   // kTimeoutGraceMs for a kind with none, then SIGKILL).
   void StopIfTimedOut(Job& job);

@@ -65,10 +65,12 @@ void Worker::Heartbeat(Job& job) {
 }
 
 void Worker::SendMetrics(Job& job) {
+  std::string stop_early;
   const absl::Status status =
-      client_.ReportMetrics(job.lease, job.relay->front());
+      client_.ReportMetrics(job.lease, job.relay->front(), &stop_early);
   if (status.ok()) {
     job.relay->PopFront();
+    if (!stop_early.empty()) StopEarly(job, stop_early);
   } else if (LeaseGone(status)) {
     Fence(job, "metrics", status);
   } else if (absl::IsResourceExhausted(status) && job.relay->SplitFront()) {
@@ -172,10 +174,13 @@ void Worker::Report(Job& job, Action::Kind kind) {
     what = "complete";
     const JobKindDef& def = KindDef(job.lease.kind);
     const std::string result =
-        def.contract ? def.contract->done_result(
-                           {job.finished.result_json, job.resumed_from, skipped,
-                            job.early ? job.early->stopped_for() : ""})
-                     : job.finished.result_json;
+        def.contract
+            ? def.contract->done_result(
+                  {job.finished.result_json, job.resumed_from, skipped,
+                   !job.stopped_early_for.empty() ? job.stopped_early_for
+                   : job.early                    ? job.early->stopped_for()
+                                                  : ""})
+            : job.finished.result_json;
     status = client_.CompleteJob(job.lease, result, tail);
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {

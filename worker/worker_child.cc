@@ -163,15 +163,18 @@ void Worker::Exited(Job& job, int exit_code) {
                                       job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.
   if (job.finished.lease_ran_out) job.lapsed = true;
-  // Ended early by a stop_on outcome: done, whatever its exit (it was
-  // asked to stop).
-  if (job.early && !job.early->stopped_for().empty()) {
+  // Ended early by a stop_on outcome or the sweep's stop rule: done,
+  // whatever its exit (it was asked to stop).
+  if (!job.stopped_early_for.empty() ||
+      (job.early && !job.early->stopped_for().empty())) {
     job.finished.outcome = JobOutcome::kDone;
     job.finished.error.clear();
     absl::StatusOr<std::string> result =
         ReadFile(JobPath(job.dir, kResultFileName));
     job.finished.result_json = result.ok() ? *result : "null";
-    spdlog::info("{} ended early: {}", job.tag, job.early->stopped_for());
+    spdlog::info("{} ended early: {}", job.tag,
+                 job.stopped_early_for.empty() ? job.early->stopped_for()
+                                               : job.stopped_early_for);
     return;
   }
   // Stopped for its timeout: a failed attempt (unless it finished first).
@@ -237,6 +240,18 @@ void Worker::KillAfterGrace(Job& job) {
       job.tag, job.stop_grace_ms);
   job.handle->Signal(SIGKILL);
   job.group_killed = true;  // once
+}
+
+void Worker::StopEarly(Job& job, const std::string& why) {
+  if (!job.running || !job.handle || job.stop_sent ||
+      !job.stopped_early_for.empty()) {
+    return;
+  }
+  spdlog::info("{}: stopping it early: {}", job.tag, why);
+  job.stopped_early_for = why;
+  job.handle->Signal(SIGTERM);
+  job.stop_sent = true;
+  job.stop_sent_ms = clock_->SteadyMs();
 }
 
 void Worker::StopIfTimedOut(Job& job) {

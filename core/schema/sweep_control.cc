@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "core/number_text.h"
+#include "core/schema/job_kinds.h"
 #include "core/schema/spec_yaml.h"
 #include "core/schema/status_macros.h"
 #include "core/schema/sweep_spec_parts.h"
@@ -199,6 +200,14 @@ absl::Status ParseSweepControl(absl::string_view source, const YAML::Node& root,
     control.notes = *notes;
   }
   if (const YAML::Node n = root["stop"]) {
+    if (KindDef(spec.kind).contract == nullptr) {
+      return ErrorAt(source, n,
+                     absl::StrCat("'stop' rules stop runs of command sweeps "
+                                  "(kind: command), whose programs keep what "
+                                  "they did when stopped; a ",
+                                  JobKindName(spec.kind),
+                                  " sweep stops its own runs early"));
+    }
     TS_RETURN_IF_ERROR(ParseAsha(source, n, control));
   }
   return absl::OkStatus();

@@ -15,13 +15,18 @@
 
 -- name: early_stops
 -- The runs of the sweep named ?1 that ended before their last step by
--- themselves (a result with "early_stop"), and the training steps they did
--- not run: a train result's config steps less its steps_done (0 for a
--- result without config steps).
+-- themselves or by the sweep's stop rule (a result with "early_stop"), and
+-- the training steps they did not run: a train result's config steps less
+-- its steps_done; a command job's "steps" parameter less the last step it
+-- logged (0 when it has no "steps").
 SELECT COUNT(*),
-       COALESCE(SUM(MAX(COALESCE(json_extract(r.result, '$.config.steps'), 0)
-                        - json_extract(r.result, '$.steps_done'), 0)), 0)
+       COALESCE(SUM(MAX(
+         COALESCE(json_extract(r.result, '$.config.steps'),
+                  json_extract(j.params, '$.steps'), 0)
+         - COALESCE(json_extract(r.result, '$.steps_done'),
+                    (SELECT MAX(m.step) FROM metrics m
+                     WHERE m.job_id = r.job_id), 0), 0)), 0)
 FROM sweeps s JOIN sweep_jobs sj USING (sweep_id)
-     JOIN results r USING (job_id)
+     JOIN results r USING (job_id) JOIN jobs j USING (job_id)
 WHERE s.name = ?1 AND json_type(r.result) = 'object'
       AND json_extract(r.result, '$.early_stop') IS NOT NULL

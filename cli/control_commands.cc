@@ -1,0 +1,330 @@
+// The `tailsweep` commands that control a live sweep: priority, pause,
+// unpause, tag, note, rm; and `optimize`, which runs the Optuna driver of
+// the Python package (python/tailsweep/optimize.py). How a sweep's settings
+// and hours read (status, the list) lives here too.
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/command.h"
+#include "cli/connection.h"
+#include "cli/control.h"
+#include "cli/output.h"
+#include "cli/render.h"
+#include "core/number_text.h"
+#include "core/schema/disk_space.h"
+#include "core/schema/status_macros.h"
+#include "core/schema/sweep_control.h"
+#include "proto/coordinator_api.h"
+
+namespace tailsweep::cli {
+
+std::string HoursText(const v1::SweepHours& h) {
+  std::vector<std::string> parts;
+  if (h.gpu_hours() > 0) {
+    parts.push_back(absl::StrFormat("%.2f GPU-h", h.gpu_hours()));
+  }
+  if (h.cpu_hours() > 0) {
+    parts.push_back(absl::StrFormat("%.2f CPU-h", h.cpu_hours()));
+  }
+  if (parts.empty()) return "0 h";
+  std::string out = absl::StrJoin(parts, ", ");
+  const double preempted = h.preempted_gpu_hours() + h.preempted_cpu_hours();
+  if (preempted > 0) {
+    absl::StrAppend(&out,
+                    absl::StrFormat(" (%.2f h of it preempted)", preempted));
+  }
+  return out;
+}
+
+std::string StateText(const v1::SweepSettings& s) {
+  if (!s.held().empty()) return "held";
+  if (s.paused()) return "paused";
+  return "-";
+}
+
+std::vector<std::string> SettingsLines(const v1::SweepSettings& s,
+                                       const v1::SweepHours& h) {
+  std::vector<std::string> out;
+  if (!s.held().empty()) out.push_back("held: " + EscapeControl(s.held()));
+  if (s.paused()) {
+    out.push_back(
+        "paused: running jobs finish, nothing new is leased "
+        "(tailsweep unpause)");
+  }
+  std::string line = absl::StrCat("priority ", s.priority());
+  if (s.max_running() > 0) {
+    absl::StrAppend(&line, ", at most ", s.max_running(), " running");
+  }
+  if (s.timeout_s() > 0) {
+    absl::StrAppend(&line, ", timeout ", FormatDouble(s.timeout_s()), " s");
+  }
+  if (s.max_failures() > 0) {
+    absl::StrAppend(&line, ", max_failures ", s.max_failures(), " (",
+                    s.failures(), " so far)");
+  }
+  absl::StrAppend(&line, "; ", HoursText(h));
+  out.push_back(line);
+  if (!s.tags().empty()) {
+    std::vector<std::string> tags;
+    std::map<std::string, std::string> sorted(s.tags().begin(), s.tags().end());
+    for (const auto& [k, v] : sorted) {
+      tags.push_back(EscapeControl(absl::StrCat(k, "=", v)));
+    }
+    out.push_back("tags: " + absl::StrJoin(tags, " "));
+  }
+  if (!s.notes().empty()) out.push_back("notes: " + EscapeControl(s.notes()));
+  if (!s.stop_rule().empty()) {
+    out.push_back("stop rule: " + EscapeControl(s.stop_rule()));
+  }
+  return out;
+}
+
+nlohmann::json SettingsJson(const v1::SweepSettings& s,
+                            const v1::SweepHours& h) {
+  nlohmann::json tags = nlohmann::json::object();
+  for (const auto& [k, v] : s.tags()) tags[k] = v;
+  return {{"priority", s.priority()},
+          {"max_running", s.max_running()},
+          {"paused", s.paused()},
+          {"held", s.held()},
+          {"max_failures", s.max_failures()},
+          {"failures", s.failures()},
+          {"timeout_s", s.timeout_s()},
+          {"tags", tags},
+          {"notes", s.notes()},
+          {"stop_rule", s.stop_rule()},
+          {"gpu_hours", h.gpu_hours()},
+          {"cpu_hours", h.cpu_hours()},
+          {"preempted_gpu_hours", h.preempted_gpu_hours()},
+          {"preempted_cpu_hours", h.preempted_cpu_hours()}};
+}
+
+namespace {
+
+// One UpdateSweep call for SWEEP, then the settings it answers, one line.
+absl::Status Update(Connection& c, v1::UpdateSweepRequest req,
+                    const std::string& what) {
+  v1::UpdateSweepResponse resp;
+  TS_RETURN_IF_ERROR(c.Call(&CoordinatorApi::UpdateSweep, req, &resp));
+  std::cout << EscapeControl(req.sweep()) << ": " << what << "\n";
+  return absl::OkStatus();
+}
+
+RunFn DefinePriority(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    int64_t priority = 0;
+    std::optional<int64_t> max_running;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_option("PRIORITY", f->priority,
+                 absl::StrCat("Higher leases first: ", kMinPriority, "..",
+                              kMaxPriority, " (default of a sweep: 0)"))
+      ->required();
+  app.add_option("--max-running", f->max_running,
+                 "Also: at most this many of its jobs at once (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  return [f]() -> absl::Status {
+    TS_RETURN_IF_ERROR(CheckPriority(f->priority));
+    v1::UpdateSweepRequest req;
+    req.set_sweep(f->sweep);
+    req.set_priority(f->priority);
+    if (f->max_running) req.set_max_running(*f->max_running);
+    return Update(f->c, req, absl::StrCat("priority ", f->priority));
+  };
+}
+
+RunFn DefinePause(CLI::App& app, bool paused) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  return [f, paused]() -> absl::Status {
+    v1::UpdateSweepRequest req;
+    req.set_sweep(f->sweep);
+    req.set_paused(paused);
+    return Update(f->c, req,
+                  paused ? "paused (running jobs finish; nothing new is "
+                           "leased until `tailsweep unpause`)"
+                         : "unpaused");
+  };
+}
+
+RunFn DefineTag(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    std::vector<std::string> tags;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_option("TAGS", f->tags, "KEY=VALUE sets a tag, KEY= removes it")
+      ->required();
+  return [f]() -> absl::Status {
+    v1::UpdateSweepRequest req;
+    req.set_sweep(f->sweep);
+    for (const std::string& word : f->tags) {
+      const size_t eq = word.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tag '", word, "': expected KEY=VALUE (KEY= removes the tag)"));
+      }
+      const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      TS_RETURN_IF_ERROR(CheckTag(key, value));
+      (*req.mutable_tags())[key] = value;
+    }
+    return Update(f->c, req,
+                  absl::StrCat("tags ", absl::StrJoin(f->tags, " ")));
+  };
+}
+
+RunFn DefineNote(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    std::string note;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_option("TEXT", f->note, "The sweep's note (\"\" clears it)")
+      ->required();
+  return [f]() -> absl::Status {
+    if (f->note.size() > kMaxNotesBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a note holds at most ", kMaxNotesBytes, " bytes (got ",
+                       f->note.size(), ")"));
+    }
+    v1::UpdateSweepRequest req;
+    req.set_sweep(f->sweep);
+    req.set_notes(f->note);
+    return Update(f->c, req, f->note.empty() ? "note cleared" : "note set");
+  };
+}
+
+RunFn DefineRemove(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string sweep;
+    bool force = false;
+    bool dry_run = false;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SWEEP", f->sweep, "Sweep name")->required();
+  app.add_flag("--force", f->force,
+               "Also while its jobs run: they are stopped (their workers "
+               "hear it on their next heartbeat)");
+  app.add_flag("--dry-run", f->dry_run,
+               "Say what would be removed; remove "
+               "nothing");
+  return [f]() -> absl::Status {
+    v1::RemoveSweepRequest req;
+    req.set_sweep(f->sweep);
+    req.set_force(f->force);
+    req.set_dry_run(f->dry_run);
+    v1::RemoveSweepResponse r;
+    TS_RETURN_IF_ERROR(f->c.Call(&CoordinatorApi::RemoveSweep, req, &r));
+    std::cout << EscapeControl(f->sweep) << ": "
+              << (f->dry_run ? "would remove " : "removed ") << r.jobs()
+              << " jobs (" << r.running() << " running), " << r.metric_points()
+              << " metric points, " << r.checkpoint_files()
+              << " checkpoint files (" << Megabytes(r.checkpoint_bytes())
+              << ")";
+    if (r.shared_jobs() > 0) {
+      std::cout << "; " << r.shared_jobs()
+                << " jobs other sweeps share are kept";
+    }
+    std::cout << "\n";
+    return absl::OkStatus();
+  };
+}
+
+// The Python package's folder: share/tailsweep/python of an install
+// (bin/../share/tailsweep/python), or python/ of the source tree (a build's
+// bin/ is BUILD/bin).
+std::string PythonDir() {
+  std::error_code ec;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const std::filesystem::path& dir :
+       {exe / "../share/tailsweep/python", exe / "../../python"}) {
+    if (std::filesystem::exists(dir / "tailsweep" / "optimize.py", ec)) {
+      return dir.lexically_normal().string();
+    }
+  }
+  return "";
+}
+
+RunFn DefineOptimize(CLI::App& app) {
+  struct Flags {
+    std::vector<std::string> args;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("SPEC", f->args,
+                 "The spec (method: tpe, parameters:, metric:) and the "
+                 "driver's options: --parallel N, --trials N, --seed N, "
+                 "--storage URL, --poll S (python3 -m tailsweep.optimize "
+                 "--help)")
+      ->required();
+  app.allow_extras();
+  app.prefix_command();
+  return [f, &app]() -> absl::Status {
+    std::vector<std::string> args = {"python3", "-m", "tailsweep.optimize"};
+    for (const std::string& a : f->args) args.push_back(a);
+    for (const std::string& a : app.remaining()) args.push_back(a);
+    const std::string dir = PythonDir();
+    if (!dir.empty()) {
+      const char* old = std::getenv("PYTHONPATH");
+      const std::string path =
+          old == nullptr || *old == '\0' ? dir : absl::StrCat(dir, ":", old);
+      setenv("PYTHONPATH", path.c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::cout.flush();
+    execvp(argv[0], argv.data());
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot run python3 -m tailsweep.optimize: ", std::strerror(errno),
+        "; install Python 3 (and python3-optuna)"));
+  };
+}
+
+}  // namespace
+
+std::vector<Command> ControlCommands() {
+  return {
+      {"priority", "Set a sweep's priority (and --max-running)",
+       DefinePriority},
+      {"pause", "Lease nothing new of a sweep; running jobs finish",
+       [](CLI::App& app) { return DefinePause(app, true); }},
+      {"unpause", "Lease a paused sweep's jobs again",
+       [](CLI::App& app) { return DefinePause(app, false); }},
+      {"tag", "Set (KEY=VALUE) or remove (KEY=) a sweep's tags", DefineTag},
+      {"note", "Set a sweep's note", DefineNote},
+      {"rm", "Remove a sweep and what is stored of its jobs", DefineRemove},
+      {"optimize",
+       "Run an Optuna study (method: tpe) whose trials are a sweep's jobs",
+       DefineOptimize},
+  };
+}
+
+}  // namespace tailsweep::cli
