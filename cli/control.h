@@ -4,7 +4,6 @@
 // How a sweep's settings and device hours read in the CLI (status, the
 // list of sweeps): one place for control_commands.cc and sweep_commands.cc.
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,9 +19,7 @@ std::string StateText(const v1::SweepSettings& settings);
 // priority and limits with the hours, tags, notes, the stop rule.
 std::vector<std::string> SettingsLines(const v1::SweepSettings& settings,
                                        const v1::SweepHours& hours);
-// The same as JSON fields (priority, ..., tags, notes, gpu_hours, ...).
-nlohmann::json SettingsJson(const v1::SweepSettings& settings,
-                            const v1::SweepHours& hours);
+// (Their JSON: report/result_json.h's SweepSettingsJson.)
 
 }  // namespace tailsweep::cli
 

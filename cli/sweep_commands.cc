@@ -113,7 +113,7 @@ absl::Status PrintSweeps(Connection& c, Format format) {
                   {"kind", w.kind()},
                   {"created_ms", w.created_ms()}};
       row.update(CountsJson(FromProto(w.counts())));
-      row.update(SettingsJson(w.counts().settings(), w.counts().hours()));
+      row.update(SweepSettingsJson(w.counts().settings(), w.counts().hours()));
       doc.push_back(row);
     }
     // The array stays the document (scripts index it); a problem of the
@@ -163,7 +163,7 @@ RunFn DefineStatus(CLI::App& app) {
       json doc = CountsJson(FromProto(*s));
       doc["runs_stopped_early"] = s->runs_stopped_early();
       doc["steps_saved"] = s->steps_saved();
-      doc.update(SettingsJson(s->settings(), s->hours()));
+      doc.update(SweepSettingsJson(s->settings(), s->hours()));
       if (!s->coordinator_problem().empty()) {
         doc["coordinator_problem"] = s->coordinator_problem();
       }

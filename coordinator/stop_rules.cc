@@ -9,15 +9,6 @@
 
 namespace tailsweep {
 
-int64_t StopRules::RungAt(const AshaRule& rule, int64_t step) {
-  int64_t rung = 0;
-  for (int64_t r = rule.min_steps; r <= step && r > 0; r *= rule.reduction) {
-    rung = r;
-    if (r > (int64_t{1} << 50) / rule.reduction) break;
-  }
-  return rung;
-}
-
 bool StopRules::Stops(const AshaRule& rule, double value,
                       std::vector<double> values) {
   // Better first; NaN last.
@@ -68,25 +59,29 @@ absl::StatusOr<std::string> StopRules::Judge(
     for (const MetricPoint& p : points) {
       if (p.name == r.asha.metric) reached = std::max(reached, p.step);
     }
-    const int64_t rung = RungAt(r.asha, reached);
-    // Judged once per rung: when its points first reach it.
-    if (rung == 0 || RungAt(r.asha, r.max_step) >= rung) continue;
-    absl::StatusOr<std::vector<double>> values =
-        store_->ValuesAtStep(r.sweep, r.asha.metric, rung);
-    if (!values.ok()) return values.status();
-    // The job's own value there: its last point at or before the rung.
-    absl::StatusOr<std::vector<double>> own =
-        store_->ValuesAtStep(r.sweep, r.asha.metric, rung, job_id);
-    if (!own.ok()) return own.status();
-    const double value = own->empty() ? std::nan("") : own->front();
-    if (!Stops(r.asha, value, *values)) continue;
-    const std::string why = absl::StrCat(
-        "asha: ", r.asha.metric, " ", FormatDouble(value), " at step ", rung,
-        " is outside the best 1/", r.asha.reduction, " of the ", values->size(),
-        " runs of sweep ", r.sweep, " there");
-    absl::MutexLock lock(&mu_);
-    stopped_[job_id] = why;
-    return why;
+    // Each rung its points reach for the first time, lowest first.
+    for (int64_t rung = r.asha.min_steps; rung > 0 && rung <= reached;
+         rung = rung > (int64_t{1} << 50) / r.asha.reduction
+                    ? 0
+                    : rung * r.asha.reduction) {
+      if (rung <= r.max_step) continue;  // judged when it was reached
+      absl::StatusOr<std::vector<double>> values =
+          store_->ValuesAtStep(r.sweep, r.asha.metric, rung);
+      if (!values.ok()) return values.status();
+      // The job's own value there: its last point at or before the rung.
+      absl::StatusOr<std::vector<double>> own =
+          store_->ValuesAtStep(r.sweep, r.asha.metric, rung, job_id);
+      if (!own.ok()) return own.status();
+      const double value = own->empty() ? std::nan("") : own->front();
+      if (!Stops(r.asha, value, *values)) continue;
+      const std::string why = absl::StrCat(
+          "asha: ", r.asha.metric, " ", FormatDouble(value), " at step ", rung,
+          " is outside the best 1/", r.asha.reduction, " of the ",
+          values->size(), " runs of sweep ", r.sweep, " there");
+      absl::MutexLock lock(&mu_);
+      stopped_[job_id] = why;
+      return why;
+    }
   }
   return std::string();
 }

@@ -52,8 +52,6 @@ class StopRules {
   // The job is over (done, failed): its stop is forgotten.
   void Forget(const std::string& job_id);
 
-  // The rung a run at `step` has reached last (0: none yet).
-  static int64_t RungAt(const AshaRule& rule, int64_t step);
   // Whether `value` is outside the best 1/reduction of `values` (which hold
   // it): worse than the cutoff that keeps that share. NaN is the worst.
   static bool Stops(const AshaRule& rule, double value,

@@ -313,6 +313,8 @@ absl::StatusOr<std::string> ReportJson(const CoordinatorApi& calls,
                   {"spec", info.spec_yaml()},
                   {"fixed", Object(info.fixed())},
                   {"version", info.version()}};
+  doc["sweep_settings"] = SweepSettingsJson(info.sweep().counts().settings(),
+                                            info.sweep().counts().hours());
   absl::StatusOr<SweepResults> results = GetResultsTable(calls, sweep, true);
   if (!results.ok()) return results.status();
   const ResultsTable& table = results->table;

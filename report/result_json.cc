@@ -16,6 +16,26 @@ nlohmann::json CountsJson(const JobCounts& counts) {
   return out;
 }
 
+nlohmann::json SweepSettingsJson(const v1::SweepSettings& s,
+                                 const v1::SweepHours& h) {
+  nlohmann::json tags = nlohmann::json::object();
+  for (const auto& [k, v] : s.tags()) tags[k] = v;
+  return {{"priority", s.priority()},
+          {"max_running", s.max_running()},
+          {"paused", s.paused()},
+          {"held", s.held()},
+          {"max_failures", s.max_failures()},
+          {"failures", s.failures()},
+          {"timeout_s", s.timeout_s()},
+          {"tags", tags},
+          {"notes", s.notes()},
+          {"stop_rule", s.stop_rule()},
+          {"gpu_hours", h.gpu_hours()},
+          {"cpu_hours", h.cpu_hours()},
+          {"preempted_gpu_hours", h.preempted_gpu_hours()},
+          {"preempted_cpu_hours", h.preempted_cpu_hours()}};
+}
+
 nlohmann::json JobStateNamesJson() {
   nlohmann::json out = nlohmann::json::array();
   for (JobState state : kJobStates)

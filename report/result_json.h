@@ -23,6 +23,12 @@ using JsonNumberFn = nlohmann::json (*)(double);
 nlohmann::json CountsJson(const JobCounts& counts);
 // The states' names in their order (a JSON object's keys come sorted).
 nlohmann::json JobStateNamesJson();
+// A sweep's settings and hours: {"priority", "max_running", "paused",
+// "held", "max_failures", "failures", "timeout_s", "tags": {KEY: VALUE},
+// "notes", "stop_rule", "gpu_hours", "cpu_hours", "preempted_gpu_hours",
+// "preempted_cpu_hours"}.
+nlohmann::json SweepSettingsJson(const v1::SweepSettings& settings,
+                                 const v1::SweepHours& hours);
 
 // A results row's numbers: {"jobs", "done", "failed", "ratio_median",
 // "ratio_mean", "ratio_ci_low", "ratio_ci_high", "seed_min", "seed_max",
