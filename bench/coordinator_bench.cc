@@ -11,7 +11,8 @@
 //
 //   build/bin/coordinator_bench [--jobs 2000] [--clients 4] [--streams 8]
 //                               [--batches 50] [--points 1000] [--readers 0]
-//                               [--read-lane-threads 2]
+//                               [--read-lane-threads 2] [--sweeps 1]
+//                               [--sweep-jobs 0]
 
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
@@ -176,6 +177,17 @@ int Main(int argc, char** argv) {
                  "are in flight (0: not at all)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  int sweeps = 1, sweep_jobs = 0;
+  app.add_option("--sweeps", sweeps,
+                 "Sweeps the jobs are spread over, leased side by side "
+                 "(priority, then fair share); the first is named bench")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--sweep-jobs", sweep_jobs,
+                 "Jobs of each sweep (0: (jobs + streams) / sweeps, rounded "
+                 "up)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   bool malloc_defaults = false;
   app.add_flag("--malloc-defaults", malloc_defaults,
                "Leave glibc's malloc thresholds as they are "
@@ -190,17 +202,28 @@ int Main(int argc, char** argv) {
   std::shared_ptr<grpc::Channel> channel = coordinator->channel();
   auto stub = v1::Coordinator::NewStub(channel);
 
-  // A sweep of `jobs + streams` fake jobs: one grid axis of seeds.
-  std::string seeds;
-  for (int i = 0; i < jobs + streams; ++i)
-    absl::StrAppend(&seeds, i ? ", " : "", i);
-  v1::SubmitSweepRequest submit;
-  submit.set_spec_yaml(absl::StrCat("name: bench\ngrid:\n  seed: [", seeds,
-                                    "]\nfixed:\n  steps: 10\n  warmup: 1\n"));
-  v1::SubmitSweepResponse submitted;
-  auto t0 = std::chrono::steady_clock::now();
-  if (!stub->SubmitSweep(BenchContext().get(), submit, &submitted).ok())
+  // `sweeps` sweeps of `sweep_jobs` fake jobs each: one grid axis of seeds
+  // (each sweep its own seeds, so no job is shared).
+  if (sweep_jobs == 0) sweep_jobs = (jobs + streams + sweeps - 1) / sweeps;
+  if (static_cast<int64_t>(sweeps) * sweep_jobs < jobs + streams) {
+    std::fprintf(stderr, "--sweeps x --sweep-jobs must be >= jobs + streams\n");
     return 1;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (int w = 0; w < sweeps; ++w) {
+    std::string seeds;
+    for (int i = 0; i < sweep_jobs; ++i) {
+      absl::StrAppend(&seeds, i ? ", " : "",
+                      static_cast<int64_t>(w) * sweep_jobs + i);
+    }
+    v1::SubmitSweepRequest submit;
+    submit.set_spec_yaml(absl::StrCat(
+        "name: bench", w == 0 ? "" : absl::StrCat("-", w), "\ngrid:\n  seed: [",
+        seeds, "]\nfixed:\n  steps: 10\n  warmup: 1\n"));
+    v1::SubmitSweepResponse submitted;
+    if (!stub->SubmitSweep(BenchContext().get(), submit, &submitted).ok())
+      return 1;
+  }
   const double submit_s = SecondsSince(t0);
 
   // Lease + complete, one job at a time per client, from `clients` workers.
@@ -260,6 +283,7 @@ int Main(int argc, char** argv) {
       absl::StrCat("/api/jobs/", leased.leases(0).job_id(),
                    "/metrics?names=loss&max_points=300");
   if (readers > 0) {
+    v1::SubmitSweepResponse submitted;
     v1::SubmitSweepRequest dash;
     std::string dash_seeds;
     for (int i = 0; i < kDashJobs; ++i) {
@@ -275,6 +299,8 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "the dashboard's sweep could not be set up\n");
       return 1;
     }
+    std::string seeds;
+    for (int i = 0; i < jobs; ++i) absl::StrAppend(&seeds, i ? ", " : "", i);
     v1::SubmitSweepRequest more;
     more.set_spec_yaml(absl::StrCat("name: storm\ngrid:\n  seed: [", seeds,
                                     "]\nfixed:\n  steps: 11\n  warmup: 1\n"));
@@ -369,7 +395,8 @@ int Main(int argc, char** argv) {
   }
   std::printf("coordinator, loopback gRPC, SQLite WAL (%s)\n",
               coordinator->dir().c_str());
-  std::printf("submit of %d jobs: %.3f s\n", jobs + streams, submit_s);
+  std::printf("submit of %d sweep(s) of %d jobs: %.3f s\n", sweeps, sweep_jobs,
+              submit_s);
   std::printf(
       "lease + complete: %d cycles from %d clients in %.3f s = %.0f "
       "cycles/s\n",

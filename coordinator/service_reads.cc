@@ -38,6 +38,8 @@ v1::JobInfo JobInfoOf(const JobRow& j) {
   info.set_result_json(j.result_json);
   SetCell(j.params, info.mutable_params());
   info.set_updated_ms(j.updated_ms);
+  info.set_gpu_hours(j.gpu_hours);
+  info.set_cpu_hours(j.cpu_hours);
   return info;
 }
 
@@ -57,10 +59,11 @@ absl::StatusOr<ResultsSnapshot> ResultsOf(Store& store,
   for (JobRow& j : *rows) {
     if (j.state == JobState::kDone) ++s.done;
     jobs.push_back({std::move(j.job_id), std::move(j.cell), j.state,
-                    std::move(j.result_json)});
+                    std::move(j.result_json), j.gpu_hours, j.cpu_hours});
   }
   s.jobs = static_cast<int64_t>(jobs.size());
   s.table = KindDef(*kind).summarize(jobs, over_seeds);
+  AddHoursColumns(jobs, over_seeds, s.table);
   if (!group_by.empty()) s.pivot = PivotOf(s.table, group_by);
   return s;
 }

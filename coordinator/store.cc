@@ -50,7 +50,16 @@ CREATE TABLE IF NOT EXISTS jobs (
   lease_request     TEXT,                 -- request_id of the live lease
   lease_ms          INTEGER,              -- period of the live lease
   created_ms        INTEGER NOT NULL,
-  updated_ms        INTEGER NOT NULL
+  updated_ms        INTEGER NOT NULL,
+  -- The lease history's device time (store_sql's sweep_hours): the live
+  -- lease's start and GPUs (0: a CPU-only worker's slot), and the time
+  -- its ended attempts used, the preempted and expired ones also apart.
+  leased_ms         INTEGER,
+  lease_gpus        INTEGER NOT NULL DEFAULT 0,
+  gpu_ms            INTEGER NOT NULL DEFAULT 0,
+  cpu_ms            INTEGER NOT NULL DEFAULT 0,
+  preempted_gpu_ms  INTEGER NOT NULL DEFAULT 0,
+  preempted_cpu_ms  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, created_ms);
 CREATE TABLE IF NOT EXISTS sweep_jobs (
@@ -119,17 +128,6 @@ CREATE TABLE IF NOT EXISTS job_logs (   -- stderr tails sent with outcomes
   at_ms        INTEGER NOT NULL,
   PRIMARY KEY (job_id, epoch)
 ) WITHOUT ROWID;
--- The lease history: one row per lease, from its grant to its outcome.
-CREATE TABLE IF NOT EXISTS attempts (
-  job_id      TEXT NOT NULL,
-  epoch       INTEGER NOT NULL,
-  worker_id   TEXT NOT NULL,
-  gpus        INTEGER NOT NULL,           -- 0: a CPU-only worker's slot
-  started_ms  INTEGER NOT NULL,
-  ended_ms    INTEGER,                    -- NULL while it runs
-  outcome     TEXT,                       -- done, failed, preempted, ...
-  PRIMARY KEY (job_id, epoch)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS workers (
   worker_id     TEXT PRIMARY KEY,
   last_seen_ms  INTEGER NOT NULL
@@ -139,6 +137,56 @@ CREATE TABLE IF NOT EXISTS workers (
 // " (N MB free)", or nothing when the free space is unknown.
 std::string SpaceNote(const absl::StatusOr<int64_t>& free) {
   return free.ok() ? absl::StrCat(" (", Megabytes(*free), " free)") : "";
+}
+
+// Columns and indexes of later schemas that files written before them lack:
+// `add_column(table, column, type, backfill)` adds one when missing.
+template <typename AddColumn>
+absl::Status Migrate(sql::Db& db, AddColumn& add_column) {
+  TS_RETURN_IF_ERROR(add_column("jobs", "lease_request", "TEXT", ""));
+  TS_RETURN_IF_ERROR(add_column("jobs", "lease_ms", "INTEGER", ""));
+  TS_RETURN_IF_ERROR(
+      add_column("metrics", "epoch", "INTEGER NOT NULL DEFAULT 0", ""));
+  TS_RETURN_IF_ERROR(
+      add_column("sweeps", "spec", "TEXT NOT NULL DEFAULT ''", ""));
+  TS_RETURN_IF_ERROR(
+      add_column("sweeps", "version", "TEXT NOT NULL DEFAULT ''", ""));
+  for (const auto& [column, type] :
+       std::vector<std::pair<const char*, const char*>>{
+           {"priority", "INTEGER NOT NULL DEFAULT 0"},
+           {"max_running", "INTEGER NOT NULL DEFAULT 0"},
+           {"paused", "INTEGER NOT NULL DEFAULT 0"},
+           {"held", "TEXT NOT NULL DEFAULT ''"},
+           {"max_failures", "INTEGER NOT NULL DEFAULT 0"},
+           {"failures", "INTEGER NOT NULL DEFAULT 0"},
+           {"timeout_s", "REAL NOT NULL DEFAULT 0"},
+           {"tags", "TEXT NOT NULL DEFAULT '{}'"},
+           {"notes", "TEXT NOT NULL DEFAULT ''"},
+           {"stop_rule", "TEXT NOT NULL DEFAULT ''"}}) {
+    TS_RETURN_IF_ERROR(add_column("sweeps", column, type, ""));
+  }
+  for (const auto& [column, type] :
+       std::vector<std::pair<const char*, const char*>>{
+           {"leased_ms", "INTEGER"},
+           {"lease_gpus", "INTEGER NOT NULL DEFAULT 0"},
+           {"gpu_ms", "INTEGER NOT NULL DEFAULT 0"},
+           {"cpu_ms", "INTEGER NOT NULL DEFAULT 0"},
+           {"preempted_gpu_ms", "INTEGER NOT NULL DEFAULT 0"},
+           {"preempted_cpu_ms", "INTEGER NOT NULL DEFAULT 0"}}) {
+    TS_RETURN_IF_ERROR(add_column("jobs", column, type, ""));
+  }
+  // What leasing reads of every sweep, without the rows' spec text (which
+  // may span overflow pages).
+  TS_RETURN_IF_ERROR(db.Exec(
+      "CREATE INDEX IF NOT EXISTS sweeps_leasing ON sweeps (paused, held, "
+      "sweep_id, name, priority, max_running, timeout_s)"));
+  // A job cancelled before cancels were per sweep: every sweep of it
+  // cancelled it.
+  TS_RETURN_IF_ERROR(
+      add_column("sweep_jobs", "cancelled", "INTEGER NOT NULL DEFAULT 0",
+                 "UPDATE sweep_jobs SET cancelled = 1 WHERE job_id IN "
+                 "(SELECT job_id FROM jobs WHERE state = 'cancelled')"));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -191,34 +239,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
         kStoreSchemaVersion, "; run a newer tailsweep-coordinator"));
   }
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
-  TS_RETURN_IF_ERROR(add_column("jobs", "lease_request", "TEXT", ""));
-  TS_RETURN_IF_ERROR(add_column("jobs", "lease_ms", "INTEGER", ""));
-  TS_RETURN_IF_ERROR(
-      add_column("metrics", "epoch", "INTEGER NOT NULL DEFAULT 0", ""));
-  TS_RETURN_IF_ERROR(
-      add_column("sweeps", "spec", "TEXT NOT NULL DEFAULT ''", ""));
-  TS_RETURN_IF_ERROR(
-      add_column("sweeps", "version", "TEXT NOT NULL DEFAULT ''", ""));
-  for (const auto& [column, type] :
-       std::vector<std::pair<const char*, const char*>>{
-           {"priority", "INTEGER NOT NULL DEFAULT 0"},
-           {"max_running", "INTEGER NOT NULL DEFAULT 0"},
-           {"paused", "INTEGER NOT NULL DEFAULT 0"},
-           {"held", "TEXT NOT NULL DEFAULT ''"},
-           {"max_failures", "INTEGER NOT NULL DEFAULT 0"},
-           {"failures", "INTEGER NOT NULL DEFAULT 0"},
-           {"timeout_s", "REAL NOT NULL DEFAULT 0"},
-           {"tags", "TEXT NOT NULL DEFAULT '{}'"},
-           {"notes", "TEXT NOT NULL DEFAULT ''"},
-           {"stop_rule", "TEXT NOT NULL DEFAULT ''"}}) {
-    TS_RETURN_IF_ERROR(add_column("sweeps", column, type, ""));
-  }
-  // A job cancelled before cancels were per sweep: every sweep of it
-  // cancelled it.
-  TS_RETURN_IF_ERROR(
-      add_column("sweep_jobs", "cancelled", "INTEGER NOT NULL DEFAULT 0",
-                 "UPDATE sweep_jobs SET cancelled = 1 WHERE job_id IN "
-                 "(SELECT job_id FROM jobs WHERE state = 'cancelled')"));
+  TS_RETURN_IF_ERROR(Migrate(**db, add_column));
   TS_RETURN_IF_ERROR((*db)->Exec(
       absl::StrCat("PRAGMA application_id = ", kStoreApplicationId,
                    "; PRAGMA user_version = ", kStoreSchemaVersion)));
@@ -264,16 +285,9 @@ absl::Status Store::Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                           absl::string_view kind, absl::string_view detail) {
   if (kind == "done" || kind == "failed" || kind == "preempted" ||
       kind == "expired") {
-    // An outcome ends the attempt in the lease history.
-    absl::StatusOr<sql::Statement> end = db.Prepare(
-        "UPDATE attempts SET ended_ms = ?, outcome = ? WHERE job_id = ? AND "
-        "epoch = ? AND ended_ms IS NULL");
-    if (!end.ok()) return end.status();
-    TS_RETURN_IF_ERROR(end->Bind(1, clock_->WallMs())
-                           .Bind(2, kind)
-                           .Bind(3, job_id)
-                           .Bind(4, epoch)
-                           .Run());
+    TS_RETURN_IF_ERROR(
+        store_internal::EndAttempt(db, job_id, epoch, clock_->WallMs(),
+                                   kind == "preempted" || kind == "expired"));
   }
   absl::StatusOr<sql::Statement> st = db.Prepare(
       "INSERT INTO events (job_id, epoch, kind, detail, at_ms) "

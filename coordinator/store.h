@@ -89,6 +89,15 @@ struct SweepSettings {
   std::string stop;  // the ASHA rule's JSON (AshaJson); empty: none
 };
 
+// A sweep as leasing reads it (Store::LeaseSweeps).
+struct LeaseSweep {
+  int64_t sweep_id = 0;
+  std::string name;
+  int64_t priority = 0;
+  int64_t max_running = 0;
+  double timeout_s = 0;
+};
+
 // Device time a sweep's attempts used, from the lease history (each
 // attempt from its lease to its outcome, or now while it runs): GPU hours
 // are hours times the job's GPUs on a GPU worker, CPU hours hours of a slot
@@ -121,6 +130,8 @@ struct JobRow {
   std::string result_json;  // empty unless done
   KeyValues params;         // the full assignment, by key
   int64_t updated_ms = 0;   // the job's last change (Unix ms)
+  // Device time its attempts used, to now (SweepHours says how).
+  double gpu_hours = 0, cpu_hours = 0;
 };
 
 // A stored checkpoint: the file (relative to the data directory) and what
@@ -524,7 +535,7 @@ class Store {
   absl::Status RetryOrFail(sql::Db& db, const std::string& job_id,
                            int64_t attempt, const std::string& error);
   // Records an event of the job; an outcome (done, failed, preempted,
-  // expired) also ends the lease `epoch` in the lease history (attempts).
+  // expired) also ends the lease `epoch` in the lease history (EndAttempt).
   absl::Status Event(sql::Db& db, const std::string& job_id, int64_t epoch,
                      absl::string_view kind, absl::string_view detail);
   // Counts a failed attempt of `job_id` against each sweep of it with a
@@ -544,6 +555,11 @@ class Store {
                           const std::vector<std::string>& kinds, bool cpu_only,
                           std::vector<Lease>* granted,
                           std::vector<std::pair<int64_t, int64_t>>* cursors);
+  // The sweeps that may lease (not paused, not held), as leasing reads
+  // them: kept in memory from the committed state until SweepsChanged().
+  absl::StatusOr<std::vector<LeaseSweep>> LeaseSweeps();
+  // A sweep's settings, held state or existence changed and committed.
+  void SweepsChanged();
   // Forgets how far the sweep is finished: its jobs may be queued again
   // (a submit, a resume, a removal).
   void ForgetCursor(int64_t sweep_id);
@@ -602,6 +618,10 @@ class Store {
   // which forget the sweep's entry and bump the generation.
   absl::flat_hash_map<int64_t, int64_t> open_from_ ABSL_GUARDED_BY(lease_mu_);
   uint64_t cursor_generation_ ABSL_GUARDED_BY(lease_mu_) = 0;
+  // LeaseSweeps' copy, valid while lease_sweeps_of_ == sweeps_generation_.
+  std::vector<LeaseSweep> lease_sweeps_ ABSL_GUARDED_BY(lease_mu_);
+  uint64_t lease_sweeps_of_ ABSL_GUARDED_BY(lease_mu_) = 0;
+  uint64_t sweeps_generation_ ABSL_GUARDED_BY(lease_mu_) = 1;
 };
 
 }  // namespace tailsweep

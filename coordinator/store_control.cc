@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
+#include "coordinator/store_sql.h"
 #include "core/schema/sweep_control.h"
 
 namespace tailsweep {
@@ -151,18 +152,8 @@ absl::Status FillSettingsAndHours(sql::Db& db, int64_t now,
     auto it = by_name.find(st->Text(0));
     if (it != by_name.end()) it->second->settings = SettingsAt(*st, 1);
   }
-  // Each attempt from its lease to its outcome, or to now while it runs.
-  absl::StatusOr<sql::Statement> hours = db.Prepare(
-      "SELECT s.name, "
-      "  SUM(CASE WHEN a.gpus > 0 THEN d * a.gpus ELSE 0 END), "
-      "  SUM(CASE WHEN a.gpus = 0 THEN d ELSE 0 END), "
-      "  SUM(CASE WHEN a.gpus > 0 AND p THEN d * a.gpus ELSE 0 END), "
-      "  SUM(CASE WHEN a.gpus = 0 AND p THEN d ELSE 0 END) "
-      "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
-      "JOIN (SELECT job_id, gpus, MAX(COALESCE(ended_ms, ?1) - started_ms, 0) "
-      "        AS d, outcome IN ('preempted', 'expired') AS p "
-      "      FROM attempts) a ON a.job_id = sj.job_id "
-      "WHERE ?2 = '' OR s.name = ?2 GROUP BY s.sweep_id");
+  absl::StatusOr<sql::Statement> hours =
+      db.Prepare(std::string(StoreSql("sweep_hours")));
   if (!hours.ok()) return hours.status();
   hours->Bind(1, now).Bind(2, only);
   constexpr double kMsPerHour = 3600.0 * 1000.0;
@@ -179,6 +170,28 @@ absl::Status FillSettingsAndHours(sql::Db& db, int64_t now,
     h.preempted_cpu_hours = hours->Real(4) / kMsPerHour;
   }
   return absl::OkStatus();
+}
+
+absl::Status EndAttempt(sql::Db& db, const std::string& job_id, int64_t epoch,
+                        int64_t now, bool preempted) {
+  absl::StatusOr<sql::Statement> end = db.Prepare(
+      "UPDATE jobs SET "
+      "gpu_ms = gpu_ms + CASE WHEN lease_gpus > 0 THEN "
+      "  MAX(?1 - leased_ms, 0) * lease_gpus ELSE 0 END, "
+      "cpu_ms = cpu_ms + CASE WHEN lease_gpus = 0 THEN "
+      "  MAX(?1 - leased_ms, 0) ELSE 0 END, "
+      "preempted_gpu_ms = preempted_gpu_ms + CASE WHEN ?2 AND lease_gpus > 0 "
+      "  THEN MAX(?1 - leased_ms, 0) * lease_gpus ELSE 0 END, "
+      "preempted_cpu_ms = preempted_cpu_ms + CASE WHEN ?2 AND lease_gpus = 0 "
+      "  THEN MAX(?1 - leased_ms, 0) ELSE 0 END, "
+      "leased_ms = NULL "
+      "WHERE job_id = ?3 AND epoch = ?4 AND leased_ms IS NOT NULL");
+  if (!end.ok()) return end.status();
+  return end->Bind(1, now)
+      .Bind(2, int64_t{preempted ? 1 : 0})
+      .Bind(3, job_id)
+      .Bind(4, epoch)
+      .Run();
 }
 
 }  // namespace store_internal
@@ -248,6 +261,7 @@ absl::StatusOr<SweepSettings> Store::UpdateSweep(const std::string& sweep,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  SweepsChanged();
   return out;
 }
 
@@ -321,9 +335,8 @@ absl::StatusOr<Store::RemoveResult> Store::RemoveSweep(const std::string& sweep,
         db.Prepare(absl::StrCat("INSERT INTO temp.removing (job_id) ", own));
     if (!mark.ok()) return mark.status();
     TS_RETURN_IF_ERROR(mark->Bind(1, *id).Run());
-    for (const char* table :
-         {"metrics", "results", "checkpoints", "previous_checkpoints",
-          "job_logs", "events", "attempts"}) {
+    for (const char* table : {"metrics", "results", "checkpoints",
+                              "previous_checkpoints", "job_logs", "events"}) {
       TS_RETURN_IF_ERROR(db.Exec(
           absl::StrCat("DELETE FROM ", table,
                        " WHERE job_id IN (SELECT job_id FROM temp.removing)")));
@@ -339,7 +352,10 @@ absl::StatusOr<Store::RemoveResult> Store::RemoveSweep(const std::string& sweep,
         "temp.removing); DELETE FROM temp.removing");
   });
   if (!status.ok()) return status;
-  if (!dry_run) ForgetCursor(removed_id);
+  if (!dry_run) {
+    ForgetCursor(removed_id);
+    SweepsChanged();
+  }
   return out;
 }
 

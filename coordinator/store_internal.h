@@ -53,6 +53,12 @@ absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
 // tags merge with those it has.
 absl::Status ApplyControl(sql::Db& db, int64_t sweep_id,
                           const SweepControl& control);
+// Ends the live lease `epoch` of the job in its lease history: its time
+// since leased_ms goes to gpu_ms (x lease_gpus) or cpu_ms, and also to the
+// preempted columns when `preempted` (given back or expired). Nothing when
+// the job's live lease is another or already ended.
+absl::Status EndAttempt(sql::Db& db, const std::string& job_id, int64_t epoch,
+                        int64_t now, bool preempted);
 // Each row's settings, and its hours from the lease history (running
 // attempts counted to `now`, Unix ms).
 absl::Status FillSettingsAndHours(sql::Db& db, int64_t now,

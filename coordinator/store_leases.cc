@@ -53,6 +53,13 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
   return seen->Step();
 }
 
+// Whether a worker's devices hold a GPU ("cuda:N").
+bool HasGpu(const std::vector<std::string>& devices) {
+  return std::any_of(devices.begin(), devices.end(), [](const std::string& d) {
+    return absl::StartsWith(d, "cuda");
+  });
+}
+
 // A sweep that may lease now (not paused, not held), with its jobs leased
 // for it.
 struct Candidate {
@@ -68,29 +75,34 @@ struct Candidate {
   bool exhausted = false;  // nothing more to lease in this call
 };
 
-absl::StatusOr<std::vector<Candidate>> Candidates(sql::Db& db) {
-  absl::StatusOr<sql::Statement> st = db.Prepare(
-      "SELECT s.sweep_id, s.name, s.priority, s.max_running, s.timeout_s, "
-      "  COALESCE(r.n, 0) "
-      "FROM sweeps s LEFT JOIN (SELECT sj.sweep_id, COUNT(*) AS n "
-      "  FROM jobs j JOIN sweep_jobs sj ON sj.job_id = j.job_id "
-      "  WHERE j.state = 'leased' AND sj.cancelled = 0 "
-      "  GROUP BY sj.sweep_id) r USING (sweep_id) "
-      "WHERE s.paused = 0 AND s.held = ''");
-  if (!st.ok()) return st.status();
+// The sweeps that may lease, with their jobs leased now counted from the
+// few leased jobs.
+absl::StatusOr<std::vector<Candidate>> Candidates(
+    sql::Db& db, const std::vector<LeaseSweep>& sweeps) {
   std::vector<Candidate> out;
+  out.reserve(sweeps.size());
+  for (const LeaseSweep& w : sweeps) {
+    Candidate c;
+    c.sweep_id = w.sweep_id;
+    c.name = w.name;
+    c.priority = w.priority;
+    c.max_running = w.max_running;
+    c.timeout_s = w.timeout_s;
+    out.push_back(std::move(c));
+  }
+  absl::StatusOr<sql::Statement> running = db.Prepare(
+      "SELECT sj.sweep_id FROM jobs j JOIN sweep_jobs sj ON sj.job_id = "
+      "j.job_id WHERE j.state = 'leased' AND sj.cancelled = 0");
+  if (!running.ok()) return running.status();
   while (true) {
-    absl::StatusOr<bool> row = st->Step();
+    absl::StatusOr<bool> row = running->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    Candidate c;
-    c.sweep_id = st->Int(0);
-    c.name = st->Text(1);
-    c.priority = st->Int(2);
-    c.max_running = st->Int(3);
-    c.timeout_s = st->Real(4);
-    c.running = st->Int(5);
-    out.push_back(std::move(c));
+    const int64_t id = running->Int(0);
+    auto it = std::lower_bound(
+        out.begin(), out.end(), id,
+        [](const Candidate& c, int64_t v) { return c.sweep_id < v; });
+    if (it != out.end() && it->sweep_id == id) ++it->running;
   }
   return out;
 }
@@ -126,7 +138,9 @@ absl::Status Store::PickQueued(
   std::vector<int> free = free_slots;
   int64_t units = free_slots.empty() ? 1 : 0;
   for (int f : free) units += f > 0 ? 1 : 0;
-  absl::StatusOr<std::vector<Candidate>> sweeps = Candidates(db);
+  absl::StatusOr<std::vector<LeaseSweep>> live = LeaseSweeps();
+  if (!live.ok()) return live.status();
+  absl::StatusOr<std::vector<Candidate>> sweeps = Candidates(db, *live);
   if (!sweeps.ok()) return sweeps.status();
   {
     absl::MutexLock lock(&lease_mu_);
@@ -214,22 +228,44 @@ absl::Status Store::PickQueued(
   return absl::OkStatus();
 }
 
-// The lease history's row of a new lease: GPU time only on a worker with
-// GPUs (the job's "gpus" of them), else a CPU slot's.
-static absl::Status StartAttempt(sql::Db& db, const Lease& l,
-                                 const std::string& worker, bool has_gpu,
-                                 int64_t now) {
-  absl::StatusOr<sql::Statement> attempt = db.Prepare(
-      "INSERT OR REPLACE INTO attempts (job_id, epoch, worker_id, gpus, "
-      "started_ms) VALUES (?, ?, ?, ?, ?)");
-  if (!attempt.ok()) return attempt.status();
-  const absl::StatusOr<int> gpus = JobGpus(l.params);
-  return attempt->Bind(1, l.job_id)
-      .Bind(2, l.epoch)
-      .Bind(3, worker)
-      .Bind(4, int64_t{has_gpu ? (gpus.ok() ? *gpus : 1) : 0})
-      .Bind(5, now)
-      .Run();
+absl::StatusOr<std::vector<LeaseSweep>> Store::LeaseSweeps() {
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&lease_mu_);
+    if (lease_sweeps_of_ == sweeps_generation_) return lease_sweeps_;
+    generation = sweeps_generation_;
+  }
+  // The committed state, by sweep id (Candidates looks sweeps up so).
+  std::vector<LeaseSweep> out;
+  {
+    std::lock_guard<std::mutex> lock(lease_read_mu_);
+    absl::StatusOr<sql::Statement> st = lease_reader_->Prepare(
+        "SELECT sweep_id, name, priority, max_running, timeout_s FROM sweeps "
+        "WHERE paused = 0 AND held = '' ORDER BY sweep_id");
+    if (!st.ok()) return st.status();
+    while (true) {
+      absl::StatusOr<bool> row = st->Step();
+      if (!row.ok()) {
+        st->Reset().IgnoreError();
+        return row.status();
+      }
+      if (!*row) break;
+      out.push_back(
+          {st->Int(0), st->Text(1), st->Int(2), st->Int(3), st->Real(4)});
+    }
+    st->Reset().IgnoreError();
+  }
+  absl::MutexLock lock(&lease_mu_);
+  if (generation == sweeps_generation_) {
+    lease_sweeps_ = out;
+    lease_sweeps_of_ = generation;
+  }
+  return out;
+}
+
+void Store::SweepsChanged() {
+  absl::MutexLock lock(&lease_mu_);
+  ++sweeps_generation_;
 }
 
 void Store::KeepCursors(const std::vector<std::pair<int64_t, int64_t>>& cursors,
@@ -275,9 +311,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
       !devices.empty() &&
       std::all_of(devices.begin(), devices.end(),
                   [](const std::string& d) { return d == "cpu"; });
-  const bool has_gpu = std::any_of(
-      devices.begin(), devices.end(),
-      [](const std::string& d) { return absl::StartsWith(d, "cuda"); });
+  const bool has_gpu = HasGpu(devices);
   if (!devices.empty()) {
     absl::MutexLock lock(&lease_mu_);
     worker_devices_[worker] = {absl::StrJoin(devices, ","), now};
@@ -319,7 +353,7 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     absl::StatusOr<sql::Statement> take = db.Prepare(
         "UPDATE jobs SET state = 'leased', epoch = ?, attempt = ?, holder = ?, "
         "lease_deadline_ms = ?, updated_ms = ?, lease_request = ?, "
-        "lease_ms = ? WHERE job_id = ?");
+        "lease_ms = ?, leased_ms = ?5, lease_gpus = ? WHERE job_id = ?");
     if (!take.ok()) return take.status();
     if (!granted.empty() && !request_id.empty()) {
       // Only a call that leased something needs answering again (a retry
@@ -332,16 +366,20 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
           remember->Bind(1, worker).Bind(2, request_id).Bind(3, now).Run());
     }
     for (const Lease& l : granted) {
-      TS_RETURN_IF_ERROR(StartAttempt(db, l, worker, has_gpu, now));
-      TS_RETURN_IF_ERROR(take->Bind(1, l.epoch)
-                             .Bind(2, l.attempt)
-                             .Bind(3, worker)
-                             .Bind(4, l.deadline_ms)
-                             .Bind(5, now)
-                             .Bind(6, request_id)
-                             .Bind(7, lease_ms)
-                             .Bind(8, l.job_id)
-                             .Run());
+      // The lease history: GPU time only on a worker with GPUs (the job's
+      // "gpus" of them), else a CPU slot's.
+      const absl::StatusOr<int> gpus = JobGpus(l.params);
+      TS_RETURN_IF_ERROR(
+          take->Bind(1, l.epoch)
+              .Bind(2, l.attempt)
+              .Bind(3, worker)
+              .Bind(4, l.deadline_ms)
+              .Bind(5, now)
+              .Bind(6, request_id)
+              .Bind(7, lease_ms)
+              .Bind(8, int64_t{has_gpu ? (gpus.ok() ? *gpus : 1) : 0})
+              .Bind(9, l.job_id)
+              .Run());
       take->Reset().IgnoreError();
       TS_RETURN_IF_ERROR(Event(db, l.job_id, l.epoch, "leased", worker));
     }
@@ -416,7 +454,7 @@ absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
                          int64_t epoch, const std::string& error,
                          const std::string& stderr_tail) {
   const ChangesJobs changes{&generation_};
-  return writer_->Run([&](sql::Db& db) -> absl::Status {
+  const absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
                                                   /*allow_done=*/false));
     absl::StatusOr<sql::Statement> st =
@@ -430,6 +468,9 @@ absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
     TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "failed", stderr_tail));
     return Event(db, job_id, epoch, "failed", error);
   });
+  // A fail-fast hold may have begun.
+  SweepsChanged();
+  return status;
 }
 
 absl::Status Store::Release(const std::string& worker,

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 #include "coordinator/store_sql.h"
@@ -84,7 +85,11 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       StoreSql("sweep_job_state"),
       " = j.state THEN COALESCE(j.holder, '') ELSE '' END, "
       "COALESCE(j.last_error, ''), COALESCE(r.result, ''), sj.position, "
-      "j.params, j.updated_ms "
+      "j.params, j.updated_ms, ",
+      // Its device time: GPU ms and CPU-slot ms, a live lease to now (?6;
+      // job_hours writes it as ?1).
+      absl::StrReplaceAll(StoreSql("job_hours"), {{"?1", "?6"}}),
+      " "
       "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
@@ -97,8 +102,9 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       .Bind(2, q.state ? JobStateName(*q.state) : "")
       .Bind(3, q.after_position)
       .Bind(4, q.limit > 0 ? q.limit : int64_t{-1})
-      .Bind(5, q.updated_since_ms);
-  int index = 6;
+      .Bind(5, q.updated_since_ms)
+      .Bind(6, clock_->WallMs());
+  int index = 7;  // the where clause's, after ?6
   for (const auto& [key, values] : q.where) {
     st->Bind(index++, absl::StrCat("$.\"", key, "\""));
     for (const std::string& v : values) st->Bind(index++, v);
@@ -126,6 +132,9 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     r.position = st->Int(9);
     r.params = FromJson(st->Text(10));
     r.updated_ms = st->Int(11);
+    constexpr double kMsPerHour = 3600.0 * 1000.0;
+    r.gpu_hours = st->Real(12) / kMsPerHour;
+    r.cpu_hours = st->Real(13) / kMsPerHour;
     bytes += static_cast<int64_t>(r.result_json.size() + st->Text(10).size() +
                                   st->Text(1).size());
     out.push_back(std::move(r));

@@ -104,6 +104,7 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  SweepsChanged();
   return result;
 }
 
@@ -192,10 +193,12 @@ absl::StatusOr<Store::CancelResult> Store::CancelSweep(const std::string& sweep,
     // Their running attempts end now in the lease history.
     absl::StatusOr<int64_t> ended = RunOnSweep(
         db,
-        absl::StrCat("UPDATE attempts SET ended_ms = ?2, outcome = "
-                     "'cancelled' WHERE ended_ms IS NULL AND job_id IN "
-                     "(SELECT j.job_id FROM jobs j WHERE ",
-                     stopping, ")"),
+        absl::StrCat(
+            "UPDATE jobs AS j SET gpu_ms = gpu_ms + CASE WHEN lease_gpus > 0 "
+            "THEN MAX(?2 - leased_ms, 0) * lease_gpus ELSE 0 END, cpu_ms = "
+            "cpu_ms + CASE WHEN lease_gpus = 0 THEN MAX(?2 - leased_ms, 0) "
+            "ELSE 0 END, leased_ms = NULL WHERE leased_ms IS NOT NULL AND ",
+            stopping),
         *id, now, job);
     if (!ended.ok()) return ended.status();
     absl::StatusOr<int64_t> stopped = RunOnSweep(
@@ -273,6 +276,7 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
     return n.status();
   });
   if (!status.ok()) return status;
+  SweepsChanged();  // a fail-fast hold ended
   return requeued;
 }
 

@@ -158,6 +158,7 @@ std::vector<ResultValue> KeyRow(const JobGroup& group,
 }
 
 void AddCellColumns(const std::vector<JobGroup>& groups, ResultsTable& table) {
+  table.per_cell = true;
   AddKeyColumns(groups, table);
   const size_t keys = table.columns.size();
   for (const char* count : {"jobs", "done", "failed"}) {
@@ -172,6 +173,39 @@ void AddCellColumns(const std::vector<JobGroup>& groups, ResultsTable& table) {
     row[keys + 1] = g.done;
     row[keys + 2] = g.failed;
     table.rows.push_back(std::move(row));
+  }
+}
+
+void AddHoursColumns(absl::Span<const ResultJob> jobs, bool over_seeds,
+                     ResultsTable& table) {
+  if (!table.per_cell || table.ColumnIndex("gpu_hours") ||
+      table.ColumnIndex("cpu_hours")) {
+    return;
+  }
+  const std::vector<JobGroup> groups = GroupJobs(jobs, over_seeds);
+  if (groups.size() != table.rows.size()) return;
+  // A row per group, in order: each row holds its group's cell.
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const std::vector<ResultValue> keys = KeyRow(groups[i], table);
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      if (table.columns[c].role == ColumnRole::kKey &&
+          !(keys[c] == table.rows[i][c])) {
+        return;
+      }
+    }
+  }
+  const size_t gpu = table.columns.size();
+  table.AddColumn("gpu_hours", ColumnType::kNumber);
+  table.AddColumn("cpu_hours", ColumnType::kNumber);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    double g = 0, c = 0;
+    for (const ResultJob* j : groups[i].jobs) {
+      g += j->gpu_hours;
+      c += j->cpu_hours;
+    }
+    table.rows[i].resize(table.columns.size());
+    table.rows[i][gpu] = g;
+    table.rows[i][gpu + 1] = c;
   }
 }
 

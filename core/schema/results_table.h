@@ -74,6 +74,9 @@ struct ResultsTable {
   std::string group_by;
   // What the numbers are, for people: printed under the table.
   std::string note;
+  // Made by AddCellColumns: row i for the i-th group of jobs (not written
+  // to JSON; AddHoursColumns reads it).
+  bool per_cell = false;
 
   // Adds a column; returns its index.
   size_t AddColumn(std::string name, ColumnType type,
@@ -87,7 +90,8 @@ struct ResultJob {
   std::string job_id;
   KeyValues cell;  // the grid values, seed included
   JobState state = JobState::kQueued;
-  std::string result_json;  // done jobs: the stored result
+  std::string result_json;              // done jobs: the stored result
+  double gpu_hours = 0, cpu_hours = 0;  // device time its attempts used
 };
 
 // The jobs of one row: the jobs whose cells are equal, seed left out when
@@ -113,6 +117,13 @@ std::vector<ResultValue> KeyRow(const JobGroup& group,
 // per group (KeyRow and its counts): the common start of a table with a
 // row per cell; kinds append their columns and fill them, row i for group i.
 void AddCellColumns(const std::vector<JobGroup>& groups, ResultsTable& table);
+
+// The device time of each row's jobs, summed: number columns gpu_hours and
+// cpu_hours after the kind's, when the table has a row per group of
+// GroupJobs(jobs, over_seeds) in its order (made by AddCellColumns: its
+// per_cell) and no column of those names; else nothing.
+void AddHoursColumns(absl::Span<const ResultJob> jobs, bool over_seeds,
+                     ResultsTable& table);
 
 // A cell's value as a double: a number, an integer, count/of of a
 // fraction (NaN when of is 0), 1/0 of a boolean; NaN otherwise.

@@ -7,6 +7,7 @@ results database"). Rows come out in the shapes client.py builds from:
                 result text or None, updated_ms)
   point rows:  (job_id, name, step, value or None for NaN)
   sweeps, a sweep's info, a job's logs: SweepRow, InfoRow, LogRow
+  a sweep's settings and device hours: ControlRow (SettingsRow + hours)
 """
 
 import datetime
@@ -14,10 +15,12 @@ import json
 import os
 import re
 import sqlite3
+import time
 import urllib.parse
 from typing import (Any, Dict, Iterator, List, Mapping, NamedTuple, NoReturn,
                     Optional, Sequence, Tuple, TypedDict, Union)
 
+from tailsweep._numbers import WORDS
 from tailsweep.errors import (FailedPrecondition, InvalidArgument,
                               NotAvailableOffline, NotFound, ReadOnly,
                               Unavailable)
@@ -51,6 +54,13 @@ def _store_sql() -> Dict[str, str]:
 _SQL = _store_sql()
 # A sweep's view of a job's state (store.sql's sweep_job_state).
 _SWEEP_JOB_STATE = _SQL["sweep_job_state"]
+# The sweeps table's settings columns (coordinator/store_control.cc
+# kSettingsColumns), with the value of a file written before they existed.
+_SETTINGS_COLUMNS: Tuple[Tuple[str, object], ...] = (
+    ("priority", 0), ("max_running", 0), ("paused", 0), ("held", ""),
+    ("max_failures", 0), ("failures", 0), ("timeout_s", 0.0), ("tags", "{}"),
+    ("notes", ""), ("stop_rule", ""))
+_MS_PER_HOUR = 3600.0 * 1000.0
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
 
 
@@ -58,18 +68,105 @@ _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
 Point = Tuple[str, str, int, Optional[float]]
 # A `where` filter: {param: value or a list (tuple, set) of values}.
 Where = Optional[Mapping[str, object]]
-# A sweep's counts by state, its early stops, the steps they saved and the
-# coordinator's problem ("" when none).
-StatusRow = Tuple[Dict[str, int], int, int, str]
 
 
-class SweepRow(TypedDict):
-    """A sweep as a source lists it (client.SweepInfo is made from one)."""
+class SettingsRow(TypedDict):
+    """How a sweep runs (proto SweepSettings): what the settings writes
+    answer."""
+    priority: int  # -1000..1000; higher leases first
+    max_running: int  # 0: no limit
+    paused: bool
+    held: str  # why its queue is held (max_failures reached); "": not
+    max_failures: int  # 0: never held
+    failures: int  # failed attempts since the last resume
+    timeout_s: float  # per attempt; 0: none
+    tags: Dict[str, str]
+    notes: str
+    stop_rule: str  # the ASHA rule as JSON text; "": none
+
+
+class ControlRow(SettingsRow):
+    """A sweep's settings and the device hours its attempts used (proto
+    SweepHours): GPU hours (x the job's GPUs), CPU hours (a CPU-only
+    worker's slot); the preempted part is already in the totals."""
+    gpu_hours: float
+    cpu_hours: float
+    preempted_gpu_hours: float
+    preempted_cpu_hours: float
+
+
+def control_row(settings: Optional[Mapping[str, Any]] = None,
+                hours: Optional[Mapping[str, Any]] = None) -> ControlRow:
+    """A ControlRow from the settings' and hours' fields (proto3 JSON:
+    64-bit integers as strings, non-finite numbers as words); a field
+    absent (a coordinator or file from before them) is its zero."""
+    s: Mapping[str, Any] = settings or {}
+    h: Mapping[str, Any] = hours or {}
+
+    def real(doc: Mapping[str, Any], key: str) -> float:
+        value = doc.get(key, 0.0)
+        if isinstance(value, str):
+            return float(WORDS[value]) if value in WORDS else float(value)
+        return float(value or 0.0)
+
+    tags = s.get("tags") or {}
+    return {"priority": int(s.get("priority", 0)),
+            "max_running": int(s.get("max_running", 0)),
+            "paused": bool(s.get("paused", False)),
+            "held": str(s.get("held", "")),
+            "max_failures": int(s.get("max_failures", 0)),
+            "failures": int(s.get("failures", 0)),
+            "timeout_s": real(s, "timeout_s"),
+            "tags": {str(k): str(v) for k, v in sorted(tags.items())},
+            "notes": str(s.get("notes", "")),
+            "stop_rule": str(s.get("stop_rule", "")),
+            "gpu_hours": real(h, "gpu_hours"),
+            "cpu_hours": real(h, "cpu_hours"),
+            "preempted_gpu_hours": real(h, "preempted_gpu_hours"),
+            "preempted_cpu_hours": real(h, "preempted_cpu_hours")}
+
+
+def settings_row(control: ControlRow) -> SettingsRow:
+    """The settings' part of a ControlRow."""
+    return {"priority": control["priority"],
+            "max_running": control["max_running"],
+            "paused": control["paused"], "held": control["held"],
+            "max_failures": control["max_failures"],
+            "failures": control["failures"],
+            "timeout_s": control["timeout_s"], "tags": control["tags"],
+            "notes": control["notes"], "stop_rule": control["stop_rule"]}
+
+
+# A sweep's counts by state, its early stops, the steps they saved, the
+# coordinator's problem ("" when none), its settings and hours.
+StatusRow = Tuple[Dict[str, int], int, int, str, ControlRow]
+
+
+class SweepRow(ControlRow):
+    """A sweep as a source lists it (client.SweepInfo is made from one):
+    its settings and hours, and these."""
     name: str
     kind: str
     created: datetime.datetime
     counts: Dict[str, int]  # by state, as the sweep sees its jobs
     total: int
+
+
+def sweep_row(name: str, kind: str, created: datetime.datetime,
+              counts: Dict[str, int], total: int,
+              control: ControlRow) -> SweepRow:
+    return {"name": name, "kind": kind, "created": created, "counts": counts,
+            "total": total, "priority": control["priority"],
+            "max_running": control["max_running"],
+            "paused": control["paused"], "held": control["held"],
+            "max_failures": control["max_failures"],
+            "failures": control["failures"],
+            "timeout_s": control["timeout_s"], "tags": control["tags"],
+            "notes": control["notes"], "stop_rule": control["stop_rule"],
+            "gpu_hours": control["gpu_hours"],
+            "cpu_hours": control["cpu_hours"],
+            "preempted_gpu_hours": control["preempted_gpu_hours"],
+            "preempted_cpu_hours": control["preempted_cpu_hours"]}
 
 
 class InfoRow(TypedDict):
@@ -163,6 +260,14 @@ class Database:
             raise InvalidArgument("%s: not a tailsweep database (no table %s)"
                                   % (path, ", ".join(sorted(missing))))
         self._db.execute("PRAGMA query_only = 1")
+        # A file from before the sweep settings and the lease history
+        # (schema 8) reads them as zeros.
+        columns = {r[1] for r in self._rows("PRAGMA table_info(sweeps)")}
+        self._settings = ", ".join(
+            c if c in columns else "%r AS %s" % (default, c)
+            for c, default in _SETTINGS_COLUMNS)
+        self._hours = "gpu_ms" in {
+            r[1] for r in self._rows("PRAGMA table_info(jobs)")}
 
     def close(self) -> None:
         self._db.close()
@@ -187,16 +292,49 @@ class Database:
             "%s: the API's description (versions, the kinds' keys) comes from "
             "a coordinator: Client(url).api()" % self.where)
 
+    def _controls(self, name: str = "") -> Dict[str, ControlRow]:
+        """Each sweep's settings and hours by name (only `name`'s when not
+        ""): the coordinator's FillSettingsAndHours, on this file."""
+        keys = [c for c, _ in _SETTINGS_COLUMNS]
+        settings: Dict[str, Dict[str, Any]] = {}
+        for row in self._rows(
+                "SELECT name, %s FROM sweeps WHERE ?1 = '' OR name = ?1"
+                % self._settings, (name,)):
+            one = dict(zip(keys, row[1:]))
+            try:
+                tags = json.loads(one["tags"] or "{}")
+            except ValueError:
+                tags = {}
+            # The coordinator's reading: a value that is not text as JSON.
+            one["tags"] = {k: v if isinstance(v, str) else json.dumps(v)
+                           for k, v in tags.items()} \
+                if isinstance(tags, dict) else {}
+            settings[row[0]] = one
+        hours: Dict[str, Dict[str, float]] = {}
+        if self._hours:
+            now = int(time.time() * 1000)
+            for sweep, *ms in self._rows(_SQL["sweep_hours"], (now, name)):
+                hours[sweep] = {key: (value or 0) / _MS_PER_HOUR
+                                for key, value in zip(
+                                    ("gpu_hours", "cpu_hours",
+                                     "preempted_gpu_hours",
+                                     "preempted_cpu_hours"), ms)}
+        return {sweep: control_row(one, hours.get(sweep))
+                for sweep, one in settings.items()}
+
     def sweeps(self) -> List[SweepRow]:
         out: Dict[str, SweepRow] = {}
+        controls = self._controls()
         for name, kind, created, state, n in self._rows(
                 "SELECT s.name, s.kind, s.created_ms, %s, COUNT(sj.job_id) "
                 "FROM sweeps s LEFT JOIN sweep_jobs sj USING (sweep_id) "
                 "LEFT JOIN jobs j USING (job_id) GROUP BY s.sweep_id, 4 "
                 "ORDER BY s.sweep_id" % _SWEEP_JOB_STATE):
-            info = out.setdefault(name, {
-                "name": name, "kind": kind, "created": utc(created),
-                "counts": dict.fromkeys(STATES, 0), "total": 0})
+            if name not in out:
+                out[name] = sweep_row(
+                    name, kind, utc(created), dict.fromkeys(STATES, 0), 0,
+                    controls.get(name, control_row()))
+            info = out[name]
             if state is not None:
                 info["counts"][state] = n
                 info["total"] += n
@@ -219,7 +357,8 @@ class Database:
             counts[state] = n
         # Store::EarlyStopsOf's query.
         early, saved = self._rows(_SQL["early_stops"], (name,)).fetchone()
-        return counts, early, saved, ""
+        control = self._controls(name).get(name) or control_row()
+        return counts, early, saved, "", control
 
     @staticmethod
     def _where(where: Where) -> Tuple[str, List[object]]:
@@ -386,10 +525,11 @@ class Database:
     def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
         raise ReadOnly(
             "%s: a database file is read here, never written: submit, "
-            "cancel, resume and add jobs through the coordinator "
+            "cancel, resume, add jobs, change settings (pause, priority, "
+            "tags, notes) and remove sweeps through the coordinator "
             "(tailsweep.Client(URL, token=...))" % self.where)
 
-    submit = cancel = resume = add_jobs = _read_only
+    submit = cancel = resume = add_jobs = update = remove = _read_only
 
     def _planned_online(self, *args: object,
                         **kwargs: object) -> NoReturn:

@@ -21,9 +21,10 @@ from typing import (TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple,
                     Type)
 
 from tailsweep import __version__, errors
-from tailsweep._database import (STATES, InfoRow, JobRow, LogRow, Point,
-                                 StatusRow, SweepRow, Where, check_job_id, utc,
-                                 where_texts)
+from tailsweep._database import (STATES, ControlRow, InfoRow, JobRow, LogRow,
+                                 Point, SettingsRow, StatusRow, SweepRow,
+                                 Where, check_job_id, control_row,
+                                 settings_row, sweep_row, utc, where_texts)
 from tailsweep._numbers import Json, number
 
 if TYPE_CHECKING:
@@ -302,6 +303,38 @@ class Http:
         out["job_ids"] = list(doc.get("job_ids", []))
         return out
 
+    def update(self, name: str, priority: Optional[int] = None,
+               max_running: Optional[int] = None,
+               paused: Optional[bool] = None,
+               tags: Optional[Dict[str, str]] = None,
+               notes: Optional[str] = None) -> SettingsRow:
+        """UpdateSweep: what is not None changes (a tag of value ""
+        is removed); the settings now."""
+        body: Dict[str, Json] = {}
+        for key, value in (("priority", priority),
+                           ("max_running", max_running), ("paused", paused),
+                           ("notes", notes)):
+            if value is not None:
+                body[key] = value
+        if tags:
+            body["tags"] = dict(tags)
+        doc = self.post("/api/sweeps/%s/settings" % self._quoted(name), body)
+        return settings_row(control_row(doc.get("settings")))
+
+    def remove(self, name: str, force: bool,
+               dry_run: bool) -> Dict[str, int]:
+        return self._ints(
+            self.post("/api/sweeps/%s/remove" % self._quoted(name),
+                      {"force": bool(force), "dry_run": bool(dry_run)}),
+            "jobs", "shared_jobs", "running", "metric_points",
+            "checkpoint_files", "checkpoint_bytes")
+
+    @staticmethod
+    def _control(doc: Json) -> ControlRow:
+        """A GetSweepStatusResponse's settings and hours (zeros from a
+        coordinator before them)."""
+        return control_row(doc.get("settings"), doc.get("hours"))
+
     @staticmethod
     def _counts(doc: Json) -> Dict[str, int]:
         by_state = {k: int(v) for k, v in (doc.get("jobs_by_state") or
@@ -318,9 +351,9 @@ class Http:
         out: List[SweepRow] = []
         for s in self.get("/api/sweeps").get("sweeps", []):
             counts = self._counts(s.get("counts", {}))
-            out.append({"name": s["name"], "kind": s["kind"],
-                        "created": utc(s["created_ms"]), "counts": counts,
-                        "total": sum(counts.values())})
+            out.append(sweep_row(s["name"], s["kind"], utc(s["created_ms"]),
+                                 counts, sum(counts.values()),
+                                 self._control(s.get("counts", {}))))
         return out
 
     def info(self, name: str) -> InfoRow:
@@ -336,7 +369,7 @@ class Http:
         doc = self.get("/api/sweeps/%s/status" % self._quoted(name))
         return (self._counts(doc), int(doc.get("runs_stopped_early", 0)),
                 int(doc.get("steps_saved", 0)),
-                doc.get("coordinator_problem", ""))
+                doc.get("coordinator_problem", ""), self._control(doc))
 
     def _job_pages(self, name: str, state: Optional[str],
                    fields: Optional[str] = None, where: Where = None,

@@ -27,7 +27,7 @@ from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List,
                     Union)
 
 from tailsweep import _database
-from tailsweep._database import InfoRow, JobRow, LogRow, Where
+from tailsweep._database import InfoRow, JobRow, LogRow, SettingsRow, Where
 from tailsweep._frames import (_ResultColumns, _typed_frame, _PARAM_PREFIX, _flatten, _frame, _number,
                                _pandas, _points, _text, _typed)
 from tailsweep._numbers import WORDS, Json, number
@@ -59,20 +59,53 @@ class _Record:
         return [f.name for f in dataclasses.fields(self)]
 
 
+# SweepInfo's and Status's last fields, after theirs: how the sweep runs
+# (`tailsweep status SWEEP` shows them; set by Sweep.pause, set_priority,
+# tag, note, or the spec) and the device time its attempts used:
+#   priority      -1000..1000, higher leases first (0 unless set)
+#   max_running   at most this many of its jobs at once; 0: no limit
+#   paused        nothing new is leased; running jobs finish
+#   held          why its queue is held (max_failures failed attempts
+#                 since the last resume; Sweep.resume releases it); "": not
+#   max_failures  0: never held; failures: failed attempts so far
+#   timeout_s     per attempt; 0: none
+#   tags          {key: value}; notes: free text
+#   stop_rule     the ASHA rule as JSON text; "": none
+#   gpu_hours     hours x the job's GPUs on GPU workers; cpu_hours: hours of
+#                 CPU-only workers' slots; preempted_*: the part of each
+#                 spent by attempts given back or expired (in the totals)
+
+
 @dataclasses.dataclass(frozen=True)
 class SweepInfo(_Record):
-    """A sweep as Client.sweeps() lists it."""
+    """A sweep as Client.sweeps() lists it: name, kind, created, counts,
+    total, then its settings and hours (see above)."""
     name: str
     kind: str
     created: datetime.datetime
     counts: Dict[str, int]  # by state, as the sweep sees its jobs
     total: int
+    priority: int = 0
+    max_running: int = 0
+    paused: bool = False
+    held: str = ""
+    max_failures: int = 0
+    failures: int = 0
+    timeout_s: float = 0.0
+    tags: Dict[str, str] = dataclasses.field(default_factory=dict)
+    notes: str = ""
+    stop_rule: str = ""
+    gpu_hours: float = 0.0
+    cpu_hours: float = 0.0
+    preempted_gpu_hours: float = 0.0
+    preempted_cpu_hours: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Status(_Record):
     """Sweep.status(): counts by state, total, the done fraction, early
-    stops and the training steps they saved, the coordinator's problem."""
+    stops and the training steps they saved, the coordinator's problem,
+    then the sweep's settings and hours (as SweepInfo's)."""
     sweep: str
     counts: Dict[str, int]
     total: int
@@ -80,6 +113,21 @@ class Status(_Record):
     runs_stopped_early: int
     steps_saved: int
     problem: str  # "" when none; always "" offline
+    priority: int = 0
+    max_running: int = 0
+    paused: bool = False
+    held: str = ""
+    max_failures: int = 0
+    failures: int = 0
+    timeout_s: float = 0.0
+    tags: Dict[str, str] = dataclasses.field(default_factory=dict)
+    notes: str = ""
+    stop_rule: str = ""
+    gpu_hours: float = 0.0
+    cpu_hours: float = 0.0
+    preempted_gpu_hours: float = 0.0
+    preempted_cpu_hours: float = 0.0
+
 
 class Client:
     """A tailsweep coordinator's sweeps. `Client(url, token=, ca=)` reads
@@ -171,7 +219,9 @@ class Client:
 
     def sweeps(self) -> List[SweepInfo]:
         """Every sweep, oldest first: name, kind, created (UTC datetime),
-        counts by state (as the sweep sees its jobs), total."""
+        counts by state (as the sweep sees its jobs), total, its settings
+        (priority, max_running, paused, held, tags, notes, ...) and
+        device hours (gpu_hours, cpu_hours, ...)."""
         return [SweepInfo(**s) for s in self._source.sweeps()]
 
     def sweep(self, name: str) -> "Sweep":
@@ -209,6 +259,18 @@ class Client:
         return self._source.submit(text, source, overrides, dry_run,
                                    os.path.dirname(os.path.abspath(path)))
 
+    def remove(self, name: str, force: bool = False,
+               dry_run: bool = False) -> Dict[str, int]:
+        """Removes the sweep `name`, its jobs that no other sweep has and
+        everything stored of them (metrics, results, checkpoint files,
+        logs). Refused (FailedPrecondition) while any of its jobs runs,
+        unless `force` (their workers stop them). `dry_run`: say what would
+        go, remove nothing. Returns jobs (removed), shared_jobs (kept:
+        other sweeps have them), running, metric_points, checkpoint_files,
+        checkpoint_bytes. NotFound for an unknown sweep; ReadOnly
+        offline."""
+        return self._source.remove(name, bool(force), bool(dry_run))
+
 
 class Sweep:
     """One sweep's status, jobs, results and curves."""
@@ -232,12 +294,14 @@ class Sweep:
     def status(self) -> Status:
         """counts (by state, as this sweep sees its jobs), total, done
         fraction, runs_stopped_early and the training steps they saved,
-        and the coordinator's problem ("" when none; online only)."""
-        counts, early, saved, problem = self._s.status(self.name)
+        the coordinator's problem ("" when none; online only), then the
+        sweep's settings (priority, max_running, paused, held, tags,
+        notes, ...) and device hours (gpu_hours, cpu_hours, ...)."""
+        counts, early, saved, problem, control = self._s.status(self.name)
         total = sum(counts.values())
         return Status(self.name, counts, total,
                       counts["done"] / total if total else 0.0, early, saved,
-                      problem)
+                      problem, **control)
 
     def wait(self, poll: float = 5.0,
              timeout: Optional[float] = None) -> Status:
@@ -270,6 +334,63 @@ class Sweep:
         """Queues again what the sweep shows as failed or cancelled; done
         jobs never rerun. Returns jobs_requeued."""
         return self._s.resume(self.name)
+
+    # Settings: each write returns the settings now (priority,
+    # max_running, paused, held, max_failures, failures, timeout_s, tags,
+    # notes, stop_rule). ReadOnly offline.
+
+    def pause(self) -> SettingsRow:
+        """Leases none of the sweep's jobs until unpause(); running jobs
+        finish."""
+        return self._s.update(self.name, paused=True)
+
+    def unpause(self) -> SettingsRow:
+        """Leases the sweep's jobs again after pause()."""
+        return self._s.update(self.name, paused=False)
+
+    def set_priority(self, priority: int,
+                     max_running: Optional[int] = None) -> SettingsRow:
+        """Higher leases first: -1000..1000 (a sweep's default: 0);
+        `max_running`: also at most this many of its jobs at once (0: no
+        limit). InvalidArgument out of range."""
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise InvalidArgument("priority %r: an integer, -1000..1000"
+                                  % (priority,))
+        if max_running is not None and (
+                isinstance(max_running, bool) or
+                not isinstance(max_running, int)):
+            raise InvalidArgument("max_running %r: an integer, 0 (no limit) "
+                                  "or more" % (max_running,))
+        return self._s.update(self.name, priority=priority,
+                              max_running=max_running)
+
+    def tag(self, tags: Optional[Mapping[str, Optional[str]]] = None, /,
+            **more: Optional[str]) -> SettingsRow:
+        """Sets tags: tag({"team": "a"}) or tag(team="a", stage="x"); a
+        value of "" or None removes that tag. Keys: 1-64 letters, digits,
+        '-', '_', '.', ':', '/'; values at most 256 characters."""
+        merged: Dict[str, str] = {}
+        for key, value in list((tags or {}).items()) + list(more.items()):
+            if value is not None and not isinstance(value, str):
+                raise InvalidArgument("tag '%s': a value is text (got %r)"
+                                      % (key, value))
+            merged[str(key)] = value or ""
+        return self._s.update(self.name, tags=merged)
+
+    def untag(self, *keys: str) -> SettingsRow:
+        """Removes these tags (a key the sweep has not: nothing)."""
+        return self._s.update(self.name, tags={str(k): "" for k in keys})
+
+    def note(self, text: str) -> SettingsRow:
+        """Sets the sweep's notes (at most 10000 bytes); "" clears them."""
+        if not isinstance(text, str):
+            raise InvalidArgument("a note is text (got %r)" % (text,))
+        return self._s.update(self.name, notes=text)
+
+    def remove(self, force: bool = False,
+               dry_run: bool = False) -> Dict[str, int]:
+        """Removes this sweep: Client.remove(name, force, dry_run)."""
+        return self._s.remove(self.name, bool(force), bool(dry_run))
 
     def add_jobs(self, cells: Union[Mapping[str, _CellValue],
                                     Iterable[Mapping[str, _CellValue]]]

@@ -30,3 +30,29 @@ FROM sweeps s JOIN sweep_jobs sj USING (sweep_id)
      JOIN results r USING (job_id) JOIN jobs j USING (job_id)
 WHERE s.name = ?1 AND json_type(r.result) = 'object'
       AND json_extract(r.result, '$.early_stop') IS NOT NULL
+
+-- name: sweep_hours
+-- Device time per sweep from its jobs' lease history, kept on each jobs
+-- row (gpu_ms, cpu_ms: attempts that ended, each from its lease to its
+-- outcome; the live lease from leased_ms to ?1, now in Unix ms): GPU time
+-- is time x the job's GPUs on a GPU worker (lease_gpus > 0), CPU time a
+-- CPU-only worker's slot time. The preempted columns are the part spent by
+-- attempts given back or expired, already in the totals. ?2: one sweep's
+-- name, or '' for every sweep. Columns: name, gpu_ms, cpu_ms,
+-- preempted_gpu_ms, preempted_cpu_ms (divide by 3600000 for hours).
+SELECT s.name,
+  SUM(j.gpu_ms + CASE WHEN j.leased_ms IS NOT NULL AND j.lease_gpus > 0
+                      THEN MAX(?1 - j.leased_ms, 0) * j.lease_gpus ELSE 0 END),
+  SUM(j.cpu_ms + CASE WHEN j.leased_ms IS NOT NULL AND j.lease_gpus = 0
+                      THEN MAX(?1 - j.leased_ms, 0) ELSE 0 END),
+  SUM(j.preempted_gpu_ms), SUM(j.preempted_cpu_ms)
+FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) JOIN jobs j USING (job_id)
+WHERE ?2 = '' OR s.name = ?2 GROUP BY s.sweep_id
+
+-- name: job_hours
+-- One job's device time as sweep_hours counts it, j its jobs row and ?1
+-- now: gpu_ms, cpu_ms.
+j.gpu_ms + CASE WHEN j.leased_ms IS NOT NULL AND j.lease_gpus > 0
+                THEN MAX(?1 - j.leased_ms, 0) * j.lease_gpus ELSE 0 END,
+j.cpu_ms + CASE WHEN j.leased_ms IS NOT NULL AND j.lease_gpus = 0
+                THEN MAX(?1 - j.leased_ms, 0) ELSE 0 END

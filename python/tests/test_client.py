@@ -9,6 +9,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import tempfile
 import time
@@ -220,7 +221,9 @@ def test_errors_name_what_was_wrong(services, tmp_path):
     db.execute("PRAGMA user_version = %d" % (_database.SCHEMA_VERSION + 1))
     db.close()
     with pytest.raises(tailsweep.FailedPrecondition,
-                       match="schema version is 8, newer than this client's 7"):
+                       match="schema version is %d, newer than this client's "
+                             "%d" % (_database.SCHEMA_VERSION + 1,
+                                     _database.SCHEMA_VERSION)):
         tailsweep.Client.open(str(newer))
 
 
@@ -505,3 +508,285 @@ print(json.dumps({
         assert math.isnan(b["estimate"])
     raw = new._source.fetch("/api/sweeps/edge/boundaries")
     assert b'"nan"' in raw and b"NaN" not in raw
+
+
+# A sweep's settings and device hours (SweepInfo's and Status's last fields).
+CONTROL = ("priority", "max_running", "paused", "held", "max_failures",
+           "failures", "timeout_s", "tags", "notes", "stop_rule",
+           "gpu_hours", "cpu_hours", "preempted_gpu_hours",
+           "preempted_cpu_hours")
+CTL = """name: ctl
+kind: command
+command: [sh, -c, 'exit 0', "${x}"]
+grid: {x: [1, 2, 3]}
+priority: 5
+max_running: 3
+timeout_s: 2.5
+max_failures: 4
+tags: {team: vision, stage: "1"}
+notes: from the spec
+stop: {rule: asha, metric: loss, goal: minimize, min_steps: 10, reduction: 3}
+"""
+
+
+def listed(client, name):
+    """client.sweeps()'s row of `name`, its created left out (None when the
+    sweep is not listed)."""
+    rows = {s.name: s for s in client.sweeps()}
+    return dataclasses.replace(rows[name], created=None) \
+        if name in rows else None
+
+
+def stop_worker(worker):
+    """Ends a worker this test started (it gives its jobs back)."""
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)
+    worker.wait(timeout=60)
+
+
+def test_hours_of_the_jobs_a_cpu_worker_ran(services):
+    online = tailsweep.Client(services.http, token=services.token)
+    offline = tailsweep.Client.open(services.db)
+    for name in ("tiny", "steps"):
+        status = online.sweep(name).status()
+        assert status.cpu_hours > 0 and status.gpu_hours == 0
+        assert status.preempted_cpu_hours == status.preempted_gpu_hours == 0
+        # Every attempt ended: the file reads the coordinator's numbers.
+        assert offline.sweep(name).status() == status
+        assert listed(online, name) == listed(offline, name)
+        assert listed(online, name).cpu_hours == status.cpu_hours
+        assert status["cpu_hours"] == status.cpu_hours  # read as a dict too
+        # A command sweep's jobs ran on one slot each: at least the 30
+        # lines of the slow ones (50 ms apart) each.
+        if name == "steps":
+            assert status.cpu_hours * 3600 > 2 * 30 * 0.05
+
+
+def test_settings_from_the_spec_and_their_writes(services, tmp_path):
+    online = tailsweep.Client(services.http, token=services.token)
+    offline = tailsweep.Client.open(services.db)
+    spec = tmp_path / "ctl.yaml"
+    spec.write_text(CTL)
+    assert online.submit(str(spec))["jobs_added"] == 3
+    sweep = online.sweep("ctl")
+    settings = sweep.pause()  # no worker of the tests after runs its jobs
+    assert settings["paused"] is True
+    status = sweep.status()
+    assert (status.priority, status.max_running, status.paused, status.held,
+            status.max_failures, status.failures, status.timeout_s) == \
+        (5, 3, True, "", 4, 0, 2.5)
+    assert status.tags == {"team": "vision", "stage": "1"}
+    assert status.notes == "from the spec"
+    assert json.loads(status.stop_rule) == {
+        "rule": "asha", "metric": "loss", "goal": "minimize",
+        "min_steps": 10, "reduction": 3}
+    assert status.gpu_hours == status.cpu_hours == 0
+    assert settings == {k: getattr(status, k) for k in CONTROL[:10]}
+    # The list, the database file and the CLI say the same.
+    assert offline.sweep("ctl").status() == status
+    assert listed(online, "ctl") == listed(offline, "ctl")
+    assert all(getattr(listed(online, "ctl"), k) == getattr(status, k)
+               for k in CONTROL)
+    r = services.cli("status", "ctl", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    cli = json.loads(r.stdout)
+    assert {k: cli[k] for k in CONTROL} == \
+        {k: getattr(status, k) for k in CONTROL}
+
+    # Each write answers the settings now; what it leaves out stays.
+    assert sweep.unpause()["paused"] is False
+    assert sweep.pause()["paused"] is True
+    s = sweep.set_priority(-20, max_running=0)
+    assert (s["priority"], s["max_running"], s["paused"]) == (-20, 0, True)
+    s = sweep.set_priority(7)
+    assert (s["priority"], s["max_running"]) == (7, 0)
+    assert sweep.tag({"team": "audio"}, owner="ana")["tags"] == \
+        {"team": "audio", "stage": "1", "owner": "ana"}
+    assert sweep.tag(stage=None, tags="kwarg named tags")["tags"] == \
+        {"team": "audio", "owner": "ana", "tags": "kwarg named tags"}
+    assert sweep.tag({"owner": ""})["tags"] == \
+        {"team": "audio", "tags": "kwarg named tags"}
+    assert sweep.untag("team", "tags", "never-set")["tags"] == {}
+    assert sweep.tag(run="2")["tags"] == {"run": "2"}
+    assert sweep.note("lr too high; rerun with 1e-4")["notes"] == \
+        "lr too high; rerun with 1e-4"
+    s = sweep.untag()  # nothing to change: the settings as they are
+    assert (s["priority"], s["tags"], s["notes"]) == \
+        (7, {"run": "2"}, "lr too high; rerun with 1e-4")
+    # Read back online, from the list and from the file.
+    for c in (online, offline):
+        status = c.sweep("ctl").status()
+        assert (status.priority, status.max_running, status.paused,
+                status.tags, status.notes, status.timeout_s,
+                status.max_failures) == \
+            (7, 0, True, {"run": "2"}, "lr too high; rerun with 1e-4", 2.5, 4)
+        row = listed(c, "ctl")
+        assert all(getattr(row, k) == getattr(status, k) for k in CONTROL)
+    assert sweep.note("")["notes"] == ""
+    assert offline.sweep("ctl").status().notes == ""
+
+    # Refusals: the coordinator's ranges and keys, a value of the wrong type
+    # before it is sent, every write offline.
+    with pytest.raises(tailsweep.InvalidArgument, match=r"-1000\.\.1000"):
+        sweep.set_priority(1001)
+    with pytest.raises(tailsweep.InvalidArgument, match="max_running"):
+        sweep.set_priority(1, max_running=-1)
+    with pytest.raises(tailsweep.InvalidArgument, match="integer"):
+        sweep.set_priority(True)
+    with pytest.raises(tailsweep.InvalidArgument):
+        sweep.tag({"no spaces": "x"})
+    with pytest.raises(tailsweep.InvalidArgument, match="text"):
+        sweep.tag(n=1)
+    with pytest.raises(tailsweep.InvalidArgument, match="text"):
+        sweep.note(5)
+    assert sweep.status().priority == 7
+    still = offline.sweep("ctl")
+    for write in (still.pause, still.unpause, lambda: still.set_priority(1),
+                  lambda: still.tag(a="b"), lambda: still.untag("a"),
+                  lambda: still.note("x"), still.remove,
+                  lambda: offline.remove("ctl", force=True)):
+        with pytest.raises(tailsweep.ReadOnly, match="never written"):
+            write()
+
+    # Remove: a dry run says what would go; then it goes, everywhere.
+    dry = online.remove("ctl", dry_run=True)
+    assert dry == {"jobs": 3, "shared_jobs": 0, "running": 0,
+                   "metric_points": 0, "checkpoint_files": 0,
+                   "checkpoint_bytes": 0}
+    assert listed(online, "ctl") is not None
+    assert sweep.remove() == dry
+    assert listed(online, "ctl") is None and listed(offline, "ctl") is None
+    with pytest.raises(tailsweep.NotFound, match="no sweep 'ctl'"):
+        online.sweep("ctl")
+    with pytest.raises(tailsweep.NotFound, match="no sweep 'ctl'"):
+        online.remove("ctl")
+    with pytest.raises(tailsweep.NotFound, match="no sweep 'ctl'"):
+        sweep.pause()
+
+
+SLOW = """name: slow
+kind: command
+command: [sh, -c, 'touch "$0.started"; while [ ! -f "$0.go" ]; do sleep 0.05; done', "%s", "${x}"]
+grid: {x: [1]}
+"""
+
+
+def test_remove_waits_for_running_jobs_unless_forced(services, tmp_path):
+    online = tailsweep.Client(services.http, token=services.token)
+    offline = tailsweep.Client.open(services.db)
+    marker = str(tmp_path / "slow")
+    spec = tmp_path / "slow.yaml"
+    spec.write_text(SLOW % marker)
+    online.submit(str(spec))
+    sweep = online.sweep("slow")
+    worker = services.worker()
+    try:
+        wait_for(lambda: os.path.exists(marker + ".started"), "the job")
+        status = sweep.status()
+        # A running attempt counts up to now.
+        assert status.counts["leased"] == 1
+        assert status.cpu_hours > 0 and status.gpu_hours == 0
+        with pytest.raises(tailsweep.FailedPrecondition, match="1 running"):
+            sweep.remove()
+        with pytest.raises(tailsweep.FailedPrecondition, match="--force"):
+            online.remove("slow", dry_run=True)
+        assert sweep.remove(force=True, dry_run=True)["running"] == 1
+        assert listed(online, "slow") is not None
+
+        # SIGTERM (a preemption): the worker gives the job back; its
+        # attempt is preempted time, in the totals.
+        stop_worker(worker)
+        status = sweep.status()
+        assert status.counts["queued"] == 1
+        assert status.preempted_cpu_hours > 0
+        assert status.preempted_cpu_hours == status.cpu_hours
+        assert status.preempted_gpu_hours == status.gpu_hours == 0
+        assert offline.sweep("slow").status() == status
+
+        # Running again: removed with force, the sweep is gone.
+        os.remove(marker + ".started")
+        worker = services.worker()
+        wait_for(lambda: os.path.exists(marker + ".started"), "the job again")
+        gone = sweep.remove(force=True)
+        assert (gone["jobs"], gone["shared_jobs"], gone["running"]) == \
+            (1, 0, 1)
+        assert listed(online, "slow") is None
+        assert listed(offline, "slow") is None
+        with pytest.raises(tailsweep.NotFound):
+            offline.sweep("slow")
+    finally:
+        with open(marker + ".go", "w"):
+            pass
+        stop_worker(worker)
+
+
+FLAKY = """name: flaky
+kind: command
+command: [sh, -c, 'exit 5', "${x}"]
+grid: {x: [1, 2]}
+max_failures: 1
+"""
+
+
+def test_a_sweep_held_after_max_failures_says_why(services, tmp_path):
+    online = tailsweep.Client(services.http, token=services.token)
+    offline = tailsweep.Client.open(services.db)
+    spec = tmp_path / "flaky.yaml"
+    spec.write_text(FLAKY)
+    online.submit(str(spec))
+    sweep = online.sweep("flaky")
+    worker = services.worker()
+    try:
+        # Held, and nothing of it runs any more (a held queue is not
+        # leased).
+        wait_for(lambda: sweep.status().held != "" and
+                 sweep.status().counts["leased"] == 0, "the hold")
+        status = sweep.status()
+        assert "max_failures: 1" in status.held
+        assert status.failures >= 1 and status.max_failures == 1
+        assert status.cpu_hours > 0 and status.preempted_cpu_hours == 0
+        assert offline.sweep("flaky").status() == status
+        assert listed(online, "flaky").held == status.held
+        # Paused first, so that no worker fails it again at once: resume
+        # ends the hold.
+        sweep.pause()
+        sweep.resume()
+        status = sweep.status()
+        assert (status.held, status.failures, status.paused) == ("", 0, True)
+        assert offline.sweep("flaky").status().held == ""
+    finally:
+        stop_worker(worker)
+        sweep.cancel()
+
+
+def test_a_file_from_before_the_settings_reads_their_zeros(services,
+                                                           tmp_path):
+    # Schema 7: no settings columns, no lease history.
+    old = str(tmp_path / "old.db")
+    import sqlite3
+    source = sqlite3.connect(services.db)
+    target = sqlite3.connect(old)
+    source.backup(target)
+    source.close()
+    target.executescript(
+        "CREATE TABLE before AS SELECT sweep_id, name, kind, fixed, "
+        "created_ms, spec, version FROM sweeps; DROP TABLE sweeps; "
+        "ALTER TABLE before RENAME TO sweeps; "
+        "CREATE TABLE old_jobs AS SELECT job_id, kind, params, state, epoch, "
+        "attempt, holder, lease_deadline_ms, not_before_ms, last_error, "
+        "lease_request, lease_ms, created_ms, updated_ms FROM jobs; "
+        "DROP TABLE jobs; ALTER TABLE old_jobs RENAME TO jobs")
+    target.execute("PRAGMA user_version = 7")
+    target.commit()
+    target.close()
+    client = tailsweep.Client.open(old)
+    status = client.sweep("tiny").status()
+    assert status.counts["done"] == 4
+    assert {k: getattr(status, k) for k in CONTROL} == {
+        "priority": 0, "max_running": 0, "paused": False, "held": "",
+        "max_failures": 0, "failures": 0, "timeout_s": 0.0, "tags": {},
+        "notes": "", "stop_rule": "", "gpu_hours": 0.0, "cpu_hours": 0.0,
+        "preempted_gpu_hours": 0.0, "preempted_cpu_hours": 0.0}
+    assert [s.name for s in client.sweeps()][:2] == ["tiny", "steps"]
+    assert all(s.priority == 0 and s.cpu_hours == 0
+               for s in client.sweeps())

@@ -19,17 +19,26 @@ import tailsweep  # noqa: E402
 
 
 class Fake:
-    """A loopback HTTP server answering GETs from `answers`: path -> list of
-    (status, headers, body) given in turn (the last one repeats)."""
+    """A loopback HTTP server answering GETs and POSTs from `answers`: path
+    -> list of (status, headers, body) given in turn (the last one
+    repeats). POST bodies are kept in `posted`: (path, parsed JSON)."""
 
     def __init__(self, answers):
         self.answers = answers
         self.drop = False
         self.requests = []  # (path, peer port, user agent)
+        self.posted = []  # (path, body)
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(length)
+                assert self.headers.get("Content-Type") == "application/json"
+                fake.posted.append((self.path, json.loads(body)))
+                self.do_GET()
 
             def do_GET(self):
                 path = self.path.split("?")[0]
@@ -158,3 +167,116 @@ def test_a_kept_connection_the_server_dropped_is_opened_again(fake):
     for _ in range(3):
         assert sweep.status().total == 2
     assert len({port for _, port, _ in f.requests}) == 4
+
+
+# A sweep's settings and hours as the gateway writes them: proto3 JSON with
+# the proto's field names, 64-bit integers as strings, doubles as numbers
+# (or the protocol's words).
+SETTINGS = {"priority": "-5", "max_running": "4", "paused": True,
+            "held": "held after 3 failed attempts (max_failures: 3)",
+            "max_failures": "3", "failures": "3", "timeout_s": 90.5,
+            "tags": {"team": "vision", "stage": "b"}, "notes": "why",
+            "stop_rule": '{"rule":"asha"}'}
+HOURS = {"gpu_hours": 2.5, "cpu_hours": "inf", "preempted_gpu_hours": 0.5,
+         "preempted_cpu_hours": 0}
+TYPED = {"priority": -5, "max_running": 4, "paused": True,
+         "held": "held after 3 failed attempts (max_failures: 3)",
+         "max_failures": 3, "failures": 3, "timeout_s": 90.5,
+         "tags": {"stage": "b", "team": "vision"}, "notes": "why",
+         "stop_rule": '{"rule":"asha"}', "gpu_hours": 2.5,
+         "cpu_hours": math.inf, "preempted_gpu_hours": 0.5,
+         "preempted_cpu_hours": 0.0}
+# What a coordinator before the settings gives: every field its zero.
+ZEROS = {"priority": 0, "max_running": 0, "paused": False, "held": "",
+         "max_failures": 0, "failures": 0, "timeout_s": 0.0, "tags": {},
+         "notes": "", "stop_rule": "", "gpu_hours": 0.0, "cpu_hours": 0.0,
+         "preempted_gpu_hours": 0.0, "preempted_cpu_hours": 0.0}
+
+
+def test_settings_and_hours_are_typed_in_status_and_the_list(fake):
+    counts = dict(STATUS, settings=SETTINGS, hours=HOURS)
+    f = fake({"/api/sweeps/s": [(200, {}, SWEEP)],
+              "/api/sweeps/s/status": [(200, {}, counts)],
+              "/api/sweeps": [(200, {}, {"sweeps": [
+                  {"name": "s", "kind": "train", "created_ms": "0",
+                   "counts": counts},
+                  {"name": "old", "kind": "train", "created_ms": "0",
+                   "counts": STATUS}]})]})
+    c = tailsweep.Client(f.url)
+    status = c.sweep("s").status()
+    assert {k: getattr(status, k) for k in TYPED} == TYPED
+    assert all(type(getattr(status, k)) is type(v) for k, v in TYPED.items())
+    assert status["paused"] is True and status.total == 2
+    s, old = c.sweeps()
+    assert {k: getattr(s, k) for k in TYPED} == TYPED
+    assert {k: getattr(old, k) for k in ZEROS} == ZEROS
+    assert all(type(getattr(old, k)) is type(v) for k, v in ZEROS.items())
+
+
+def test_status_from_a_coordinator_before_the_settings_reads_zeros(fake):
+    f = fake({"/api/sweeps/s": [(200, {}, SWEEP)],
+              "/api/sweeps/s/status": [(200, {}, STATUS)]})
+    status = tailsweep.Client(f.url).sweep("s").status()
+    assert {k: getattr(status, k) for k in ZEROS} == ZEROS
+
+
+def test_settings_writes_post_only_what_they_change(fake):
+    name = "a b/c"  # quoted in the path
+    base = "/api/sweeps/a%20b%2Fc"
+    answer = {"settings": SETTINGS}
+    f = fake({base: [(200, {}, dict(SWEEP, sweep=dict(SWEEP["sweep"],
+                                                      name=name)))],
+              base + "/settings": [(200, {}, answer)],
+              base + "/remove": [(200, {}, {
+                  "jobs": "3", "shared_jobs": "1", "running": "0",
+                  "metric_points": "120", "checkpoint_files": "2",
+                  "checkpoint_bytes": "4096"})]})
+    c = tailsweep.Client(f.url)
+    sweep = c.sweep(name)
+    settings = sweep.pause()
+    assert settings == {k: TYPED[k] for k in list(TYPED)[:10]}
+    sweep.unpause()
+    sweep.set_priority(12)
+    sweep.set_priority(-3, max_running=0)
+    sweep.tag({"a": "1", "b": None}, c="", d="4")
+    sweep.untag("x", "y")
+    sweep.note("")
+    sweep.note("two\nlines")
+    route = base + "/settings"
+    assert f.posted == [
+        (route, {"paused": True}), (route, {"paused": False}),
+        (route, {"priority": 12}), (route, {"priority": -3, "max_running": 0}),
+        (route, {"tags": {"a": "1", "b": "", "c": "", "d": "4"}}),
+        (route, {"tags": {"x": "", "y": ""}}),
+        (route, {"notes": ""}), (route, {"notes": "two\nlines"})]
+    del f.posted[:]
+    assert sweep.remove() == c.remove(name, force=True, dry_run=True) == {
+        "jobs": 3, "shared_jobs": 1, "running": 0, "metric_points": 120,
+        "checkpoint_files": 2, "checkpoint_bytes": 4096}
+    assert f.posted == [
+        (base + "/remove", {"force": False, "dry_run": False}),
+        (base + "/remove", {"force": True, "dry_run": True})]
+
+
+def test_settings_refusals_carry_the_coordinators_words(fake):
+    f = fake({"/api/sweeps/s": [(200, {}, SWEEP)],
+              "/api/sweeps/s/settings": [(400, {}, {
+                  "error": "priority 5000 is out of range; allowed: "
+                           "-1000..1000", "code": "INVALID_ARGUMENT"})],
+              "/api/sweeps/s/remove": [(400, {}, {
+                  "error": "sweep 's' has 1 running job(s); cancel it and "
+                           "wait, or remove it with --force",
+                  "code": "FAILED_PRECONDITION"})]})
+    sweep = tailsweep.Client(f.url).sweep("s")
+    with pytest.raises(tailsweep.InvalidArgument, match="out of range"):
+        sweep.set_priority(5000)
+    with pytest.raises(tailsweep.FailedPrecondition, match="1 running"):
+        sweep.remove()
+    # Caught here, never sent: values of the wrong type.
+    for bad in (lambda: sweep.set_priority("5"),
+                lambda: sweep.set_priority(1.5),
+                lambda: sweep.set_priority(1, max_running=False),
+                lambda: sweep.tag(a=1), lambda: sweep.note(None)):
+        with pytest.raises(tailsweep.InvalidArgument):
+            bad()
+    assert len(f.posted) == 2

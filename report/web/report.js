@@ -259,6 +259,58 @@
     }
   }
 
+  // Hours as the CLI writes them: "2.50 GPU-h, 0.10 CPU-h", "0 h" for none;
+  // `h` has gpu_hours, cpu_hours and their preempted_ parts (numbers, or
+  // the protocol's words).
+  // Under 0.01 h (a short test run) with two significant digits.
+  function hoursText(h) {
+    const hours = (k) => Number(num(h[k])) || 0;
+    const text = (v) => (v >= 0.01 || !Number.isFinite(v) ? v.toFixed(2) : v.toPrecision(2));
+    const parts = [];
+    if (hours('gpu_hours') > 0) parts.push(text(hours('gpu_hours')) + ' GPU-h');
+    if (hours('cpu_hours') > 0) parts.push(text(hours('cpu_hours')) + ' CPU-h');
+    if (parts.length === 0) return '0 h';
+    const preempted = hours('preempted_gpu_hours') + hours('preempted_cpu_hours');
+    return parts.join(', ') + (preempted > 0 ? ' (' + text(preempted) + ' h of it preempted)' : '');
+  }
+
+  // A sweep's tags as k=v chips, by key.
+  function tagChips(tags) {
+    const keys = Object.keys(tags || {}).sort();
+    return el('span', {class: 'tags'}, ...keys.map((k) => el('span', {class: 'tag', text: k + '=' + tags[k]})));
+  }
+
+  // Whether a sweep leases: held (why, as its title), paused, or running
+  // (finished when nothing of it is queued or running).
+  function stateCell(settings, counts) {
+    const s = settings || {};
+    if (s.held) return el('td', {class: 'state held', title: s.held, text: 'held'});
+    if (s.paused) {
+      return el('td', {class: 'state paused', title: 'nothing new is leased; running jobs finish',
+        text: 'paused'});
+    }
+    const active = Number(counts.queued || 0) + Number(counts.leased || 0) > 0;
+    return el('td', {class: 'state', text: active ? 'running' : 'finished'});
+  }
+
+  // The report's sweep_settings (result_json.h's SweepSettingsJson: the
+  // CLI's fields) under the title: state, priority and limits, hours,
+  // tags, notes.
+  function settingsBlock(ss) {
+    const lines = [];
+    if (ss.held) lines.push(el('p', {class: 'held', text: 'held: ' + ss.held}));
+    if (ss.paused) lines.push(el('p', {class: 'paused', text: 'paused: running jobs finish, nothing new is leased'}));
+    let line = 'priority ' + ss.priority;
+    if (Number(ss.max_running) > 0) line += ', at most ' + ss.max_running + ' running';
+    if (Number(num(ss.timeout_s)) > 0) line += ', timeout ' + num(ss.timeout_s) + ' s';
+    if (Number(ss.max_failures) > 0) line += ', max_failures ' + ss.max_failures + ' (' + ss.failures + ' so far)';
+    lines.push(el('p', {class: 'meta', text: line + '; ' + hoursText(ss)}));
+    if (Object.keys(ss.tags || {}).length) lines.push(el('p', {class: 'meta'}, 'tags: ', tagChips(ss.tags)));
+    if (ss.notes) lines.push(el('p', {class: 'notes', text: ss.notes}));
+    if (ss.stop_rule) lines.push(el('p', {class: 'meta', text: 'stop rule: ' + ss.stop_rule}));
+    return el('div', {class: 'sweep-settings'}, ...lines);
+  }
+
   function header(d) {
     const s = d.sweep;
     const c = s.counts;
@@ -276,6 +328,7 @@
       ' training steps saved' : '';
     return el('header', {},
         el('h1', {text: 'Sweep ' + s.name}),
+        d.sweep_settings ? settingsBlock(d.sweep_settings) : null,
         el('p', {class: 'meta', text: s.kind + ' sweep; jobs: ' + counts + early +
           '; submitted ' + new Date(s.created_ms).toISOString() +
           (mode === 'live' ? '; live, updated ' + new Date().toLocaleTimeString() : '; report made ' +
@@ -535,16 +588,28 @@
     state.renders += 1;
   }
 
+  // The dashboard's list (GET /api/sweeps): per sweep its state, priority,
+  // counts, device hours and tags; its notes as the name's title. A
+  // coordinator before the settings sends none: '-'.
   function renderIndex(list) {
     const body = el('tbody', {});
     for (const s of list.sweeps || []) {
       const c = s.counts || {};
-      body.append(el('tr', {}, el('td', {}, el('a', {href: 'sweeps/' + encodeURIComponent(s.name), text: s.name})),
+      const settings = c.settings;
+      body.append(el('tr', {'data-sweep': s.name},
+          el('td', {}, el('a', {href: 'sweeps/' + encodeURIComponent(s.name), text: s.name,
+            title: settings && settings.notes ? settings.notes : null})),
           el('td', {text: s.kind}),
-          ...['queued', 'leased', 'done', 'failed', 'cancelled'].map((k) => el('td', {text: String(c[k] || 0)}))));
+          settings ? stateCell(settings, c) : el('td', {class: 'state', text: '-'}),
+          el('td', {class: 'priority', text: settings ? String(settings.priority) : '-'}),
+          ...['queued', 'leased', 'done', 'failed', 'cancelled'].map((k) => el('td', {text: String(c[k] || 0)})),
+          el('td', {class: 'hours', text: c.hours ? hoursText(c.hours) : '-'}),
+          el('td', {}, settings ? tagChips(settings.tags) : null)));
     }
+    const columns = ['sweep', 'kind', 'state', 'priority', 'queued', 'leased', 'done', 'failed', 'cancelled',
+      'hours', 'tags'];
     root.replaceChildren(el('h1', {text: 'tailsweep sweeps'}),
-        el('table', {class: 'results'}, el('thead', {}, el('tr', {}, ...['sweep', 'kind', 'queued', 'leased', 'done', 'failed', 'cancelled'].map((k) => el('th', {text: k})))), body));
+        el('table', {class: 'results sweeps'}, el('thead', {}, el('tr', {}, ...columns.map((k) => el('th', {text: k})))), body));
     state.renders += 1;
   }
 

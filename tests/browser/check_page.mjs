@@ -14,6 +14,12 @@
 //                           (ready), wait for the go FILE (the caller wrote
 //                           it right after reporting a metric point at the
 //                           step it holds), and time until a chart shows it
+//   --report-js FILE        serve the page with this report.js in place of
+//                           the one built in (the source under test, before
+//                           a build); --report-css FILE: these rules added
+// Also, for the dashboard's list: "sweep_columns" (its headings) and
+// "sweeps" ([{cells: [texts], state_title, tags: [k=v]}]); for a sweep's
+// report: "settings_text" (its settings block, null when none).
 import {createRequire} from 'module';
 import fs from 'fs';
 import path from 'path';
@@ -46,6 +52,22 @@ try {
   page.on('console', (m) => { if (m.type() === 'error') out.console_errors.push(m.text()); });
   page.on('pageerror', (e) => out.page_errors.push(String(e)));
   page.on('dialog', async (d) => { out.dialogs += 1; await d.dismiss(); });
+  if (opt('report-js')) {
+    const js = fs.readFileSync(opt('report-js'), 'utf8');
+    const css = opt('report-css') ? fs.readFileSync(opt('report-css'), 'utf8') : '';
+    const href = new URL(opt('url')).href;
+    await page.route((u) => u.href === href, async (route) => {
+      const response = await route.fetch();
+      let html = await response.text();
+      // report.js is the page's last script (report/page.cc).
+      const start = html.lastIndexOf('<script>\n');
+      const end = html.lastIndexOf('\n</script>');
+      if (start < 0 || end < start) throw new Error('no script to replace in ' + href);
+      html = html.slice(0, start + '<script>\n'.length) + js + html.slice(end);
+      if (css) html = html.replace('</style>', () => css + '\n</style>');
+      await route.fulfill({response, body: html});
+    });
+  }
   await page.goto(opt('url'));
   await page.waitForFunction(() => window.tailsweepReport && window.tailsweepReport.renders > 0,
       null, {timeout: 15000});
@@ -71,6 +93,13 @@ try {
       injected: document.querySelectorAll('img[src="x"], .tailsweep-injected').length,
       text: document.body.innerText,
       max_step: steps.length ? Math.max(...steps) : 0,
+      sweep_columns: Array.from(document.querySelectorAll('table.sweeps thead th')).map((th) => th.textContent),
+      sweeps: Array.from(document.querySelectorAll('table.sweeps tbody tr')).map((tr) => ({
+        cells: Array.from(tr.children).map((td) => td.textContent),
+        state_title: (tr.querySelector('td.state') || {}).title || '',
+        tags: Array.from(tr.querySelectorAll('.tag')).map((t) => t.textContent),
+      })),
+      settings_text: (document.querySelector('.sweep-settings') || {}).innerText || null,
     };
   });
   Object.assign(out, await seen());

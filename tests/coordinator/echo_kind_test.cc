@@ -212,16 +212,19 @@ TEST_F(EchoKindTest, ACommandSweepsTableIsTheSameInTheCliHttpAndPython) {
     ASSERT_TRUE(stub_->CompleteJob(Context().get(), done, &ok).ok());
   }
   const json cli = CliJson("cmd");
+  // The coordinator adds each row's device hours (none here: the test's
+  // clock does not move).
   EXPECT_EQ(cli, json::parse(R"([
       {"lr": "0.1", "jobs": 3, "done": 3, "failed": 0, "loss": 2.0,
-       "high": 0.3333333333333333},
+       "high": 0.3333333333333333, "gpu_hours": 0.0, "cpu_hours": 0.0},
       {"lr": "1", "jobs": 3, "done": 3, "failed": 0, "loss": 20.0,
-       "high": 1.0}])"))
+       "high": 1.0, "gpu_hours": 0.0, "cpu_hours": 0.0}])"))
       << cli.dump();
   const json table = HttpAnswer("cmd")["table"];
   ASSERT_EQ(table["rows"].size(), 2u);
-  EXPECT_EQ(table["rows"][0],
-            json::parse(R"(["0.1", 3, 3, 0, 2.0, {"count": 1, "of": 3}])"));
+  EXPECT_EQ(
+      table["rows"][0],
+      json::parse(R"(["0.1", 3, 3, 0, 2.0, {"count": 1, "of": 3}, 0.0, 0.0])"));
   json python = PythonRecords("cmd");
   for (json& row : python) {  // Python types the grid's values
     row["lr"] = row["params_lr"] == 1 ? "1" : "0.1";
