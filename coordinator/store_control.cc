@@ -41,17 +41,6 @@ std::string MergeTags(const std::string& text, const Tags& tags) {
   return doc.dump();
 }
 
-absl::StatusOr<int64_t> IdOf(sql::Db& db, const std::string& sweep) {
-  absl::StatusOr<sql::Statement> find =
-      db.Prepare("SELECT sweep_id FROM sweeps WHERE name = ?");
-  if (!find.ok()) return find.status();
-  find->Bind(1, sweep);
-  absl::StatusOr<bool> row = find->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return store_internal::NoSuchSweep(db, sweep);
-  return find->Int(0);
-}
-
 constexpr char kSettingsColumns[] =
     "priority, max_running, paused, held, max_failures, failures, "
     "timeout_s, tags, notes, stop_rule";
@@ -240,7 +229,7 @@ absl::StatusOr<SweepSettings> Store::UpdateSweep(const std::string& sweep,
   const ChangesJobs changes{&generation_};
   SweepSettings out;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
-    absl::StatusOr<int64_t> id = IdOf(db, sweep);
+    absl::StatusOr<int64_t> id = store_internal::SweepId(db, sweep);
     if (!id.ok()) return id.status();
     SweepControl control;
     control.priority = update.priority;
@@ -273,7 +262,7 @@ absl::StatusOr<Store::RemoveResult> Store::RemoveSweep(const std::string& sweep,
   int64_t removed_id = -1;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     out = {};
-    absl::StatusOr<int64_t> id = IdOf(db, sweep);
+    absl::StatusOr<int64_t> id = store_internal::SweepId(db, sweep);
     if (!id.ok()) return id.status();
     removed_id = *id;
     // Its own jobs: no other sweep has them.

@@ -144,4 +144,15 @@ absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
   return out;
 }
 
+absl::StatusOr<int64_t> SweepId(sql::Db& db, const std::string& sweep) {
+  absl::StatusOr<sql::Statement> find =
+      db.Prepare("SELECT sweep_id FROM sweeps WHERE name = ?");
+  if (!find.ok()) return find.status();
+  find->Bind(1, sweep);
+  absl::StatusOr<bool> row = find->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NoSuchSweep(db, sweep);
+  return find->Int(0);
+}
+
 }  // namespace tailsweep::store_internal

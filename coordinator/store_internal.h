@@ -36,6 +36,8 @@ absl::Status CheckLease(sql::Db& db, const std::string& worker,
                         bool allow_done);
 // NotFound for an unknown sweep name.
 absl::Status CheckSweep(sql::Db& db, const std::string& sweep);
+// The sweep's id; NotFound (NoSuchSweep) for an unknown name.
+absl::StatusOr<int64_t> SweepId(sql::Db& db, const std::string& sweep);
 
 // NotFound for `sweep`, an unknown name: "no sweep 'X'; sweeps: a, b" (the
 // 20 newest of `sweeps`, oldest first; "none yet" when empty). The second

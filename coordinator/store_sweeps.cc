@@ -110,18 +110,6 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
 
 namespace {
 
-// The sweep's id; NotFound for an unknown name.
-absl::StatusOr<int64_t> SweepId(sql::Db& db, const std::string& sweep) {
-  absl::StatusOr<sql::Statement> find =
-      db.Prepare("SELECT sweep_id FROM sweeps WHERE name = ?");
-  if (!find.ok()) return find.status();
-  find->Bind(1, sweep);
-  absl::StatusOr<bool> row = find->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return store_internal::NoSuchSweep(db, sweep);
-  return find->Int(0);
-}
-
 // Runs `sql` binding ?1 = sweep id and, when it has it, ?2 = now; returns
 // the rows changed.
 absl::StatusOr<int64_t> RunOnSweep(sql::Db& db, absl::string_view sql,
@@ -150,7 +138,7 @@ absl::StatusOr<Store::CancelResult> Store::CancelSweep(const std::string& sweep,
   CancelResult result;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     result = {};
-    absl::StatusOr<int64_t> id = SweepId(db, sweep);
+    absl::StatusOr<int64_t> id = store_internal::SweepId(db, sweep);
     if (!id.ok()) return id.status();
     if (!job.empty()) {
       absl::StatusOr<sql::Statement> has = db.Prepare(
@@ -239,7 +227,7 @@ absl::StatusOr<int64_t> Store::ResumeSweep(const std::string& sweep) {
   const int64_t now = clock_->WallMs();
   int64_t requeued = 0;
   absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
-    absl::StatusOr<int64_t> id = SweepId(db, sweep);
+    absl::StatusOr<int64_t> id = store_internal::SweepId(db, sweep);
     if (!id.ok()) return id.status();
     // What the sweep shows as failed or cancelled comes back to it: jobs
     // that stopped are queued again; those another sweep kept running are

@@ -533,15 +533,9 @@ absl::Status ParseSearchSpace(absl::string_view source, const YAML::Node& root,
   }
   TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, parameters, "'parameters'"));
   for (const auto& item : parameters) {
-    absl::StatusOr<std::string> key = Key(source, item.first);
+    absl::StatusOr<std::string> key =
+        NewAxisKey(source, item.first, spec, "parameter");
     if (!key.ok()) return key.status();
-    if (absl::Status k = CheckJobKey(spec, *key); !k.ok()) {
-      return ErrorAt(source, item.first, k.message());
-    }
-    if (absl::Status taken = CheckKeyFree(spec, *key); !taken.ok()) {
-      return ErrorAt(source, item.first,
-                     absl::StrCat("parameter '", *key, "' ", taken.message()));
-    }
     absl::StatusOr<Distribution> d =
         ParseDistribution(source, item.second, *key, spec);
     if (!d.ok()) return d.status();

@@ -111,15 +111,9 @@ absl::Status ParseZip(absl::string_view source, const YAML::Node& zip,
   }
   TS_RETURN_IF_ERROR(CheckNoDuplicateKeys(source, zip, "'zip'"));
   for (const auto& item : zip) {
-    absl::StatusOr<std::string> key = Key(source, item.first);
+    absl::StatusOr<std::string> key =
+        NewAxisKey(source, item.first, spec, "zip key");
     if (!key.ok()) return key.status();
-    if (absl::Status k = CheckJobKey(spec, *key); !k.ok()) {
-      return ErrorAt(source, item.first, k.message());
-    }
-    if (absl::Status taken = CheckKeyFree(spec, *key); !taken.ok()) {
-      return ErrorAt(source, item.first,
-                     absl::StrCat("zip key '", *key, "' ", taken.message()));
-    }
     const YAML::Node& values = item.second;
     if (!values.IsSequence() || values.size() == 0) {
       return ErrorAt(source, item.first,
@@ -463,6 +457,22 @@ absl::Status CheckKeyFree(const SweepSpec& spec, const std::string& key) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> NewAxisKey(absl::string_view source,
+                                       const YAML::Node& node,
+                                       const SweepSpec& spec,
+                                       absl::string_view what) {
+  absl::StatusOr<std::string> key = Key(source, node);
+  if (!key.ok()) return key.status();
+  if (absl::Status k = CheckJobKey(spec, *key); !k.ok()) {
+    return ErrorAt(source, node, k.message());
+  }
+  if (absl::Status taken = CheckKeyFree(spec, *key); !taken.ok()) {
+    return ErrorAt(source, node,
+                   absl::StrCat(what, " '", *key, "' ", taken.message()));
+  }
+  return key;
 }
 
 void ForEachCell(const SweepSpec& spec,

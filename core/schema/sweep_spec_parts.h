@@ -42,6 +42,12 @@ void EmitSearch(YAML::Emitter& out, const SearchSpec& search);
 // OK when `key` is in none of grid, zip and fixed; else "is already in
 // 'grid'" (or the others), for the caller to prefix.
 absl::Status CheckKeyFree(const SweepSpec& spec, const std::string& key);
+// The key of a new axis (`what`: "zip key", "parameter") at `node`: a job
+// key of the kind in none of grid, zip and fixed; else why not, at `node`.
+absl::StatusOr<std::string> NewAxisKey(absl::string_view source,
+                                       const YAML::Node& node,
+                                       const SweepSpec& spec,
+                                       absl::string_view what);
 // Calls `fn` with each cell of the grid and zip axes that `exclude` keeps,
 // in grid order (zip first, then the grid's axes, last fastest).
 void ForEachCell(const SweepSpec& spec,
