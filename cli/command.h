@@ -34,7 +34,7 @@ std::vector<Command> LabCommands();
 std::vector<Command> SweepCommands();
 std::vector<Command> ResultCommands();
 std::vector<Command> CurveCommands();
-// priority, pause, unpause, tag, note, rm, optimize (control_commands.cc).
+// priority, pause, unpause, tag, note, rm (control_commands.cc).
 std::vector<Command> ControlCommands();
 // export and snapshot (export_command.cc).
 std::vector<Command> ExportCommands();

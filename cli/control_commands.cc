@@ -1,15 +1,9 @@
 // The `tailsweep` commands that control a live sweep: priority, pause,
-// unpause, tag, note, rm; and `optimize`, which runs the Optuna driver of
-// the Python package (python/tailsweep/optimize.py). How a sweep's settings
-// and hours read (status, the list) lives here too.
-
-#include <unistd.h>
+// unpause, tag, note, rm (`optimize` is handed to the Python package:
+// cli/lab_handover.h). How a sweep's settings and hours read (status, the
+// list) lives here too.
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -237,57 +231,6 @@ RunFn DefineRemove(CLI::App& app) {
   };
 }
 
-// The Python package's folder: share/tailsweep/python of an install
-// (bin/../share/tailsweep/python), or python/ of the source tree (a build's
-// bin/ is BUILD/bin).
-std::string PythonDir() {
-  std::error_code ec;
-  const std::filesystem::path exe =
-      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const std::filesystem::path& dir :
-       {exe / "../share/tailsweep/python", exe / "../../python"}) {
-    if (std::filesystem::exists(dir / "tailsweep" / "optimize.py", ec)) {
-      return dir.lexically_normal().string();
-    }
-  }
-  return "";
-}
-
-RunFn DefineOptimize(CLI::App& app) {
-  struct Flags {
-    std::vector<std::string> args;
-  };
-  auto f = std::make_shared<Flags>();
-  app.add_option("SPEC", f->args,
-                 "The spec (method: tpe, parameters:, metric:) and the "
-                 "driver's options: --parallel N, --trials N, --seed N, "
-                 "--storage URL, --poll S (python3 -m tailsweep.optimize "
-                 "--help)")
-      ->required();
-  app.allow_extras();
-  app.prefix_command();
-  return [f, &app]() -> absl::Status {
-    std::vector<std::string> args = {"python3", "-m", "tailsweep.optimize"};
-    for (const std::string& a : f->args) args.push_back(a);
-    for (const std::string& a : app.remaining()) args.push_back(a);
-    const std::string dir = PythonDir();
-    if (!dir.empty()) {
-      const char* old = std::getenv("PYTHONPATH");
-      const std::string path =
-          old == nullptr || *old == '\0' ? dir : absl::StrCat(dir, ":", old);
-      setenv("PYTHONPATH", path.c_str(), 1);
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::cout.flush();
-    execvp(argv[0], argv.data());
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot run python3 -m tailsweep.optimize: ", std::strerror(errno),
-        "; install Python 3 (and python3-optuna)"));
-  };
-}
-
 }  // namespace
 
 std::vector<Command> ControlCommands() {
@@ -301,9 +244,6 @@ std::vector<Command> ControlCommands() {
       {"tag", "Set (KEY=VALUE) or remove (KEY=) a sweep's tags", DefineTag},
       {"note", "Set a sweep's note", DefineNote},
       {"rm", "Remove a sweep and what is stored of its jobs", DefineRemove},
-      {"optimize",
-       "Run an Optuna study (method: tpe) whose trials are a sweep's jobs",
-       DefineOptimize},
   };
 }
 

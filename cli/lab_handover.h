@@ -8,7 +8,9 @@
 //   LibTorch. It takes the same command line (cli/lab_main.cc), so a worker
 //   may run its jobs with either;
 // - `tailsweep snapshot ...` runs in tailsweep-snapshot (cli/snapshot_main.cc),
-//   which reads the coordinator's database file.
+//   which reads the coordinator's database file;
+// - `tailsweep optimize ...` runs `python3 -m tailsweep.optimize` (the Optuna
+//   driver of the Python package, python/tailsweep/optimize.py).
 
 #include <functional>
 #include <optional>
@@ -38,6 +40,16 @@ inline std::string LabExecutable() {
 std::optional<std::vector<std::string>> LabArguments(
     const std::vector<std::string>& args,
     const std::function<bool(const std::string&)>& takes_value);
+
+// When the first command word of `args` is `optimize`: the words after it,
+// unchanged (the driver's own command line); nullopt otherwise.
+std::optional<std::vector<std::string>> OptimizeArguments(
+    const std::vector<std::string>& args,
+    const std::function<bool(const std::string&)>& takes_value);
+// Replaces this process by `python3 -m tailsweep.optimize ARGS...`, with
+// the package's folder first on PYTHONPATH (share/tailsweep/python of an
+// install, python/ of a source tree); returns only when that failed.
+absl::Status ExecOptimize(const std::vector<std::string>& args);
 
 // Replaces this process by `executable` with `args` (execv, or execvp for a
 // bare name). Returns only when that failed, with why and what to do:

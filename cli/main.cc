@@ -60,6 +60,12 @@ int Main(int argc, char** argv) {
     runners[sub] = command.define(*sub);
     names[sub] = "tailsweep slurm " + command.name;
   }
+  // Listed in --help; the command line goes to python3 -m tailsweep.optimize
+  // before any parsing here.
+  app.add_subcommand(
+      "optimize",
+      "Run an Optuna study (method: tpe) whose trials are a sweep's jobs "
+      "(`tailsweep optimize --help`; runs python3 -m tailsweep.optimize)");
   // Listed in --help; the command line goes to tailsweep-lab before any
   // parsing here.
   app.add_subcommand(
@@ -72,6 +78,19 @@ int Main(int argc, char** argv) {
         const CLI::Option* option = app.get_option_no_throw(word);
         return option != nullptr && option->get_items_expected_min() > 0;
       });
+  const std::optional<std::vector<std::string>> optimize_args =
+      OptimizeArguments(
+          std::vector<std::string>(argv + 1, argv + argc),
+          [&app](const std::string& word) {
+            const CLI::Option* option = app.get_option_no_throw(word);
+            return option != nullptr && option->get_items_expected_min() > 0;
+          });
+  if (optimize_args) {
+    const absl::Status status = ExecOptimize(*optimize_args);
+    std::fprintf(stderr, "tailsweep optimize: %s\n",
+                 std::string(status.message()).c_str());
+    return 1;
+  }
   if (lab_args) {
     const std::string lab = LabExecutable();
     const absl::Status status = ExecLab(lab, *lab_args);

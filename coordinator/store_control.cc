@@ -204,7 +204,8 @@ absl::Status Store::CountFailure(sql::Db& db, const std::string& job_id) {
   TS_RETURN_IF_ERROR(count->Bind(1, job_id).Run());
   absl::StatusOr<sql::Statement> hold = db.Prepare(
       "UPDATE sweeps SET held = 'held after ' || failures || "
-      "' failed attempts (max_failures: ' || max_failures || "
+      "CASE WHEN failures = 1 THEN ' failed attempt' ELSE ' failed attempts' "
+      "END || ' (max_failures: ' || max_failures || "
       "'); fix the cause, then `tailsweep resume ' || name || "
       "'` releases its queued jobs' "
       "WHERE max_failures > 0 AND failures >= max_failures AND held = ''");

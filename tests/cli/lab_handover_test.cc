@@ -45,6 +45,28 @@ TEST(LabArguments, OtherCommandsStayHere) {
   EXPECT_EQ(LabArguments({"--", "lab"}, TakesValue), std::nullopt);
 }
 
+TEST(OptimizeArguments, KeepsTheDriversWordsAfterOptimize) {
+  EXPECT_EQ(
+      OptimizeArguments({"optimize", "s.yaml", "--trials", "3"}, TakesValue),
+      (Words{"s.yaml", "--trials", "3"}));
+  EXPECT_EQ(
+      OptimizeArguments({"--coordinator", "optimize", "optimize", "--help"},
+                        TakesValue),
+      (Words{"--help"}));
+  EXPECT_EQ(OptimizeArguments({"status", "optimize"}, TakesValue),
+            std::nullopt);
+  EXPECT_EQ(OptimizeArguments({"lab", "optimize"}, TakesValue), std::nullopt);
+}
+
+// The driver's own --help comes back through tailsweep (python3 on PATH;
+// Optuna is imported only when it runs).
+TEST(OptimizeHandover, TailsweepOptimizeIsTheDriver) {
+  const CommandResult help =
+      RunCommand(std::string(TAILSWEEP_BIN) + " optimize --help");
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("tailsweep.optimize"), std::string::npos) << help.out;
+}
+
 TEST(LabHandover, TailsweepLabAnswersAsTailsweepLabDoes) {
   const std::string args = " lab sample --n 5 --seed 3 --format json";
   const CommandResult direct =
