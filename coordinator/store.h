@@ -168,7 +168,11 @@ class Store {
                                            const std::vector<JobSpec>& jobs,
                                            int64_t first_position = 0);
 
-  // Leases up to `max_jobs` queued jobs (oldest first, past their backoff)
+  // Leases up to `max_jobs` queued jobs past their backoff, one at a time
+  // from the best sweep: the highest priority, then the fewest of its jobs
+  // leased (fair share), then the oldest; none from a sweep paused, held
+  // (fail-fast) or at its max_running; within a sweep, in grid order. Each
+  // lease carries its sweep's timeout_s. Jobs are leased
   // to `worker` until now + lease_ms (steady clock; the deadline returned is
   // on the wall clock, for people). Empty when none is ready. A repeated
   // call with the same non-empty `request_id` returns the jobs the first
