@@ -468,6 +468,7 @@ static absl::Status ParseRunCap(absl::string_view source,
         IntIn(source, seed, "'sample_seed'", 0, int64_t{1} << 53);
     if (!s.ok()) return s.status();
     space.sample_seed = static_cast<uint64_t>(*s);
+    space.sample_seed_given = true;
   }
   const YAML::Node cap = root["run_cap"];
   if (!cap) {

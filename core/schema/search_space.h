@@ -61,6 +61,7 @@ struct SearchSpace {
   std::vector<SearchParameter> parameters;
   int64_t run_cap = 0;  // 0: unset (a driven study's default)
   uint64_t sample_seed = 0;
+  bool sample_seed_given = false;  // by the spec's text (else the default)
   std::optional<MetricGoal> metric;
 };
 

@@ -9,6 +9,31 @@
 
 namespace tailsweep {
 
+namespace {
+
+// A sampled spec whose text does not give its sample_seed gets the seed it
+// was drawn from written into the text the coordinator keeps, so the
+// draw no longer depends on how a build derives the default.
+void RecordSampleSeed(SweepSpec& spec, absl::string_view source) {
+  if (spec.space.method != SearchMethod::kRandom &&
+      spec.space.method != SearchMethod::kSobol) {
+    return;
+  }
+  if (spec.space.sample_seed_given) return;
+  const std::string text = absl::StrCat(
+      spec.text, spec.text.empty() || spec.text.back() == '\n' ? "" : "\n",
+      "sample_seed: ", spec.space.sample_seed,
+      "  # the draw's seed, recorded at submit\n");
+  absl::StatusOr<SweepSpec> again = ParseSweepSpec(text, source);
+  // Appended to a block mapping it parses to the same spec; a text it does
+  // not fit (a flow mapping) stays as it was.
+  if (again.ok() && again->space.sample_seed == spec.space.sample_seed) {
+    spec = *std::move(again);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<Submission> PrepareSubmission(
     SweepSpec spec, absl::string_view source,
     const std::vector<std::string>& overrides,
@@ -30,6 +55,7 @@ absl::StatusOr<Submission> PrepareSubmission(
     if (!resolved.ok()) return resolved.status();
     spec = *std::move(resolved);
   }
+  RecordSampleSeed(spec, source);
   absl::StatusOr<std::vector<JobSpec>> jobs = ExpandSweep(spec);
   if (!jobs.ok()) return jobs.status();
   return Submission{std::move(spec), *std::move(jobs)};

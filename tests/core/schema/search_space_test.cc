@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/schema/submission.h"
 #include "core/schema/sweep_control.h"
 #include "core/schema/sweep_spec.h"
 #include "tests/testing/status_matchers.h"
@@ -98,6 +100,22 @@ TEST(SearchSpace, RandomDrawsRunCapRunsEachSampleOnEverySeed) {
   TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> other,
                           JobsOf(std::string(kRandom) + "sample_seed: 5\n"));
   EXPECT_NE(jobs[0].id, other[0].id);
+}
+
+TEST(SearchSpace, TheSubmittedTextRecordsTheSeedOfTheDraw) {
+  TS_ASSERT_OK_AND_ASSIGN(
+      SweepSpec spec, ParseSweepSpec(std::string(kHead) + kRandom, "s.yaml"));
+  TS_ASSERT_OK_AND_ASSIGN(Submission sub,
+                          PrepareSubmission(spec, "s.yaml", {}, std::nullopt));
+  EXPECT_NE(
+      sub.spec.text.find(absl::StrCat("sample_seed: ", DefaultSampleSeed("s"))),
+      std::string::npos)
+      << sub.spec.text;
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<JobSpec> before, ExpandSweep(spec));
+  ASSERT_EQ(before.size(), sub.jobs.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(before[i].id, sub.jobs[i].id);
+  }
 }
 
 TEST(SearchSpace, LogUniformSpreadsOverDecades) {
