@@ -561,7 +561,8 @@ class Store {
                           std::vector<std::pair<int64_t, int64_t>>* cursors);
   // The sweeps that may lease (not paused, not held), as leasing reads
   // them: kept in memory from the committed state until SweepsChanged().
-  absl::StatusOr<std::vector<LeaseSweep>> LeaseSweeps();
+  using LeaseSweepList = std::shared_ptr<const std::vector<LeaseSweep>>;
+  absl::StatusOr<LeaseSweepList> LeaseSweeps();
   // A sweep's settings, held state or existence changed and committed.
   void SweepsChanged();
   // Forgets how far the sweep is finished: its jobs may be queued again
@@ -623,7 +624,7 @@ class Store {
   absl::flat_hash_map<int64_t, int64_t> open_from_ ABSL_GUARDED_BY(lease_mu_);
   uint64_t cursor_generation_ ABSL_GUARDED_BY(lease_mu_) = 0;
   // LeaseSweeps' copy, valid while lease_sweeps_of_ == sweeps_generation_.
-  std::vector<LeaseSweep> lease_sweeps_ ABSL_GUARDED_BY(lease_mu_);
+  LeaseSweepList lease_sweeps_ ABSL_GUARDED_BY(lease_mu_);
   uint64_t lease_sweeps_of_ ABSL_GUARDED_BY(lease_mu_) = 0;
   uint64_t sweeps_generation_ ABSL_GUARDED_BY(lease_mu_) = 1;
 };

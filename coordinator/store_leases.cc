@@ -63,16 +63,13 @@ bool HasGpu(const std::vector<std::string>& devices) {
 // A sweep that may lease now (not paused, not held), with its jobs leased
 // for it.
 struct Candidate {
-  int64_t sweep_id = 0;
-  std::string name;
-  int64_t priority = 0;
-  int64_t max_running = 0;  // 0: no limit
+  const LeaseSweep* sweep = nullptr;  // its settings
   int64_t running = 0;
-  double timeout_s = 0;
-  int64_t after = -1;      // the grid position scanned to in this call
-  int64_t open_from = 0;   // every job before it is finished for the sweep
-  bool contiguous = true;  // no unfinished job seen since open_from
-  bool exhausted = false;  // nothing more to lease in this call
+  int64_t after = -1;           // the grid position scanned to in this call
+  int64_t open_from = 0;        // every job before it is finished for the sweep
+  int64_t known_open_from = 0;  // open_from as the call began
+  bool contiguous = true;       // no unfinished job seen since open_from
+  bool exhausted = false;       // nothing more to lease in this call
 };
 
 // The sweeps that may lease, with their jobs leased now counted from the
@@ -83,12 +80,8 @@ absl::StatusOr<std::vector<Candidate>> Candidates(
   out.reserve(sweeps.size());
   for (const LeaseSweep& w : sweeps) {
     Candidate c;
-    c.sweep_id = w.sweep_id;
-    c.name = w.name;
-    c.priority = w.priority;
-    c.max_running = w.max_running;
-    c.timeout_s = w.timeout_s;
-    out.push_back(std::move(c));
+    c.sweep = &w;
+    out.push_back(c);
   }
   absl::StatusOr<sql::Statement> running = db.Prepare(
       "SELECT sj.sweep_id FROM jobs j JOIN sweep_jobs sj ON sj.job_id = "
@@ -101,8 +94,8 @@ absl::StatusOr<std::vector<Candidate>> Candidates(
     const int64_t id = running->Int(0);
     auto it = std::lower_bound(
         out.begin(), out.end(), id,
-        [](const Candidate& c, int64_t v) { return c.sweep_id < v; });
-    if (it != out.end() && it->sweep_id == id) ++it->running;
+        [](const Candidate& c, int64_t v) { return c.sweep->sweep_id < v; });
+    if (it != out.end() && it->sweep->sweep_id == id) ++it->running;
   }
   return out;
 }
@@ -112,12 +105,14 @@ absl::StatusOr<std::vector<Candidate>> Candidates(
 Candidate* Best(std::vector<Candidate>& all) {
   Candidate* best = nullptr;
   for (Candidate& c : all) {
-    if (c.exhausted || (c.max_running > 0 && c.running >= c.max_running)) {
+    const LeaseSweep& w = *c.sweep;
+    if (c.exhausted || (w.max_running > 0 && c.running >= w.max_running)) {
       continue;
     }
     if (best == nullptr ||
-        std::make_tuple(-c.priority, c.running, c.sweep_id) <
-            std::make_tuple(-best->priority, best->running, best->sweep_id)) {
+        std::make_tuple(-w.priority, c.running, w.sweep_id) <
+            std::make_tuple(-best->sweep->priority, best->running,
+                            best->sweep->sweep_id)) {
       best = &c;
     }
   }
@@ -138,26 +133,32 @@ absl::Status Store::PickQueued(
   std::vector<int> free = free_slots;
   int64_t units = free_slots.empty() ? 1 : 0;
   for (int f : free) units += f > 0 ? 1 : 0;
-  absl::StatusOr<std::vector<LeaseSweep>> live = LeaseSweeps();
+  absl::StatusOr<LeaseSweepList> live = LeaseSweeps();
   if (!live.ok()) return live.status();
-  absl::StatusOr<std::vector<Candidate>> sweeps = Candidates(db, *live);
+  absl::StatusOr<std::vector<Candidate>> sweeps = Candidates(db, **live);
   if (!sweeps.ok()) return sweeps.status();
   {
     absl::MutexLock lock(&lease_mu_);
     for (Candidate& c : *sweeps) {
-      auto it = open_from_.find(c.sweep_id);
+      auto it = open_from_.find(c.sweep->sweep_id);
       c.open_from = it == open_from_.end() ? 0 : it->second;
+      c.known_open_from = c.open_from;
       c.after = c.open_from - 1;
     }
   }
   // A page of the sweep's jobs in grid order past `after`; finished ones
   // too, so the sweep's open_from can move past them.
   absl::StatusOr<sql::Statement> page = db.Prepare(absl::StrCat(
+      // Only a queued job's params are read and parsed.
       "SELECT sj.position, j.state, sj.cancelled, j.not_before_ms, j.job_id, "
-      "  j.params, j.epoch, j.attempt, j.kind, "
-      "  CAST(COALESCE(json_extract(j.params, '$.",
-      kGpusKey, "'), '1') AS INTEGER), json_extract(j.params, '$.", kGpusKey,
-      "') IS NOT NULL "
+      "  CASE WHEN j.state = 'queued' THEN j.params END, j.epoch, j.attempt, "
+      "  j.kind, CASE WHEN j.state = 'queued' THEN CAST(COALESCE("
+      "  json_extract(j.params, '$.",
+      kGpusKey,
+      "'), '1') AS INTEGER) END, CASE WHEN j.state = 'queued' "
+      "  THEN json_extract(j.params, '$.",
+      kGpusKey,
+      "') IS NOT NULL END "
       "FROM sweep_jobs sj CROSS JOIN jobs j ON j.job_id = sj.job_id "
       "WHERE sj.sweep_id = ? AND sj.position > ? ORDER BY sj.position "
       "LIMIT 256"));
@@ -170,7 +171,7 @@ absl::Status Store::PickQueued(
     std::optional<Lease> found;
     while (!found && !c->exhausted) {
       page->Reset().IgnoreError();
-      page->Bind(1, c->sweep_id).Bind(2, c->after);
+      page->Bind(1, c->sweep->sweep_id).Bind(2, c->after);
       int rows = 0;
       while (!found) {
         absl::StatusOr<bool> row = page->Step();
@@ -205,9 +206,9 @@ absl::Status Store::PickQueued(
         l.epoch = page->Int(6) + 1;
         l.attempt = page->Int(7) + 1;
         l.kind = kind;
-        l.sweep = c->name;
+        l.sweep = c->sweep->name;
         l.deadline_ms = now + lease_ms;
-        l.timeout_s = c->timeout_s;
+        l.timeout_s = c->sweep->timeout_s;
         found = std::move(l);
       }
       if (!found && rows < 256) c->exhausted = true;
@@ -223,12 +224,15 @@ absl::Status Store::PickQueued(
     }
   }
   for (const Candidate& c : *sweeps) {
-    cursors->emplace_back(c.sweep_id, c.open_from);
+    // Only what this call found finished past what was known.
+    if (c.open_from > c.known_open_from) {
+      cursors->emplace_back(c.sweep->sweep_id, c.open_from);
+    }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<LeaseSweep>> Store::LeaseSweeps() {
+absl::StatusOr<Store::LeaseSweepList> Store::LeaseSweeps() {
   uint64_t generation;
   {
     absl::MutexLock lock(&lease_mu_);
@@ -236,7 +240,7 @@ absl::StatusOr<std::vector<LeaseSweep>> Store::LeaseSweeps() {
     generation = sweeps_generation_;
   }
   // The committed state, by sweep id (Candidates looks sweeps up so).
-  std::vector<LeaseSweep> out;
+  auto out = std::make_shared<std::vector<LeaseSweep>>();
   {
     std::lock_guard<std::mutex> lock(lease_read_mu_);
     absl::StatusOr<sql::Statement> st = lease_reader_->Prepare(
@@ -250,7 +254,7 @@ absl::StatusOr<std::vector<LeaseSweep>> Store::LeaseSweeps() {
         return row.status();
       }
       if (!*row) break;
-      out.push_back(
+      out->push_back(
           {st->Int(0), st->Text(1), st->Int(2), st->Int(3), st->Real(4)});
     }
     st->Reset().IgnoreError();
@@ -260,7 +264,7 @@ absl::StatusOr<std::vector<LeaseSweep>> Store::LeaseSweeps() {
     lease_sweeps_ = out;
     lease_sweeps_of_ = generation;
   }
-  return out;
+  return LeaseSweepList(std::move(out));
 }
 
 void Store::SweepsChanged() {
