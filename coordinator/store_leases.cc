@@ -119,6 +119,49 @@ Candidate* Best(std::vector<Candidate>& all) {
   return best;
 }
 
+// What a queued job must meet to be leased in this call.
+struct RowRules {
+  int64_t now = 0, lease_ms = 0;
+  int64_t units = 0;  // placement units with a free slot
+  bool cpu_only = false;
+  const std::vector<std::string>* kinds;          // empty: every kind
+  const std::vector<int>* free_slots;             // empty: no placement
+  std::vector<int>* free;                         // slots left, PlaceJob's
+  const absl::flat_hash_set<std::string>* taken;  // leased in this call
+};
+
+// The lease of the queued job on the page's current row (PickQueued's
+// columns) when it is ready and fits `r` (then placed in *r.free); nullopt
+// otherwise.
+std::optional<Lease> LeaseOfRow(const sql::Statement& page, const Candidate& c,
+                                const RowRules& r) {
+  if (page.Int(3) > r.now) return std::nullopt;  // backing off
+  if (page.Int(9) > r.units || (r.cpu_only && page.Int(10) != 0)) {
+    return std::nullopt;
+  }
+  const std::string kind = page.Text(8);
+  if (!r.kinds->empty() &&
+      std::find(r.kinds->begin(), r.kinds->end(), kind) == r.kinds->end()) {
+    return std::nullopt;
+  }
+  const std::string job_id = page.Text(4);
+  if (r.taken->contains(job_id)) return std::nullopt;  // via another sweep
+  Lease l;
+  l.params = FromJson(page.Text(5));
+  if (!r.free_slots->empty()) {
+    const absl::StatusOr<int> gpus = JobGpus(l.params);
+    if (!PlaceJob(*r.free, gpus.ok() ? *gpus : 1)) return std::nullopt;
+  }
+  l.job_id = job_id;
+  l.epoch = page.Int(6) + 1;
+  l.attempt = page.Int(7) + 1;
+  l.kind = kind;
+  l.sweep = c.sweep->name;
+  l.deadline_ms = r.now + r.lease_ms;
+  l.timeout_s = c.sweep->timeout_s;
+  return l;
+}
+
 }  // namespace
 
 // Per lease: the best sweep (Best) gives its next ready job in grid order
@@ -164,6 +207,8 @@ absl::Status Store::PickQueued(
       "LIMIT 256"));
   if (!page.ok()) return page.status();
   absl::flat_hash_set<std::string> taken;
+  const RowRules rules{now,    lease_ms,    units, cpu_only,
+                       &kinds, &free_slots, &free, &taken};
   while (static_cast<int64_t>(granted->size()) < max_jobs) {
     Candidate* c = Best(*sweeps);
     if (c == nullptr) break;
@@ -187,29 +232,8 @@ absl::Status Store::PickQueued(
           continue;
         }
         c->contiguous = false;
-        if (state != "queued" || page->Int(3) > now) continue;
-        if (page->Int(9) > units || (cpu_only && page->Int(10) != 0)) continue;
-        const std::string kind = page->Text(8);
-        if (!kinds.empty() &&
-            std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-          continue;
-        }
-        const std::string job_id = page->Text(4);
-        if (taken.contains(job_id)) continue;  // via another sweep
-        Lease l;
-        l.params = FromJson(page->Text(5));
-        if (!free_slots.empty()) {
-          const absl::StatusOr<int> gpus = JobGpus(l.params);
-          if (!PlaceJob(free, gpus.ok() ? *gpus : 1)) continue;
-        }
-        l.job_id = job_id;
-        l.epoch = page->Int(6) + 1;
-        l.attempt = page->Int(7) + 1;
-        l.kind = kind;
-        l.sweep = c->sweep->name;
-        l.deadline_ms = now + lease_ms;
-        l.timeout_s = c->sweep->timeout_s;
-        found = std::move(l);
+        if (state != "queued") continue;
+        found = LeaseOfRow(*page, *c, rules);
       }
       if (!found && rows < 256) c->exhausted = true;
     }
