@@ -200,6 +200,10 @@ class JobRow(NamedTuple):
     params: Dict[str, str]
     result: Optional[str]
     updated_ms: int
+    # Device time its attempts used, a live lease's to now (store.sql's
+    # job_hours); 0 from a file or coordinator from before them.
+    gpu_hours: float = 0.0
+    cpu_hours: float = 0.0
 
 
 def utc(ms: Union[int, str]) -> datetime.datetime:
@@ -271,6 +275,14 @@ class Database:
 
     def close(self) -> None:
         self._db.close()
+
+    def _job_hours(self) -> str:
+        """A job's GPU ms and CPU ms as two SQL columns (j: its jobs row):
+        store.sql's job_hours with now in it; zeros in a file from before
+        the lease history."""
+        if not self._hours:
+            return "0, 0"
+        return _SQL["job_hours"].replace("?1", str(int(time.time() * 1000)))
 
     def _rows(self, sql: str,
               args: Sequence[object] = ()) -> sqlite3.Cursor:
@@ -385,10 +397,11 @@ class Database:
         sql = ("SELECT j.job_id, %s, j.state, j.attempt, j.epoch, "
                "COALESCE(j.holder, ''), "
                "COALESCE(j.last_error, ''), sj.cell, j.params, r.result, "
-               "j.updated_ms "
+               "j.updated_ms, %s "
                "FROM sweep_jobs sj "
                "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
-               "WHERE sj.sweep_id = ?%s" % (_SWEEP_JOB_STATE, filt))
+               "WHERE sj.sweep_id = ?%s"
+               % (_SWEEP_JOB_STATE, self._job_hours(), filt))
         if state is not None:
             sql += " AND %s = ?" % _SWEEP_JOB_STATE
             args.append(state)
@@ -399,7 +412,9 @@ class Database:
                 return
             for r in page:
                 yield JobRow._make(r[:7] + (json.loads(r[7]),
-                                            json.loads(r[8]), r[9], r[10]))
+                                            json.loads(r[8]), r[9], r[10],
+                                            (r[11] or 0) / _MS_PER_HOUR,
+                                            (r[12] or 0) / _MS_PER_HOUR))
 
     def result_rows(self, name: str,
                     where: Where = None) -> Iterator[Tuple[str, str, str]]:
@@ -503,10 +518,10 @@ class Database:
         rows = self._rows(
             "SELECT j.job_id, j.state, j.state, j.attempt, j.epoch, "
             "COALESCE(j.holder, ''), COALESCE(j.last_error, ''), NULL, "
-            "j.params, r.result, j.updated_ms FROM jobs j "
+            "j.params, r.result, j.updated_ms, %s FROM jobs j "
             "LEFT JOIN "
             "results r USING (job_id) WHERE j.job_id >= ? AND j.job_id < ? "
-            "LIMIT 2", (job_id, job_id + "g")).fetchall()
+            "LIMIT 2" % self._job_hours(), (job_id, job_id + "g")).fetchall()
         if not rows:
             raise NotFound("no job '%s'" % job_id)
         if len(rows) > 1:
@@ -514,7 +529,9 @@ class Database:
                 "job id prefix '%s' matches more than one job; give more "
                 "digits" % job_id)
         r = rows[0]
-        return JobRow._make(r[:7] + (None, json.loads(r[8]), r[9], r[10]))
+        return JobRow._make(r[:7] + (None, json.loads(r[8]), r[9], r[10],
+                                     (r[11] or 0) / _MS_PER_HOUR,
+                                     (r[12] or 0) / _MS_PER_HOUR))
 
     def logs(self, job_id: str) -> List[LogRow]:
         return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": utc(at)}

@@ -91,7 +91,9 @@ def _job_row(j: Json) -> JobRow:
                   int(j.get("attempt", 0)), int(j.get("epoch", 0)),
                   j.get("holder", ""), j.get("last_error", ""),
                   _cells(j.get("cell")), _cells(j.get("params")),
-                  j.get("result_json") or None, int(j.get("updated_ms", 0)))
+                  j.get("result_json") or None, int(j.get("updated_ms", 0)),
+                  float(j.get("gpu_hours", 0.0)),
+                  float(j.get("cpu_hours", 0.0)))
 
 
 def _retry_after(answer: http.client.HTTPResponse) -> float:

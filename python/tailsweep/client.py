@@ -588,6 +588,9 @@ class Job:
                      if row.cell is not None else None)
         self.params = {k: _typed(v) for k, v in row.params.items()}
         self.result = json.loads(row.result) if row.result else None
+        # Device time its attempts used (SweepInfo's gpu_hours says how).
+        self.gpu_hours = row.gpu_hours
+        self.cpu_hours = row.cpu_hours
 
     def __repr__(self) -> str:
         return "Job(%r, state=%r)" % (self.id[:12], self.state)

@@ -83,6 +83,11 @@ def test_a_random_search_runs_and_reads_back_typed(services):
     assert len(samples) == 8 and samples.eq(2).all(), samples
     status = done(s, "random-search")
     assert status["cpu_hours"] > 0, status
+    # Each job's device time, online and from the database file.
+    online = list(client.sweep("random-search").jobs())
+    offline = list(tailsweep.Client.open(s.db).sweep("random-search").jobs())
+    assert all(j.cpu_hours > 0 and j.gpu_hours == 0 for j in online)
+    assert [j.cpu_hours for j in offline] == [j.cpu_hours for j in online]
 
 
 def test_asha_stops_runs_early_and_counts_the_steps(services):
