@@ -1,5 +1,9 @@
 #include "core/schema/file_util.h"
 
+#if TAILSWEEP_HAVE_OPENSSL
+#include <openssl/evp.h>
+#endif
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,11 +139,11 @@ constexpr uint32_t kK[64] = {
 inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 }  // namespace
 
-Sha256::Sha256()
+PortableSha256::PortableSha256()
     : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
-void Sha256::Block(const unsigned char* p) {
+void PortableSha256::Block(const unsigned char* p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i) {
     w[i] = uint32_t{p[4 * i]} << 24 | uint32_t{p[4 * i + 1]} << 16 |
@@ -174,7 +178,7 @@ void Sha256::Block(const unsigned char* p) {
   h_[4] += e, h_[5] += f, h_[6] += g, h_[7] += h;
 }
 
-void Sha256::Update(absl::string_view data) {
+void PortableSha256::Update(absl::string_view data) {
   length_ += data.size();
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   size_t n = data.size();
@@ -191,7 +195,7 @@ void Sha256::Update(absl::string_view data) {
   buffered_ = n;
 }
 
-std::string Sha256::Hex() {
+std::string PortableSha256::Hex() {
   const uint64_t bits = length_ * 8;
   const unsigned char pad = 0x80;
   Update(absl::string_view(reinterpret_cast<const char*>(&pad), 1));
@@ -212,6 +216,40 @@ std::string Sha256::Hex() {
   }
   return out;
 }
+
+#if TAILSWEEP_HAVE_OPENSSL
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(ctx_);
+    ctx_ = nullptr;  // the portable code then
+  }
+}
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+void Sha256::Update(absl::string_view data) {
+  if (ctx_ == nullptr) return portable_.Update(data);
+  EVP_DigestUpdate(ctx_, data.data(), data.size());
+}
+std::string Sha256::Hex() {
+  if (ctx_ == nullptr) return portable_.Hex();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_DigestFinal_ex(ctx_, digest, &n);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 15]);
+  }
+  return out;
+}
+const char* Sha256::Implementation() { return "openssl"; }
+#else
+Sha256::Sha256() = default;
+Sha256::~Sha256() = default;
+void Sha256::Update(absl::string_view data) { portable_.Update(data); }
+std::string Sha256::Hex() { return portable_.Hex(); }
+const char* Sha256::Implementation() { return "portable"; }
+#endif
 
 std::string Sha256Hex(absl::string_view data) {
   Sha256 sha;

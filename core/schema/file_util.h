@@ -11,6 +11,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
+struct evp_md_ctx_st;  // OpenSSL's digest context (openssl/evp.h)
+
 namespace tailsweep {
 
 // The whole file. NotFound when it does not exist, Internal on I/O errors.
@@ -43,10 +45,11 @@ struct FileDigest {
 };
 absl::StatusOr<FileDigest> DigestFile(const std::string& path);
 
-// Incremental SHA-256, for data that arrives in parts.
-class Sha256 {
+// Incremental SHA-256 written out here (FIPS 180-4), for builds without
+// OpenSSL; and what Sha256 is measured against (bench/sha256_bench.cc).
+class PortableSha256 {
  public:
-  Sha256();
+  PortableSha256();
   void Update(absl::string_view data);
   // The digest of everything given; the object must not be used after.
   std::string Hex();
@@ -57,6 +60,26 @@ class Sha256 {
   unsigned char buffer_[64];
   size_t buffered_ = 0;
   uint64_t length_ = 0;
+};
+
+// Incremental SHA-256, for data that arrives in parts: OpenSSL's (its
+// SHA extensions or vector code) where the build has OpenSSL, else
+// PortableSha256. Not copyable.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void Update(absl::string_view data);
+  // The digest of everything given; the object must not be used after.
+  std::string Hex();
+  // "openssl" or "portable": which one this build uses.
+  static const char* Implementation();
+
+ private:
+  ::evp_md_ctx_st* ctx_ = nullptr;  // OpenSSL's, when built with it
+  PortableSha256 portable_;         // else this
 };
 
 }  // namespace tailsweep

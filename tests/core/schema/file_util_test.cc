@@ -34,6 +34,23 @@ TEST(Sha256, KnownVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// OpenSSL's and the portable code give the same digests, part by part.
+TEST(Sha256, TheImplementationsAgree) {
+  std::string data;
+  for (int i = 0; i < 5000; ++i) data.push_back(static_cast<char>(i * 7));
+  for (size_t cut : {0, 1, 63, 64, 65, 1000, 4999}) {
+    Sha256 fast;
+    PortableSha256 portable;
+    for (absl::string_view part : {absl::string_view(data).substr(0, cut),
+                                   absl::string_view(data).substr(cut)}) {
+      fast.Update(part);
+      portable.Update(part);
+    }
+    EXPECT_EQ(fast.Hex(), portable.Hex()) << "cut at " << cut;
+  }
+  EXPECT_EQ(std::string(Sha256::Implementation()), "openssl");
+}
+
 TEST(Sha256, IncrementalEqualsWhole) {
   std::string data;
   for (int i = 0; i < 1000; ++i) data.push_back(static_cast<char>(i * 7));
