@@ -48,7 +48,10 @@ TEST(Sha256, TheImplementationsAgree) {
     }
     EXPECT_EQ(fast.Hex(), portable.Hex()) << "cut at " << cut;
   }
-  EXPECT_EQ(std::string(Sha256::Implementation()), "openssl");
+  // Which one Sha256 is depends on the build (a torch-only one may lack
+  // OpenSSL); sha256_bench says.
+  const std::string which = Sha256::Implementation();
+  EXPECT_TRUE(which == "openssl" || which == "portable") << which;
 }
 
 TEST(Sha256, IncrementalEqualsWhole) {
