@@ -221,8 +221,10 @@ int Main(int argc, char** argv) {
         "name: bench", w == 0 ? "" : absl::StrCat("-", w), "\ngrid:\n  seed: [",
         seeds, "]\nfixed:\n  steps: 10\n  warmup: 1\n"));
     v1::SubmitSweepResponse submitted;
-    if (!stub->SubmitSweep(BenchContext().get(), submit, &submitted).ok())
+    if (!stub->SubmitSweep(BenchContext().get(), submit, &submitted).ok()) {
+      std::fprintf(stderr, "submit of sweep %d failed\n", w);
       return 1;
+    }
   }
   const double submit_s = SecondsSince(t0);
 

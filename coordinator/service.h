@@ -159,7 +159,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   TokenAuth auth_;
   Telemetry* telemetry_;
   SearchDriver search_;
-  StopRules stop_rules_;  // the sweeps' stop rules (stop: asha)
+  StopRules stop_rules_;      // the sweeps' stop rules (stop: asha)
   ResultPages result_pages_;  // GetResults snapshots
   ReadLane reads_;            // last: its threads use the rest
 };

@@ -109,8 +109,7 @@ absl::Status ApplyOne(const std::string& word, SweepSpec& spec) {
   }
   for (const SearchParameter& p : spec.space.parameters) {
     if (p.key == key) {
-      return BadOverride(word, absl::StrCat("'", key,
-                                            "' is drawn by method ",
+      return BadOverride(word, absl::StrCat("'", key, "' is drawn by method ",
                                             spec.space.method_name,
                                             "; edit its distribution in "
                                             "'parameters'"));

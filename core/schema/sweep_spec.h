@@ -109,7 +109,7 @@ struct SweepSpec {
   std::optional<SearchSpec> search;
   SearchSpace space;     // method grid unless the spec names another
   SweepControl control;  // what the spec sets of it
-  std::string text;  // the source text it was parsed from
+  std::string text;      // the source text it was parsed from
 };
 
 struct JobSpec {
