@@ -36,6 +36,8 @@ std::vector<Command> ResultCommands();
 std::vector<Command> CurveCommands();
 // priority, pause, unpause, tag, note, rm (control_commands.cc).
 std::vector<Command> ControlCommands();
+// checkpoint (output_commands.cc): what a run made, off the coordinator.
+std::vector<Command> OutputCommands();
 // export and snapshot (export_command.cc).
 std::vector<Command> ExportCommands();
 // report (report_command.cc).

@@ -43,6 +43,7 @@ int Main(int argc, char** argv) {
   for (Command& c : ResultCommands()) service.push_back(std::move(c));
   for (Command& c : CurveCommands()) service.push_back(std::move(c));
   for (Command& c : ControlCommands()) service.push_back(std::move(c));
+  for (Command& c : OutputCommands()) service.push_back(std::move(c));
   for (Command& c : ExportCommands()) service.push_back(std::move(c));
   for (Command& c : ReportCommands()) service.push_back(std::move(c));
   for (Command& command : service) {

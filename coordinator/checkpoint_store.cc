@@ -146,6 +146,22 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
   return stored->step;
 }
 
+namespace {
+
+v1::CheckpointHeader HeaderOf(const std::string& job_id, int64_t epoch,
+                              const CheckpointRow& row) {
+  v1::CheckpointHeader header;
+  header.set_job_id(job_id);
+  header.set_epoch(epoch);
+  header.set_step(row.step);
+  header.set_name(std::filesystem::path(row.file).filename().string());
+  header.set_bytes(row.bytes);
+  header.set_sha256(row.sha256);
+  return header;
+}
+
+}  // namespace
+
 absl::Status CheckpointStore::Download(
     const std::string& worker, const std::string& job_id, int64_t epoch,
     const std::function<bool(const v1::CheckpointChunk&)>& send) {
@@ -153,33 +169,13 @@ absl::Status CheckpointStore::Download(
     return s;
   absl::StatusOr<std::vector<CheckpointRow>> rows = store_->Checkpoints(job_id);
   if (!rows.ok()) return rows.status();
-  // The newest intact one: each file is checked against its recorded size
-  // and SHA-256 before it is sent, so a file damaged on this disk costs
-  // one checkpoint's work, not the job's.
+  // The newest intact one: SendFile checks each file against its recorded
+  // size and SHA-256 before it sends a byte, so a file damaged on this
+  // disk costs one checkpoint's work, not the job's.
   std::string damaged;
   for (const CheckpointRow& row : *rows) {
     const std::string path =
         (std::filesystem::path(data_dir_) / row.file).string();
-    const absl::StatusOr<FileDigest> digest = DigestFile(path);
-    if (!digest.ok() || digest->bytes != row.bytes ||
-        digest->sha256 != row.sha256) {
-      const std::string why =
-          !digest.ok() ? std::string(digest.status().message())
-          : digest->bytes != row.bytes
-              ? absl::StrCat(digest->bytes, " bytes, not ", row.bytes)
-              : "its SHA-256 does not match";
-      absl::StrAppend(&damaged, damaged.empty() ? "" : "; ", "step ", row.step,
-                      " (", row.file, "): ", why);
-      spdlog::error("job {}: checkpoint of step {} is damaged ({}): {}", job_id,
-                    row.step, why,
-                    &row == &rows->back() ? "no older one is kept"
-                                          : "the one before it is tried");
-      store_
-          ->RecordEvent(job_id, epoch, "checkpoint_damaged",
-                        absl::StrCat("step ", row.step, ": ", why))
-          .IgnoreError();  // the log line says it too
-      continue;
-    }
     if (!damaged.empty()) {
       spdlog::warn("job {}: resumes from its checkpoint of step {} instead",
                    job_id, row.step);
@@ -189,18 +185,57 @@ absl::Status CheckpointStore::Download(
                                      " (newer ones damaged: ", damaged, ")"))
           .IgnoreError();
     }
-    v1::CheckpointHeader header;
-    header.set_job_id(job_id);
-    header.set_epoch(epoch);
-    header.set_step(row.step);
-    header.set_name(std::filesystem::path(row.file).filename().string());
-    header.set_bytes(row.bytes);
-    header.set_sha256(row.sha256);
-    return transfer::SendFile(path, header, send);
+    absl::Status sent =
+        transfer::SendFile(path, HeaderOf(job_id, epoch, row), send);
+    if (sent.code() != absl::StatusCode::kDataLoss &&
+        sent.code() != absl::StatusCode::kNotFound) {
+      return sent;
+    }
+    const std::string why(sent.message());
+    absl::StrAppend(&damaged, damaged.empty() ? "" : "; ", "step ", row.step,
+                    " (", row.file, "): ", why);
+    spdlog::error("job {}: checkpoint of step {} is damaged ({}): {}", job_id,
+                  row.step, why,
+                  &row == &rows->back() ? "no older one is kept"
+                                        : "the one before it is tried");
+    store_
+        ->RecordEvent(job_id, epoch, "checkpoint_damaged",
+                      absl::StrCat("step ", row.step, ": ", why))
+        .IgnoreError();  // the log line says it too
   }
   return absl::NotFoundError(absl::StrCat("every stored checkpoint of job ",
                                           job_id, " is damaged (", damaged,
                                           "); it starts from step 0"));
+}
+
+absl::Status CheckpointStore::Fetch(
+    const std::string& job_id, int64_t step,
+    const std::function<bool(const v1::CheckpointChunk&)>& send) {
+  absl::StatusOr<std::vector<CheckpointRow>> rows =
+      store_->Checkpoints(job_id, /*with_kept=*/true);
+  if (!rows.ok()) return rows.status();
+  std::string steps;
+  for (const CheckpointRow& row : *rows) {
+    absl::StrAppend(&steps, steps.empty() ? "" : ", ", row.step);
+  }
+  for (const CheckpointRow& row : *rows) {
+    if (step != 0 && row.step != step) continue;
+    const std::string path =
+        (std::filesystem::path(data_dir_) / row.file).string();
+    absl::Status sent =
+        transfer::SendFile(path, HeaderOf(job_id, 0, row), send);
+    if (sent.code() == absl::StatusCode::kDataLoss ||
+        sent.code() == absl::StatusCode::kNotFound) {
+      return absl::DataLossError(
+          absl::StrCat("the checkpoint of job ", job_id, " at step ", row.step,
+                       " is damaged on the coordinator: ", sent.message(),
+                       " (steps kept: ", steps, ")"));
+    }
+    return sent;
+  }
+  return absl::NotFoundError(absl::StrCat("job ", job_id,
+                                          " has no checkpoint of step ", step,
+                                          " (steps kept: ", steps, ")"));
 }
 
 int64_t CheckpointStore::RemoveFiles(const std::vector<std::string>& files,

@@ -58,6 +58,14 @@ class CheckpointStore {
       const std::string& worker, const std::string& job_id, int64_t epoch,
       const std::function<bool(const v1::CheckpointChunk&)>& send);
 
+  // Sends the stored checkpoint of job `job_id` at `step` (0: the newest)
+  // to anyone (FetchCheckpoint): its header's epoch is 0. NotFound (naming
+  // the steps kept) when there is none of that step; DataLoss when its
+  // file no longer matches its record.
+  absl::Status Fetch(
+      const std::string& job_id, int64_t step,
+      const std::function<bool(const v1::CheckpointChunk&)>& send);
+
  private:
   // OK when a file of `bytes` fits, after pruning what no job needs.
   absl::Status MakeRoom(const v1::CheckpointHeader& header);

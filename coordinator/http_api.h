@@ -106,6 +106,11 @@ void ServeJobs(const CoordinatorApi& calls, const httplib::Request& req,
 // token in the header X-Next-Page-Token (and the JSON body).
 void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res);
+// GET /api/jobs/JOB/checkpoint[?step=N]: the stored file (a tar for a
+// command job), its length known, its step and SHA-256 in the headers
+// X-Checkpoint-Step and X-Checkpoint-Sha256 (http_outputs.cc).
+void ServeCheckpoint(const CoordinatorApi& calls, const httplib::Request& req,
+                     httplib::Response& res);
 // GET /api/jobs/JOB/metrics: every page of the job's points.
 void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res);

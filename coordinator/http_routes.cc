@@ -142,6 +142,10 @@ const std::vector<ApiRoute>& ApiRoutes() {
        "state, last error and each attempt's stderr tail (an id or 6+ of "
        "its hex digits)",
        ServeLogs},
+      {"GET", "/api/jobs/{job}/checkpoint", "FetchCheckpoint", "step",
+       "a stored checkpoint (the newest, or ?step=N) as its file; a tar "
+       "for a command job; X-Checkpoint-Step, X-Checkpoint-Sha256 headers",
+       ServeCheckpoint},
       {"GET", "/api/workers", "ListWorkers", "",
        "each worker's last contact and leases held", ServeWorkers},
   };

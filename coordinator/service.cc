@@ -377,6 +377,18 @@ grpc::Status CoordinatorService::DownloadCheckpoint(
       [&](const v1::CheckpointChunk& chunk) { return writer->Write(chunk); }));
 }
 
+grpc::Status CoordinatorService::FetchCheckpoint(
+    grpc::ServerContext* ctx, const v1::FetchCheckpointRequest* req,
+    grpc::ServerWriter<v1::CheckpointChunk>* writer) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  absl::StatusOr<JobRow> job = store_->Job(req->job());
+  if (!job.ok()) return Answer(job.status());
+  return Answer(checkpoints_->Fetch(
+      job->job_id, req->step(),
+      [&](const v1::CheckpointChunk& chunk) { return writer->Write(chunk); }));
+}
+
 grpc::Status HealthService::Check(
     grpc::ServerContext* ctx, const grpc::health::v1::HealthCheckRequest* req,
     grpc::health::v1::HealthCheckResponse* resp) {

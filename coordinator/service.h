@@ -111,6 +111,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status DownloadCheckpoint(
       grpc::ServerContext*, const v1::DownloadCheckpointRequest*,
       grpc::ServerWriter<v1::CheckpointChunk>*) override;
+  grpc::Status FetchCheckpoint(
+      grpc::ServerContext*, const v1::FetchCheckpointRequest*,
+      grpc::ServerWriter<v1::CheckpointChunk>*) override;
   grpc::Status ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest*,
                           v1::ListSweepsResponse*) override;
   grpc::Status GetMetrics(grpc::ServerContext*, const v1::GetMetricsRequest*,

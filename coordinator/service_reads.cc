@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <variant>
 
@@ -400,6 +401,22 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
   absl::StatusOr<JobRow> job = store_->Job(req->job());
   if (!job.ok()) return Answer(job.status());
   *resp->mutable_job() = JobInfoOf(*job);
+  absl::StatusOr<std::vector<CheckpointRow>> checkpoints =
+      store_->Checkpoints(job->job_id, /*with_kept=*/true);
+  if (!checkpoints.ok() && !absl::IsNotFound(checkpoints.status())) {
+    return Answer(checkpoints.status());
+  }
+  for (const CheckpointRow& c :
+       checkpoints.ok() ? *checkpoints : std::vector<CheckpointRow>{}) {
+    v1::StoredCheckpoint* out = resp->add_checkpoints();
+    out->set_step(c.step);
+    out->set_name(std::filesystem::path(c.file).filename().string());
+    out->set_bytes(c.bytes);
+    out->set_sha256(c.sha256);
+    out->set_uploaded_ms(c.uploaded_ms);
+    out->set_best(c.best);
+    if (c.best) out->set_metric(c.metric);
+  }
   return grpc::Status::OK;
 }
 

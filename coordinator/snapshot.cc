@@ -29,11 +29,11 @@ absl::Status Prune(const std::string& path, const std::string& sweep) {
   const std::string keep =
       absl::StrCat("(SELECT job_id FROM sweep_jobs WHERE sweep_id = ", id, ")");
   std::string sql = "PRAGMA foreign_keys = OFF; BEGIN;";
-  for (const char* table : {"events", "metrics", "results", "checkpoints",
-                            "previous_checkpoints", "job_logs", "jobs"}) {
+  for (const char* table : store_internal::kPerJobTables) {
     absl::StrAppend(&sql, "DELETE FROM ", table, " WHERE job_id NOT IN ", keep,
                     ";");
   }
+  absl::StrAppend(&sql, "DELETE FROM jobs WHERE job_id NOT IN ", keep, ";");
   absl::StrAppend(&sql, "DELETE FROM sweep_jobs WHERE sweep_id != ", id, ";",
                   "DELETE FROM sweeps WHERE name != ", Quoted(sweep), ";",
                   "DELETE FROM lease_requests; DELETE FROM workers; COMMIT;",

@@ -113,6 +113,20 @@ CREATE TABLE IF NOT EXISTS previous_checkpoints (
   epoch        INTEGER NOT NULL,
   uploaded_ms  INTEGER NOT NULL
 );
+-- Checkpoints kept for their metric (a spec's `checkpoints: {keep: best
+-- | all}`): the best `at_most` of a job. A row may share its file with the
+-- job's newest checkpoint.
+CREATE TABLE IF NOT EXISTS kept_checkpoints (
+  job_id       TEXT NOT NULL REFERENCES jobs (job_id),
+  step         INTEGER NOT NULL,
+  file         TEXT NOT NULL,
+  bytes        INTEGER NOT NULL,
+  sha256       TEXT NOT NULL,
+  epoch        INTEGER NOT NULL,
+  uploaded_ms  INTEGER NOT NULL,
+  metric       REAL NOT NULL,             -- its step's value of the metric
+  PRIMARY KEY (job_id, step)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lease_requests (  -- LeaseJobs calls, for retries
   worker_id   TEXT NOT NULL,
   request_id  TEXT NOT NULL,

@@ -141,6 +141,9 @@ struct CheckpointRow {
   std::string file;
   int64_t bytes = 0;
   std::string sha256;
+  int64_t uploaded_ms = 0;
+  bool best = false;  // kept for its metric (kept_checkpoints)
+  double metric = 0;  // when best
 };
 
 // The database file's own marks: SQLite's application_id says it is a
@@ -149,7 +152,7 @@ struct CheckpointRow {
 // one with no marks (0) is an older store and is migrated. Readers of the
 // file (python/tailsweep/_database.py) check the same numbers.
 inline constexpr int64_t kStoreApplicationId = 0x54535750;  // "TSWP"
-inline constexpr int64_t kStoreSchemaVersion = 8;
+inline constexpr int64_t kStoreSchemaVersion = 9;
 
 class Store {
  public:
@@ -349,9 +352,10 @@ class Store {
                                                  int64_t epoch,
                                                  const CheckpointRow& row);
   // The job's stored checkpoints, newest first: the newest and the one
-  // before it (kept as its fallback). NotFound when it has none.
+  // before it (kept as its fallback), and with `with_kept` those kept for
+  // their metric (one row a step). NotFound when it has none.
   absl::StatusOr<std::vector<CheckpointRow>> Checkpoints(
-      const std::string& job_id);
+      const std::string& job_id, bool with_kept = false);
   // Checkpoints no job can need, to prune when room is short, in the
   // order to prune them: the older (fallback) ones of jobs neither queued
   // nor leased, then the newest ones of done jobs.

@@ -295,11 +295,13 @@ absl::StatusOr<Store::RemoveResult> Store::RemoveSweep(const std::string& sweep,
     out.shared_jobs = *all - *mine;
     out.running = *running;
     out.metric_points = *points;
-    absl::StatusOr<sql::Statement> files = db.Prepare(
-        absl::StrCat("SELECT file FROM checkpoints WHERE job_id IN (", own,
-                     ") UNION ALL SELECT file FROM previous_checkpoints WHERE "
-                     "job_id IN (",
-                     own, ")"));
+    std::string files_sql;
+    for (const char* table : store_internal::kFileTables) {
+      absl::StrAppend(&files_sql,
+                      files_sql.empty() ? "SELECT" : " UNION SELECT",
+                      " file FROM ", table, " WHERE job_id IN (", own, ")");
+    }
+    absl::StatusOr<sql::Statement> files = db.Prepare(files_sql);
     if (!files.ok()) return files.status();
     files->Bind(1, *id);
     while (true) {
@@ -325,8 +327,7 @@ absl::StatusOr<Store::RemoveResult> Store::RemoveSweep(const std::string& sweep,
         db.Prepare(absl::StrCat("INSERT INTO temp.removing (job_id) ", own));
     if (!mark.ok()) return mark.status();
     TS_RETURN_IF_ERROR(mark->Bind(1, *id).Run());
-    for (const char* table : {"metrics", "results", "checkpoints",
-                              "previous_checkpoints", "job_logs", "events"}) {
+    for (const char* table : store_internal::kPerJobTables) {
       TS_RETURN_IF_ERROR(db.Exec(
           absl::StrCat("DELETE FROM ", table,
                        " WHERE job_id IN (SELECT job_id FROM temp.removing)")));

@@ -17,6 +17,15 @@
 
 namespace tailsweep::store_internal {
 
+// The tables that hold rows of a job besides `jobs` itself: what goes with
+// a removed job, and what a snapshot cut to one sweep keeps of its jobs.
+inline constexpr const char* kPerJobTables[] = {
+    "metrics",          "results",  "checkpoints", "previous_checkpoints",
+    "kept_checkpoints", "job_logs", "events"};
+// The tables that record files under the data directory (their `file`).
+inline constexpr const char* kFileTables[] = {
+    "checkpoints", "previous_checkpoints", "kept_checkpoints"};
+
 // Key/value lists as JSON objects (the params, cell and fixed columns).
 std::string ToJson(const KeyValues& kv);
 KeyValues FromJson(const std::string& text);

@@ -222,12 +222,16 @@ absl::Status Store::CheckLease(const std::string& worker,
 }
 
 absl::StatusOr<std::vector<CheckpointRow>> Store::Checkpoints(
-    const std::string& job_id) {
+    const std::string& job_id, bool with_kept) {
   std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
-      "SELECT step, file, bytes, sha256 FROM checkpoints WHERE job_id = ?1 "
-      "UNION ALL SELECT step, file, bytes, sha256 FROM previous_checkpoints "
-      "WHERE job_id = ?1 ORDER BY step DESC");
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
+      "SELECT step, file, bytes, sha256, uploaded_ms, 0, 0 FROM checkpoints "
+      "WHERE job_id = ?1 UNION ALL SELECT step, file, bytes, sha256, "
+      "uploaded_ms, 0, 0 FROM previous_checkpoints WHERE job_id = ?1 ",
+      with_kept ? "UNION ALL SELECT step, file, bytes, sha256, uploaded_ms, "
+                  "1, metric FROM kept_checkpoints WHERE job_id = ?1 "
+                : "",
+      "ORDER BY 1 DESC, 6 DESC"));
   if (!st.ok()) return st.status();
   st->Bind(1, job_id);
   std::vector<CheckpointRow> rows;
@@ -235,7 +239,10 @@ absl::StatusOr<std::vector<CheckpointRow>> Store::Checkpoints(
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    rows.push_back({st->Int(0), st->Text(1), st->Int(2), st->Text(3)});
+    // A kept row first (ORDER BY), then the same step's newest row.
+    if (!rows.empty() && rows.back().step == st->Int(0)) continue;
+    rows.push_back({st->Int(0), st->Text(1), st->Int(2), st->Text(3),
+                    st->Int(4), st->Int(5) != 0, st->Real(6)});
   }
   if (rows.empty()) {
     return absl::NotFoundError(absl::StrCat("no checkpoint for job ", job_id));

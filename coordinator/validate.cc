@@ -356,6 +356,17 @@ absl::Status Validate(const v1::DownloadCheckpointRequest& req) {
   return CheckLeaseCall(req);
 }
 
+absl::Status Validate(const v1::FetchCheckpointRequest& req) {
+  TS_RETURN_IF_ERROR(CheckJobPrefix(req.job()));
+  if (req.step() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step ", req.step(),
+                     ": allowed: 0 (the newest) or a "
+                     "step the job has a checkpoint of"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Validate(const v1::CheckpointHeader& h, int64_t max_bytes) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(h));
   if (h.step() < 1) {

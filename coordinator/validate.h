@@ -48,6 +48,7 @@ absl::Status Validate(const v1::CompleteJobRequest& req);
 absl::Status Validate(const v1::FailJobRequest& req);
 absl::Status Validate(const v1::ReleaseJobRequest& req);
 absl::Status Validate(const v1::DownloadCheckpointRequest& req);
+absl::Status Validate(const v1::FetchCheckpointRequest& req);
 // The first message of an upload; `max_bytes` is --max-checkpoint-bytes.
 absl::Status Validate(const v1::CheckpointHeader& header, int64_t max_bytes);
 absl::Status Validate(const v1::ListJobsRequest& req);

@@ -29,6 +29,46 @@ absl::Status CoordinatorApi::Call(Fn fn) const {
     });                                                                       \
   }
 
+namespace {
+
+class GrpcChunkStream final : public ChunkStream {
+ public:
+  GrpcChunkStream(std::unique_ptr<grpc::ClientContext> ctx,
+                  v1::Coordinator::StubInterface* stub,
+                  const v1::FetchCheckpointRequest& request,
+                  CoordinatorApi::Explain explain)
+      : ctx_(std::move(ctx)), explain_(std::move(explain)) {
+    ctx_->set_deadline(gpr_inf_future(GPR_CLOCK_REALTIME));
+    reader_ = stub->FetchCheckpoint(ctx_.get(), request);
+  }
+  ~GrpcChunkStream() override {
+    if (!finished_) ctx_->TryCancel();
+  }
+  bool Next(v1::CheckpointChunk* chunk) override {
+    return reader_->Read(chunk);
+  }
+  absl::Status Finish() override {
+    finished_ = true;
+    absl::Status status = FromGrpc(reader_->Finish());
+    if (!status.ok() && explain_) status = explain_(std::move(status));
+    return status;
+  }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> ctx_;
+  CoordinatorApi::Explain explain_;
+  std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>> reader_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkStream> CoordinatorApi::FetchCheckpoint(
+    const v1::FetchCheckpointRequest& request) const {
+  return std::make_unique<GrpcChunkStream>(context_(), stub_, request,
+                                           explain_);
+}
+
 TS_UNARY(SubmitSweep)
 TS_UNARY(AddJobs)
 TS_UNARY(GetSweepStatus)

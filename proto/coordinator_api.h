@@ -22,6 +22,17 @@
 
 namespace tailsweep {
 
+// A FetchCheckpoint stream being read: Next gives each message, the
+// header first, until it returns false; Finish then says how the stream
+// ended. It holds its own call (no deadline: a large file takes as long as
+// it takes); destroying it cancels the call.
+class ChunkStream {
+ public:
+  virtual ~ChunkStream() = default;
+  virtual bool Next(v1::CheckpointChunk* chunk) = 0;
+  virtual absl::Status Finish() = 0;
+};
+
 class CoordinatorApi {
  public:
   using NewContext = std::function<std::unique_ptr<grpc::ClientContext>()>;
@@ -67,6 +78,8 @@ class CoordinatorApi {
                            v1::RemoveSweepResponse* response) const;
   absl::Status ListWorkers(const v1::ListWorkersRequest& request,
                            v1::ListWorkersResponse* response) const;
+  std::unique_ptr<ChunkStream> FetchCheckpoint(
+      const v1::FetchCheckpointRequest& request) const;
 
  private:
   template <typename Fn>

@@ -93,8 +93,10 @@ absl::Status LocalJobFiles::UnpackCheckpoints(const std::string& dir) {
         !IsCheckpointBundle(path)) {
       continue;
     }
-    if (absl::Status s = UnpackCheckpointBundle(path, checkpoints); !s.ok()) {
-      return s;
+    if (absl::StatusOr<std::string> top =
+            UnpackCheckpointBundle(path, checkpoints);
+        !top.ok()) {
+      return top.status();
     }
     fs::remove(path, ec);
   }

@@ -6,11 +6,17 @@
 // a file named COMPLETE, written last. The wire and the coordinator's store
 // carry one file per checkpoint (checkpoint_name.h), so the worker packs a
 // complete directory into one bundle file and unpacks it before a resumed
-// attempt starts. The bundle: the line "TAILSWEEP-BUNDLE 1", then per
-// regular file "F SIZE PATH" and its SIZE bytes, then "E"; PATH is
-// relative and starts with the directory's own name, so it comes back
-// under the name the child gave it. Symbolic links and special files are
-// not carried. Torch-free.
+// attempt starts (and `tailsweep checkpoint` after a download).
+//
+// A bundle is a plain POSIX tar (ustar; a pax header carries a path longer
+// than ustar's 255 characters; sizes of 8 GiB and more in base-256), so
+// `tar -xf` opens it: the directory's own name first, then its regular
+// files, sorted, with their permission bits and times. Symbolic links and
+// special files are not carried. Unpacking refuses any entry that could
+// land outside the destination (absolute, "..", a link, a device) and any
+// damage (a bad header checksum, a short file), naming the entry.
+// Bundles of the format before tar ("TAILSWEEP-BUNDLE 1") are still read.
+// Torch-free.
 
 #include <cstdint>
 #include <string>
@@ -38,14 +44,15 @@ absl::StatusOr<CheckpointDir> NewestCompleteCheckpointDir(
 // Packs the directory `src` into the bundle file `out` (written atomically).
 absl::Status PackCheckpointDir(const std::string& src, const std::string& out);
 
-// Whether the file at `path` is a bundle (its first line).
+// Whether the file at `path` is a bundle (a tar, or the older format).
 bool IsCheckpointBundle(const std::string& path);
 
 // Unpacks the bundle `bundle` into `dest` (the directory it names appears
 // there whole, or not at all; an older one of that name is replaced).
-// InvalidArgument for a damaged bundle or a path that would leave `dest`.
-absl::Status UnpackCheckpointBundle(const std::string& bundle,
-                                    const std::string& dest);
+// Returns that directory's name. InvalidArgument for a damaged bundle, an
+// entry outside one top directory, or one that would leave `dest`.
+absl::StatusOr<std::string> UnpackCheckpointBundle(const std::string& bundle,
+                                                   const std::string& dest);
 
 }  // namespace tailsweep
 

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -106,6 +108,58 @@ TEST_F(CommandE2E, KillNineThenResumeFromTheCheckpointDirectoryWithOneCurve) {
       json::parse(QueryText("SELECT result FROM results"), nullptr, false);
   EXPECT_EQ(result["resumed_from_step"], 10) << result.dump();
   EXPECT_EQ(result["summary"]["loss"]["points"], 20) << result.dump();
+}
+
+TEST_F(CommandE2E, AnyJobsCheckpointComesOffTheCoordinatorAsATar) {
+  // Steps 1..20, a checkpoint directory every 5 with a nested file.
+  Script("ck.sh",
+         "i=1\nwhile [ $i -le 20 ]; do\n"
+         "  echo \"{\\\"step\\\": $i, \\\"loss\\\": $i}\" >> "
+         "\"$TAILSWEEP_METRICS_FILE\"\n"
+         "  if [ $((i % 5)) -eq 0 ]; then\n"
+         "    d=\"$TAILSWEEP_CHECKPOINT_DIR/step-$i\"; mkdir -p \"$d/sub\"\n"
+         "    echo $i > \"$d/sub/state\"; touch \"$d/COMPLETE\"; sleep 0.3\n"
+         "  fi\n  i=$((i+1))\ndone\n");
+  StartCoordinator();
+  Submit(Spec("ck", "[./ck.sh]"));
+  StartWorker("w", {"--exit-when-idle"});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  ASSERT_TRUE(WaitFor("SELECT MAX(step) FROM checkpoints", 20));
+  const std::string id = QueryText("SELECT job_id FROM jobs").substr(0, 10);
+  // The newest, unpacked where --out says.
+  testing::CommandResult got =
+      Cli("checkpoint " + id + " --out " + dir_ + "/got");
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  std::ifstream state(dir_ + "/got/step-20/sub/state");
+  std::string text;
+  state >> text;
+  EXPECT_EQ(text, "20");
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/got/step-20/COMPLETE"));
+  // The list names the steps kept (the worker uploads the newest it sees:
+  // 20 and one before it); the older one as the tar it travels as, which
+  // tar opens.
+  testing::CommandResult list =
+      Cli("checkpoint " + id + " --list --format json");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  const json kept = json::parse(list.out, nullptr, false)["checkpoints"];
+  ASSERT_EQ(kept.size(), 2u) << list.out;
+  EXPECT_EQ(kept[0]["step"], 20);
+  const std::string older = kept[1]["step"].dump();
+  got = Cli("checkpoint " + id + " --step " + older + " --tar --out " + dir_ +
+            "/tar");
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  EXPECT_EQ(std::system(absl::StrCat("cd ", dir_, "/tar && tar -xf step-*.pt ",
+                                     "&& grep -qx ", older, " step-", older,
+                                     "/sub/state")
+                            .c_str()),
+            0);
+  // A step not kept: exit 2, naming those that are.
+  got = Cli("checkpoint " + id + " --step 3 --out " + dir_ + "/none");
+  EXPECT_EQ(got.exit_code, 2);
+  EXPECT_NE(got.err.find("steps kept: 20, " + older), std::string::npos)
+      << got.err;
+  EXPECT_NE(Cli("checkpoint " + id).err.find("--out"), std::string::npos);
 }
 
 TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {
