@@ -30,13 +30,14 @@ struct Command {
 std::vector<Command> LabCommands();
 // The service subcommands: submit, status, watch, cancel, resume, workers
 // (sweep_commands.cc), jobs and results (result_commands.cc), curves and
-// logs (curve_commands.cc).
+// (curve_commands.cc).
 std::vector<Command> SweepCommands();
 std::vector<Command> ResultCommands();
 std::vector<Command> CurveCommands();
 // priority, pause, unpause, tag, note, rm (control_commands.cc).
 std::vector<Command> ControlCommands();
-// checkpoint (output_commands.cc): what a run made, off the coordinator.
+// checkpoint, logs, artifacts (output_commands.cc): what a run made, off
+// the coordinator.
 std::vector<Command> OutputCommands();
 // export and snapshot (export_command.cc).
 std::vector<Command> ExportCommands();

@@ -1,5 +1,5 @@
-// `tailsweep curves` and `tailsweep logs`: a job's (or a sweep's) stored
-// metric series, and the stderr tail of a job's attempts.
+// `tailsweep curves`: a job's (or a sweep's) stored
+// metric series.
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -95,46 +95,6 @@ RunFn DefineCurves(CLI::App& app) {
   };
 }
 
-RunFn DefineLogs(CLI::App& app) {
-  struct Flags {
-    Connection c;
-    std::string job;
-    bool all = false;
-  };
-  auto f = std::make_shared<Flags>();
-  app.add_option("JOB", f->job, "A job id or its first 6+ characters")
-      ->required();
-  app.add_flag("--all", f->all, "Every attempt's tail, not only the newest");
-  return [f]() -> absl::Status {
-    v1::GetJobLogRequest req;
-    req.set_job(f->job);
-    v1::GetJobLogResponse log;
-    if (absl::Status s = f->c.Call(&CoordinatorApi::GetJobLog, req, &log);
-        !s.ok()) {
-      return s;
-    }
-    // What workers sent is shown with its control characters escaped;
-    // line breaks and tabs of the tail stay readable.
-    std::cerr << "job " << log.job_id() << ": " << log.state()
-              << (log.last_error().empty() ? "" : ", last error: ")
-              << EscapeControl(ErrorHeadline(log.last_error(), 300)) << "\n";
-    if (log.logs_size() == 0) {
-      std::cerr << "no stderr kept for this job yet (it is sent when an "
-                   "attempt ends)\n";
-    }
-    for (const v1::JobLog& entry : log.logs()) {
-      std::cerr << "--- epoch " << entry.epoch() << " ("
-                << EscapeControl(entry.outcome()) << ") ---\n";
-      std::cout << EscapeControl(entry.stderr_tail(), Lines::kKeep);
-      if (!entry.stderr_tail().empty() && entry.stderr_tail().back() != '\n') {
-        std::cout << "\n";
-      }
-      if (!f->all) break;
-    }
-    return absl::OkStatus();
-  };
-}
-
 }  // namespace
 
 std::vector<Command> CurveCommands() {
@@ -142,7 +102,6 @@ std::vector<Command> CurveCommands() {
       {"curves",
        "Metric series of a job or of every job of a sweep (CSV, JSON)",
        DefineCurves},
-      {"logs", "The stderr tail of a job's last attempt", DefineLogs},
   };
 }
 

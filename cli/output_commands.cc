@@ -1,24 +1,35 @@
 // The `tailsweep` commands that take what a run made off the coordinator:
-// checkpoint (a job's stored checkpoints: list them, or download one).
+// checkpoint (a job's stored checkpoints: list them, or download one),
+// logs (each attempt's whole stdout and stderr; the live tail with
+// --follow) and artifacts (the files its spec's globs matched).
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/command.h"
 #include "cli/connection.h"
+#include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/render.h"
 #include "core/number_text.h"
 #include "core/schema/checkpoint_bundle.h"
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/disk_space.h"
+#include "core/schema/file_util.h"
 #include "core/schema/json_number.h"
+#include "core/schema/run_outputs.h"
 #include "core/schema/status_macros.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/coordinator_api.h"
@@ -163,6 +174,271 @@ RunFn DefineCheckpoint(CLI::App& app) {
   };
 }
 
+// What one ReadJobFile stream said: the header, and its data written out.
+struct ReadResult {
+  v1::JobFileHeader header;
+  int64_t bytes = 0;
+};
+
+// Reads a job file, passing each data chunk to `data`.
+absl::StatusOr<ReadResult> ReadJobFile(
+    const CoordinatorApi& api, const v1::ReadJobFileRequest& req,
+    const std::function<void(const std::string&)>& data) {
+  std::unique_ptr<JobFileStream> stream = api.ReadJobFile(req);
+  v1::JobFileChunk chunk;
+  ReadResult out;
+  if (!stream->Next(&chunk) || !chunk.has_header()) {
+    absl::Status s = stream->Finish();
+    return s.ok() ? absl::DataLossError("the answer had no header") : s;
+  }
+  out.header = chunk.header();
+  while (stream->Next(&chunk)) {
+    out.bytes += static_cast<int64_t>(chunk.data().size());
+    data(chunk.data());
+  }
+  TS_RETURN_IF_ERROR(stream->Finish());
+  return out;
+}
+
+// Prints log text: as it is when stdout is not a terminal (byte-exact in a
+// pipe or a file), else with control characters escaped.
+void PrintLog(const std::string& data) {
+  static const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  std::cout << (tty ? EscapeControl(data, Lines::kKeep) : data);
+  std::cout.flush();
+}
+
+// The stderr tails of jobs that have no stored logs (run before 0.3.0, or
+// by an older worker).
+absl::Status PrintTails(Connection& c, const std::string& job, bool all) {
+  v1::GetJobLogRequest req;
+  req.set_job(job);
+  v1::GetJobLogResponse log;
+  TS_RETURN_IF_ERROR(c.Call(&CoordinatorApi::GetJobLog, req, &log));
+  std::cerr << "job " << log.job_id() << ": " << log.state()
+            << (log.last_error().empty() ? "" : ", last error: ")
+            << EscapeControl(ErrorHeadline(log.last_error(), 300)) << "\n";
+  if (log.logs_size() == 0) {
+    std::cerr << "no output kept for this job yet (it is sent when an "
+                 "attempt ends; --follow shows a running one's)\n";
+  }
+  for (const v1::JobLog& entry : log.logs()) {
+    std::cerr << "--- epoch " << entry.epoch() << " ("
+              << EscapeControl(entry.outcome()) << "), stderr tail ---\n";
+    PrintLog(entry.stderr_tail());
+    if (!entry.stderr_tail().empty() && entry.stderr_tail().back() != '\n') {
+      std::cout << "\n";
+    }
+    if (!all) break;
+  }
+  return absl::OkStatus();
+}
+
+struct LogFlags {
+  Connection c;
+  std::string job;
+  int64_t attempt = 0;
+  bool out = false, err = false, follow = false, all = false;
+};
+
+// Follows the newest attempt's `name` until the job is no longer running.
+absl::Status FollowLog(LogFlags& f, const std::string& name) {
+  absl::StatusOr<const CoordinatorApi*> api = f.c.Api();
+  if (!api.ok()) return api.status();
+  int64_t epoch = -1, offset = 0;
+  while (true) {
+    v1::ReadJobFileRequest req;
+    req.set_job(f.job);
+    req.set_kind("log");
+    req.set_name(name);
+    req.set_offset(offset);
+    absl::StatusOr<ReadResult> got =
+        ReadJobFile(**api, req, [&](const std::string& d) { PrintLog(d); });
+    if (got.ok() && got->header.epoch() != epoch) {
+      if (epoch != -1 || got->header.offset() > 0) {
+        // A new attempt (or the first seen midway): from its start.
+        epoch = got->header.epoch();
+        offset = 0;
+        std::cerr << "--- epoch " << epoch << " ---\n";
+        continue;
+      }
+      epoch = got->header.epoch();
+    }
+    if (got.ok()) {
+      if (got->header.offset() > offset) {
+        std::cerr << "[" << got->header.offset() - offset
+                  << " bytes not kept while it ran]\n";
+      }
+      offset = got->header.offset() + got->bytes;
+    } else if (!absl::IsNotFound(got.status())) {
+      return got.status();
+    }
+    v1::GetJobRequest jr;
+    jr.set_job(f.job);
+    v1::GetJobResponse job;
+    TS_RETURN_IF_ERROR(f.c.Call(&CoordinatorApi::GetJob, jr, &job));
+    const std::string& state = job.job().state();
+    const bool live = got.ok() && got->header.live();
+    if (state != "queued" && state != "leased" && !live)
+      return absl::OkStatus();
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+}
+
+absl::Status PrintLogs(LogFlags& f) {
+  absl::StatusOr<const CoordinatorApi*> api = f.c.Api();
+  if (!api.ok()) return api.status();
+  const std::vector<std::string> names =
+      f.out   ? std::vector<std::string>{"stdout"}
+      : f.err ? std::vector<std::string>{"stderr"}
+              : std::vector<std::string>{"stdout", "stderr"};
+  if (f.follow) return FollowLog(f, names.front());
+  v1::GetJobRequest jr;
+  jr.set_job(f.job);
+  v1::GetJobResponse job;
+  TS_RETURN_IF_ERROR(f.c.Call(&CoordinatorApi::GetJob, jr, &job));
+  std::set<int64_t> epochs;
+  for (const v1::StoredJobFile& file : job.files()) {
+    if (file.kind() == "log") epochs.insert(file.epoch());
+  }
+  if (epochs.empty()) return PrintTails(f.c, f.job, f.all);
+  std::vector<int64_t> chosen;
+  if (f.attempt > 0) {
+    chosen.push_back(f.attempt);
+  } else if (f.all) {
+    chosen.assign(epochs.begin(), epochs.end());
+  } else {
+    chosen.push_back(*epochs.rbegin());
+  }
+  for (int64_t epoch : chosen) {
+    for (const std::string& name : names) {
+      v1::ReadJobFileRequest req;
+      req.set_job(job.job().job_id());
+      req.set_kind("log");
+      req.set_name(name);
+      req.set_epoch(epoch);
+      absl::StatusOr<ReadResult> got =
+          ReadJobFile(**api, req, [&](const std::string& d) { PrintLog(d); });
+      if (absl::IsNotFound(got.status()) && names.size() > 1) continue;
+      if (!got.ok()) return got.status();
+      const v1::JobFileHeader& h = got->header;
+      std::cerr << "--- epoch " << epoch << " " << name << ": "
+                << Megabytes(h.original_bytes())
+                << (h.cut() ? ", its middle cut (logs_max_mib)" : "")
+                << " ---\n";
+    }
+  }
+  return absl::OkStatus();
+}
+
+RunFn DefineLogs(CLI::App& app) {
+  auto f = std::make_shared<LogFlags>();
+  app.add_option("JOB", f->job, "A job id or its first 6+ characters")
+      ->required();
+  app.add_option("--attempt", f->attempt,
+                 "The attempt whose lease epoch is N (default: the newest)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--stdout", f->out, "Only its stdout");
+  app.add_flag("--stderr", f->err, "Only its stderr")->excludes("--stdout");
+  app.add_flag("--all", f->all, "Every attempt, oldest first");
+  app.add_flag("--follow,-f", f->follow,
+               "Follow the running attempt's stdout (or --stderr) until the "
+               "job ends")
+      ->excludes("--all")
+      ->excludes("--attempt");
+  app.footer(
+      "Each attempt's whole stdout and stderr, as its worker sent them when "
+      "it ended (a log longer than the spec's logs_max_mib keeps its head "
+      "and tail). Written as is to a pipe or file; control characters "
+      "escaped on a terminal.");
+  return [f]() -> absl::Status { return PrintLogs(*f); };
+}
+
+absl::Status Artifacts(Connection& c, const std::string& job_prefix,
+                       const std::string& out, Format format) {
+  v1::GetJobRequest jr;
+  jr.set_job(job_prefix);
+  v1::GetJobResponse job;
+  TS_RETURN_IF_ERROR(c.Call(&CoordinatorApi::GetJob, jr, &job));
+  std::vector<v1::StoredJobFile> files;
+  for (const v1::StoredJobFile& f : job.files()) {
+    if (f.kind() == "artifact") files.push_back(f);
+  }
+  if (out.empty()) {
+    if (format == Format::kJson) {
+      nlohmann::json doc = nlohmann::json::array();
+      for (const v1::StoredJobFile& f : files) {
+        doc.push_back({{"name", f.name()},
+                       {"bytes", f.bytes()},
+                       {"sha256", f.sha256()},
+                       {"epoch", f.epoch()}});
+      }
+      PrintJson({{"job_id", job.job().job_id()}, {"artifacts", doc}});
+      return absl::OkStatus();
+    }
+    Table t;
+    t.header = {"name", "size", "epoch"};
+    for (const v1::StoredJobFile& f : files) {
+      t.rows.push_back(
+          {f.name(), Megabytes(f.bytes()), absl::StrCat(f.epoch())});
+    }
+    if (files.empty())
+      std::cerr << "job " << job.job().job_id() << " has no artifacts\n";
+    else
+      std::cout << RenderText(t);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<const CoordinatorApi*> api = c.Api();
+  if (!api.ok()) return api.status();
+  for (const v1::StoredJobFile& f : files) {
+    TS_RETURN_IF_ERROR(CheckArtifactGlob(f.name()));  // stays inside --out
+    v1::ReadJobFileRequest req;
+    req.set_job(job.job().job_id());
+    req.set_kind("artifact");
+    req.set_name(f.name());
+    const std::string path = (fs::path(out) / f.name()).string();
+    fs::create_directories(fs::path(path).parent_path());
+    const std::string temp = path + ".part";
+    {
+      std::ofstream o(temp, std::ios::binary | std::ios::trunc);
+      absl::StatusOr<ReadResult> got = ReadJobFile(
+          **api, req,
+          [&](const std::string& d) { o.write(d.data(), d.size()); });
+      if (!got.ok()) return got.status();
+      if (!o.flush()) return absl::InternalError("cannot write " + temp);
+    }
+    absl::StatusOr<FileDigest> digest = DigestFile(temp);
+    if (!digest.ok() || digest->sha256 != f.sha256()) {
+      fs::remove(temp);
+      return absl::DataLossError(
+          absl::StrCat("artifact ", f.name(), " arrived damaged (SHA-256)"));
+    }
+    fs::rename(temp, path);
+    std::cout << path << "\n";
+  }
+  return absl::OkStatus();
+}
+
+RunFn DefineArtifacts(CLI::App& app) {
+  struct Flags {
+    Connection c;
+    std::string job, out;
+    Format format = Format::kText;
+  };
+  auto f = std::make_shared<Flags>();
+  app.add_option("JOB", f->job, "A job id or its first 6+ characters")
+      ->required();
+  app.add_option("--out", f->out,
+                 "Download them into this directory (their paths kept)");
+  AddFormatOption(app, &f->format);
+  app.footer(
+      "The files a job's `artifacts:` globs matched when its attempt ended "
+      "(the newest attempt's of each name).");
+  return [f]() -> absl::Status {
+    return Artifacts(f->c, f->job, f->out, f->format);
+  };
+}
+
 }  // namespace
 
 std::vector<Command> OutputCommands() {
@@ -171,6 +447,11 @@ std::vector<Command> OutputCommands() {
        "Download a job's checkpoint (the newest, or --step N), or --list "
        "them",
        DefineCheckpoint},
+      {"logs",
+       "A job's whole stdout and stderr, per attempt; --follow a running one",
+       DefineLogs},
+      {"artifacts", "List a job's artifacts, or download them (--out DIR)",
+       DefineArtifacts},
   };
 }
 

@@ -39,6 +39,8 @@ class CheckpointStore {
   CheckpointStore(Store* store, std::string data_dir,
                   CheckpointBudget budget = {});
 
+  const std::string& data_dir() const { return data_dir_; }
+
   // Receives the data chunks after `header` (validated by the caller) under
   // the header's lease and records the file when newer than the stored
   // one. Returns the step stored now. The statuses of Store::CheckLease

@@ -34,6 +34,16 @@ void ToProto(const SweepSettings& s, v1::SweepSettings* out) {
   out->set_stop_rule(s.stop);
 }
 
+void ToProto(const RunOutputs& o, v1::JobOutputs* out) {
+  out->set_keep(o.checkpoints.keep);
+  out->set_keep_metric(o.checkpoints.metric);
+  out->set_keep_maximize(o.checkpoints.maximize);
+  out->set_keep_at_most(o.checkpoints.at_most);
+  for (const std::string& g : o.artifacts) out->add_artifacts(g);
+  out->set_artifacts_max_mib(o.artifacts_max_mib);
+  out->set_logs_max_mib(o.logs_max_mib);
+}
+
 void ToProto(const SweepHours& h, v1::SweepHours* out) {
   out->set_gpu_hours(h.gpu_hours);
   out->set_cpu_hours(h.cpu_hours);
@@ -166,6 +176,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
     out->set_attempt(l.attempt);
     out->set_deadline_ms(l.deadline_ms);
     out->set_timeout_s(l.timeout_s);
+    if (l.outputs) ToProto(*l.outputs, out->mutable_outputs());
     for (const auto& [k, v] : l.params) {
       v1::KeyValue* kv = out->add_params();
       kv->set_key(k);
@@ -191,6 +202,9 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
   }
   resp->set_deadline_ms(*deadline);
   if (telemetry_) telemetry_->LeaseRenewed();
+  for (const v1::LiveOutput& o : req->output()) {
+    files_.AddLive(req->job_id(), req->epoch(), o);
+  }
   return grpc::Status::OK;
 }
 
@@ -236,6 +250,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
     spdlog::info("{}: done ({})", JobTag(req->job_id(), req->epoch()),
                  req->worker_id());
     stop_rules_.Forget(req->job_id());
+    files_.ForgetLive(req->job_id());
     search_.JobFinished();
   } else {
     spdlog::warn("{}: result from {} refused: {}",
@@ -257,7 +272,10 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
   const absl::Status s =
       store_->Fail(req->worker_id(), req->job_id(), req->epoch(), req->error(),
                    req->stderr_tail());
-  if (s.ok()) search_.JobFinished();
+  if (s.ok()) {
+    files_.ForgetLive(req->job_id());
+    search_.JobFinished();
+  }
   return Answer(s);
 }
 
@@ -267,8 +285,10 @@ grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
   TS_AUTHORIZE(ctx);
   ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
-  return Answer(store_->Release(req->worker_id(), req->job_id(), req->epoch(),
-                                req->reason()));
+  const absl::Status s = store_->Release(req->worker_id(), req->job_id(),
+                                         req->epoch(), req->reason());
+  if (s.ok()) files_.ForgetLive(req->job_id());
+  return Answer(s);
 }
 
 grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
@@ -387,6 +407,48 @@ grpc::Status CoordinatorService::FetchCheckpoint(
   return Answer(checkpoints_->Fetch(
       job->job_id, req->step(),
       [&](const v1::CheckpointChunk& chunk) { return writer->Write(chunk); }));
+}
+
+grpc::Status CoordinatorService::UploadJobFile(
+    grpc::ServerContext* ctx, grpc::ServerReader<v1::JobFileChunk>* reader,
+    v1::UploadJobFileResponse*) {
+  TS_AUTHORIZE(ctx);
+  v1::JobFileChunk first;
+  if (!reader->Read(&first) || !first.has_header()) {
+    return Answer(absl::InvalidArgumentError(
+        "the stream's first message must be a header"));
+  }
+  const v1::JobFileHeader& h = first.header();
+  TS_GRPC_RETURN_IF_ERROR(Validate(h));
+  TS_GRPC_RETURN_IF_ERROR(JobFileStore::Validate(h));
+  v1::JobFileChunk chunk;
+  const absl::Status s =
+      files_.Upload(h, [&](const std::string** data, absl::Status* error) {
+        if (!reader->Read(&chunk)) return false;
+        if (!chunk.has_data()) {
+          *error = absl::DataLossError("a second header inside the stream");
+          return false;
+        }
+        *data = &chunk.data();
+        return true;
+      });
+  if (!s.ok()) {
+    spdlog::warn("{}: {} {} not stored: {}", JobTag(h.job_id(), h.epoch()),
+                 h.kind(), h.name(), s.ToString());
+  }
+  return Answer(s);
+}
+
+grpc::Status CoordinatorService::ReadJobFile(
+    grpc::ServerContext* ctx, const v1::ReadJobFileRequest* req,
+    grpc::ServerWriter<v1::JobFileChunk>* writer) {
+  TS_AUTHORIZE(ctx);
+  TS_GRPC_RETURN_IF_ERROR(Validate(*req));
+  absl::StatusOr<JobRow> job = store_->Job(req->job());
+  if (!job.ok()) return Answer(job.status());
+  return Answer(files_.Read(
+      job->job_id, *req,
+      [&](const v1::JobFileChunk& chunk) { return writer->Write(chunk); }));
 }
 
 grpc::Status HealthService::Check(

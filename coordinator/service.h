@@ -12,6 +12,7 @@
 
 #include "coordinator/auth.h"
 #include "coordinator/checkpoint_store.h"
+#include "coordinator/job_file_store.h"
 #include "coordinator/read_lane.h"
 #include "coordinator/result_pages.h"
 #include "coordinator/search_driver.h"
@@ -32,6 +33,8 @@ grpc::Status Answer(const absl::Status& status);
 // A sweep's settings and hours on the wire.
 void ToProto(const SweepSettings& s, v1::SweepSettings* out);
 void ToProto(const SweepHours& h, v1::SweepHours* out);
+// The worker's part of a sweep's outputs (notify stays here).
+void ToProto(const RunOutputs& o, v1::JobOutputs* out);
 
 // The first lines of every handler: the token, then the fields.
 #define TS_GRPC_RETURN_IF_ERROR(expr)                          \
@@ -44,6 +47,9 @@ void ToProto(const SweepHours& h, v1::SweepHours* out);
 struct ServiceOptions {
   // Checkpoints larger than this are refused (RESOURCE_EXHAUSTED).
   int64_t max_checkpoint_bytes = int64_t{4} << 30;
+  // Logs and artifacts (UploadJobFile), under the checkpoints' data
+  // directory.
+  JobFileLimits job_files;
   // Empty: no authentication.
   std::string token;
   // Counts leases and points when set (coordinator/telemetry.h).
@@ -63,6 +69,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
                      ServiceOptions options = {})
       : store_(store),
         checkpoints_(checkpoints),
+        files_(store, checkpoints->data_dir(), options.job_files),
         max_checkpoint_bytes_(options.max_checkpoint_bytes),
         auth_(options.token),
         telemetry_(options.telemetry),
@@ -114,6 +121,11 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status FetchCheckpoint(
       grpc::ServerContext*, const v1::FetchCheckpointRequest*,
       grpc::ServerWriter<v1::CheckpointChunk>*) override;
+  grpc::Status UploadJobFile(grpc::ServerContext*,
+                             grpc::ServerReader<v1::JobFileChunk>*,
+                             v1::UploadJobFileResponse*) override;
+  grpc::Status ReadJobFile(grpc::ServerContext*, const v1::ReadJobFileRequest*,
+                           grpc::ServerWriter<v1::JobFileChunk>*) override;
   grpc::Status ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest*,
                           v1::ListSweepsResponse*) override;
   grpc::Status GetMetrics(grpc::ServerContext*, const v1::GetMetricsRequest*,
@@ -158,6 +170,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
   Store* store_;
   CheckpointStore* checkpoints_;
+  JobFileStore files_;  // logs and artifacts
   int64_t max_checkpoint_bytes_;
   TokenAuth auth_;
   Telemetry* telemetry_;

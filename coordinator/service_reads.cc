@@ -417,6 +417,19 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
     out->set_best(c.best);
     if (c.best) out->set_metric(c.metric);
   }
+  absl::StatusOr<std::vector<JobFileRow>> files = store_->JobFiles(job->job_id);
+  if (!files.ok()) return Answer(files.status());
+  for (const JobFileRow& f : *files) {
+    v1::StoredJobFile* out = resp->add_files();
+    out->set_kind(f.kind);
+    out->set_name(f.name);
+    out->set_epoch(f.epoch);
+    out->set_bytes(f.bytes);
+    out->set_original_bytes(f.original_bytes);
+    out->set_cut(f.cut);
+    out->set_sha256(f.sha256);
+    out->set_uploaded_ms(f.uploaded_ms);
+  }
   return grpc::Status::OK;
 }
 

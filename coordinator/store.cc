@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS sweeps (
   timeout_s    REAL NOT NULL DEFAULT 0,
   tags         TEXT NOT NULL DEFAULT '{}',   -- JSON object
   notes        TEXT NOT NULL DEFAULT '',
-  stop_rule    TEXT NOT NULL DEFAULT ''      -- JSON (AshaJson)
+  stop_rule    TEXT NOT NULL DEFAULT '',     -- JSON (AshaJson)
+  outputs      TEXT NOT NULL DEFAULT ''      -- JSON (RunOutputsJson)
 );
 CREATE TABLE IF NOT EXISTS jobs (
   job_id            TEXT PRIMARY KEY,     -- SHA-256 of the full assignment
@@ -127,6 +128,21 @@ CREATE TABLE IF NOT EXISTS kept_checkpoints (
   metric       REAL NOT NULL,             -- its step's value of the metric
   PRIMARY KEY (job_id, step)
 ) WITHOUT ROWID;
+-- Files attempts made (JobFileStore): logs (gzip) and artifacts.
+CREATE TABLE IF NOT EXISTS job_files (
+  job_id          TEXT NOT NULL REFERENCES jobs (job_id),
+  kind            TEXT NOT NULL,          -- log | artifact
+  name            TEXT NOT NULL,          -- stdout | stderr | a path
+  epoch           INTEGER NOT NULL,
+  file            TEXT NOT NULL,          -- path under --data-dir
+  bytes           INTEGER NOT NULL,
+  sha256          TEXT NOT NULL,
+  original_bytes  INTEGER NOT NULL,
+  cut             INTEGER NOT NULL,
+  gzip            INTEGER NOT NULL,
+  uploaded_ms     INTEGER NOT NULL,
+  PRIMARY KEY (job_id, kind, name, epoch)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lease_requests (  -- LeaseJobs calls, for retries
   worker_id   TEXT NOT NULL,
   request_id  TEXT NOT NULL,
@@ -176,7 +192,8 @@ absl::Status Migrate(sql::Db& db, AddColumn& add_column) {
            {"timeout_s", "REAL NOT NULL DEFAULT 0"},
            {"tags", "TEXT NOT NULL DEFAULT '{}'"},
            {"notes", "TEXT NOT NULL DEFAULT ''"},
-           {"stop_rule", "TEXT NOT NULL DEFAULT ''"}}) {
+           {"stop_rule", "TEXT NOT NULL DEFAULT ''"},
+           {"outputs", "TEXT NOT NULL DEFAULT ''"}}) {
     TS_RETURN_IF_ERROR(add_column("sweeps", column, type, ""));
   }
   for (const auto& [column, type] :
@@ -192,8 +209,9 @@ absl::Status Migrate(sql::Db& db, AddColumn& add_column) {
   // What leasing reads of every sweep, without the rows' spec text (which
   // may span overflow pages).
   TS_RETURN_IF_ERROR(db.Exec(
-      "CREATE INDEX IF NOT EXISTS sweeps_leasing ON sweeps (paused, held, "
-      "sweep_id, name, priority, max_running, timeout_s)"));
+      "DROP INDEX IF EXISTS sweeps_leasing; "
+      "CREATE INDEX IF NOT EXISTS sweeps_leasing_9 ON sweeps (paused, held, "
+      "sweep_id, name, priority, max_running, timeout_s, outputs)"));
   // A job cancelled before cancels were per sweep: every sweep of it
   // cancelled it.
   TS_RETURN_IF_ERROR(

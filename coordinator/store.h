@@ -39,6 +39,7 @@
 #include "core/schema/job_kind.h"
 #include "core/schema/job_state.h"
 #include "core/schema/metric_point.h"
+#include "core/schema/run_outputs.h"
 #include "core/schema/sweep_spec.h"
 
 namespace tailsweep {
@@ -70,6 +71,8 @@ struct Lease {
   int64_t deadline_ms = 0;
   KeyValues params;
   double timeout_s = 0;  // the sweep's timeout_s per attempt; 0: none
+  // The sweep's output keys (notify aside, the worker's part).
+  std::shared_ptr<const RunOutputs> outputs;
 };
 
 // How a sweep runs (core/schema/sweep_control.h), as stored: set by its
@@ -96,6 +99,7 @@ struct LeaseSweep {
   int64_t priority = 0;
   int64_t max_running = 0;
   double timeout_s = 0;
+  std::shared_ptr<const RunOutputs> outputs;
 };
 
 // Device time a sweep's attempts used, from the lease history (each
@@ -144,6 +148,22 @@ struct CheckpointRow {
   int64_t uploaded_ms = 0;
   bool best = false;  // kept for its metric (kept_checkpoints)
   double metric = 0;  // when best
+};
+
+// A file an attempt made, stored under the data directory (job_files):
+// a log (stdout, stderr: gzip) or an artifact (its path in the job
+// directory).
+struct JobFileRow {
+  std::string kind;  // log | artifact
+  std::string name;
+  int64_t epoch = 0;
+  std::string file;   // relative to the data directory
+  int64_t bytes = 0;  // as stored
+  std::string sha256;
+  int64_t original_bytes = 0;
+  bool cut = false;
+  bool gzip = false;
+  int64_t uploaded_ms = 0;
 };
 
 // The database file's own marks: SQLite's application_id says it is a
@@ -368,6 +388,17 @@ class Store {
   absl::StatusOr<std::vector<SpareCheckpoint>> SpareCheckpoints();
   // Drops the record of `c` (the caller removes its file).
   absl::Status ForgetCheckpoint(const SpareCheckpoint& c);
+  // Records a file of the attempt `epoch` (its live lease, or the lease
+  // that ended it) and returns the files it replaces: the same name of the
+  // same attempt, and for an artifact the same name of older attempts
+  // (the caller removes them). The statuses of CheckLease.
+  absl::StatusOr<std::vector<std::string>> RecordJobFile(
+      const std::string& worker, const std::string& job_id, int64_t epoch,
+      const JobFileRow& row);
+  // The job's stored files: logs by epoch (newest first), then artifacts
+  // by name.
+  absl::StatusOr<std::vector<JobFileRow>> JobFiles(const std::string& job_id);
+
   // Records an event of a job (a damaged checkpoint, ...).
   absl::Status RecordEvent(const std::string& job_id, int64_t epoch,
                            absl::string_view kind, absl::string_view detail);

@@ -1,4 +1,4 @@
-// The store's checkpoint records.
+// The store's records of files: checkpoints and the files attempts made.
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/store.h"
@@ -50,6 +50,79 @@ absl::StatusOr<CheckpointRow> Store::RecordCheckpoint(
   });
   if (!status.ok()) return status;
   return stored;
+}
+
+absl::StatusOr<std::vector<std::string>> Store::RecordJobFile(
+    const std::string& worker, const std::string& job_id, int64_t epoch,
+    const JobFileRow& row) {
+  std::vector<std::string> replaced;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    replaced.clear();
+    TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
+                                                  /*allow_done=*/true));
+    // The same name of this attempt; an artifact's of every attempt.
+    const std::string where =
+        absl::StrCat("WHERE job_id = ?1 AND kind = ?2 AND name = ?3",
+                     row.kind == "artifact" ? "" : " AND epoch = ?4");
+    absl::StatusOr<sql::Statement> old =
+        db.Prepare(absl::StrCat("SELECT file FROM job_files ", where));
+    if (!old.ok()) return old.status();
+    old->Bind(1, job_id).Bind(2, row.kind).Bind(3, row.name);
+    if (row.kind != "artifact") old->Bind(4, epoch);
+    while (true) {
+      absl::StatusOr<bool> r = old->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) break;
+      if (old->Text(0) != row.file) replaced.push_back(old->Text(0));
+    }
+    old->Reset().IgnoreError();
+    absl::StatusOr<sql::Statement> drop =
+        db.Prepare(absl::StrCat("DELETE FROM job_files ", where));
+    if (!drop.ok()) return drop.status();
+    drop->Bind(1, job_id).Bind(2, row.kind).Bind(3, row.name);
+    if (row.kind != "artifact") drop->Bind(4, epoch);
+    TS_RETURN_IF_ERROR(drop->Run());
+    absl::StatusOr<sql::Statement> add = db.Prepare(
+        "INSERT INTO job_files (job_id, kind, name, epoch, file, bytes, "
+        "sha256, original_bytes, cut, gzip, uploaded_ms) VALUES (?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?)");
+    if (!add.ok()) return add.status();
+    return add->Bind(1, job_id)
+        .Bind(2, row.kind)
+        .Bind(3, row.name)
+        .Bind(4, epoch)
+        .Bind(5, row.file)
+        .Bind(6, row.bytes)
+        .Bind(7, row.sha256)
+        .Bind(8, row.original_bytes)
+        .Bind(9, int64_t{row.cut})
+        .Bind(10, int64_t{row.gzip})
+        .Bind(11, clock_->WallMs())
+        .Run();
+  });
+  if (!status.ok()) return status;
+  return replaced;
+}
+
+absl::StatusOr<std::vector<JobFileRow>> Store::JobFiles(
+    const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT kind, name, epoch, file, bytes, sha256, original_bytes, cut, "
+      "gzip, uploaded_ms FROM job_files WHERE job_id = ? ORDER BY kind = "
+      "'artifact', CASE WHEN kind = 'log' THEN -epoch ELSE 0 END, name");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  std::vector<JobFileRow> rows;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    rows.push_back({st->Text(0), st->Text(1), st->Int(2), st->Text(3),
+                    st->Int(4), st->Text(5), st->Int(6), st->Int(7) != 0,
+                    st->Int(8) != 0, st->Int(9)});
+  }
+  return rows;
 }
 
 absl::Status Store::RecordEvent(const std::string& job_id, int64_t epoch,

@@ -21,10 +21,10 @@ namespace tailsweep::store_internal {
 // a removed job, and what a snapshot cut to one sweep keeps of its jobs.
 inline constexpr const char* kPerJobTables[] = {
     "metrics",          "results",  "checkpoints", "previous_checkpoints",
-    "kept_checkpoints", "job_logs", "events"};
+    "kept_checkpoints", "job_logs", "job_files",   "events"};
 // The tables that record files under the data directory (their `file`).
 inline constexpr const char* kFileTables[] = {
-    "checkpoints", "previous_checkpoints", "kept_checkpoints"};
+    "checkpoints", "previous_checkpoints", "kept_checkpoints", "job_files"};
 
 // Key/value lists as JSON objects (the params, cell and fixed columns).
 std::string ToJson(const KeyValues& kv);

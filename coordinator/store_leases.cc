@@ -33,7 +33,11 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
       "SELECT j.job_id, j.params, j.epoch, j.attempt, j.kind, "
       "  (SELECT s.name FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
       "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1), "
-      "  j.lease_deadline_ms "
+      "  j.lease_deadline_ms, "
+      "  (SELECT s.timeout_s FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+      "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1), "
+      "  (SELECT s.outputs FROM sweep_jobs sj JOIN sweeps s USING (sweep_id) "
+      "   WHERE sj.job_id = j.job_id ORDER BY s.sweep_id LIMIT 1) "
       "FROM jobs j WHERE j.state = 'leased' AND j.holder = ? AND "
       "j.lease_request = ? ORDER BY j.created_ms, j.rowid");
   if (!again.ok()) return again.status();
@@ -44,7 +48,9 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
     if (!*row) break;
     leases->push_back({again->Text(0), again->Text(5), again->Text(4),
                        again->Int(2), again->Int(3), again->Int(6),
-                       FromJson(again->Text(1))});
+                       FromJson(again->Text(1)), again->Real(7),
+                       std::make_shared<const RunOutputs>(
+                           RunOutputsFromJson(again->Text(8)))});
   }
   absl::StatusOr<sql::Statement> seen = db.Prepare(
       "SELECT 1 FROM lease_requests WHERE worker_id = ? AND request_id = ?");
@@ -159,6 +165,7 @@ std::optional<Lease> LeaseOfRow(const sql::Statement& page, const Candidate& c,
   l.sweep = c.sweep->name;
   l.deadline_ms = r.now + r.lease_ms;
   l.timeout_s = c.sweep->timeout_s;
+  l.outputs = c.sweep->outputs;
   return l;
 }
 
@@ -268,8 +275,8 @@ absl::StatusOr<Store::LeaseSweepList> Store::LeaseSweeps() {
   {
     std::lock_guard<std::mutex> lock(lease_read_mu_);
     absl::StatusOr<sql::Statement> st = lease_reader_->Prepare(
-        "SELECT sweep_id, name, priority, max_running, timeout_s FROM sweeps "
-        "WHERE paused = 0 AND held = '' ORDER BY sweep_id");
+        "SELECT sweep_id, name, priority, max_running, timeout_s, outputs "
+        "FROM sweeps WHERE paused = 0 AND held = '' ORDER BY sweep_id");
     if (!st.ok()) return st.status();
     while (true) {
       absl::StatusOr<bool> row = st->Step();
@@ -278,8 +285,10 @@ absl::StatusOr<Store::LeaseSweepList> Store::LeaseSweeps() {
         return row.status();
       }
       if (!*row) break;
-      out->push_back(
-          {st->Int(0), st->Text(1), st->Int(2), st->Int(3), st->Real(4)});
+      out->push_back({st->Int(0), st->Text(1), st->Int(2), st->Int(3),
+                      st->Real(4),
+                      std::make_shared<const RunOutputs>(
+                          RunOutputsFromJson(st->Text(5)))});
     }
     st->Reset().IgnoreError();
   }

@@ -54,6 +54,13 @@ absl::StatusOr<SubmitResult> Store::SubmitSweep(
     }
     TS_RETURN_IF_ERROR(
         store_internal::ApplyControl(db, sweep_id, spec.control));
+    // The spec says all its outputs (defaults for what it leaves out): a
+    // resubmit's replace the stored ones.
+    absl::StatusOr<sql::Statement> outputs =
+        db.Prepare("UPDATE sweeps SET outputs = ? WHERE sweep_id = ?");
+    if (!outputs.ok()) return outputs.status();
+    TS_RETURN_IF_ERROR(
+        outputs->Bind(1, RunOutputsJson(spec.outputs)).Bind(2, sweep_id).Run());
     ForgetCursor(sweep_id);  // a new cell may come before the finished ones
     int64_t first = first_position;
     if (first < 0) {  // after the sweep's last job

@@ -209,6 +209,17 @@ absl::Status Validate(const v1::LeaseJobsRequest& req) {
 
 absl::Status Validate(const v1::HeartbeatRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  if (req.output_size() > 2) {
+    return Invalid("at most 2 outputs (stdout, stderr) per heartbeat");
+  }
+  for (const v1::LiveOutput& o : req.output()) {
+    if ((o.stream() != "stdout" && o.stream() != "stderr") || o.offset() < 0 ||
+        o.data().size() > kMaxLiveOutputBytes) {
+      return Invalid(absl::StrCat(
+          "a heartbeat's output is stdout or stderr, offset >= 0, at most ",
+          kMaxLiveOutputBytes, " bytes"));
+    }
+  }
   return CheckLeaseMs(req.lease_ms());
 }
 
@@ -354,6 +365,20 @@ absl::Status Validate(const v1::ReleaseJobRequest& req) {
 
 absl::Status Validate(const v1::DownloadCheckpointRequest& req) {
   return CheckLeaseCall(req);
+}
+
+absl::Status Validate(const v1::JobFileHeader& h) { return CheckLeaseCall(h); }
+
+absl::Status Validate(const v1::ReadJobFileRequest& req) {
+  TS_RETURN_IF_ERROR(CheckJobPrefix(req.job()));
+  if (req.kind() != "log" && req.kind() != "artifact") {
+    return Invalid(
+        absl::StrCat("kind '", req.kind(), "': allowed: log, artifact"));
+  }
+  if (req.epoch() < 0 || req.offset() < 0) {
+    return Invalid("epoch and offset are >= 0");
+  }
+  return CheckSize("name", req.name(), 1024);
 }
 
 absl::Status Validate(const v1::FetchCheckpointRequest& req) {

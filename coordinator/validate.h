@@ -49,6 +49,11 @@ absl::Status Validate(const v1::FailJobRequest& req);
 absl::Status Validate(const v1::ReleaseJobRequest& req);
 absl::Status Validate(const v1::DownloadCheckpointRequest& req);
 absl::Status Validate(const v1::FetchCheckpointRequest& req);
+absl::Status Validate(const v1::ReadJobFileRequest& req);
+// The lease part of an upload's header (the file's: JobFileStore::Validate).
+absl::Status Validate(const v1::JobFileHeader& h);
+// A heartbeat's output carries at most this much a stream.
+inline constexpr size_t kMaxLiveOutputBytes = 256 * 1024;
 // The first message of an upload; `max_bytes` is --max-checkpoint-bytes.
 absl::Status Validate(const v1::CheckpointHeader& header, int64_t max_bytes);
 absl::Status Validate(const v1::ListJobsRequest& req);

@@ -36,6 +36,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-pthread
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  zlib1g-dev
   libsqlite3-dev sqlite3 libspdlog-dev libabsl-dev libssl-dev openssl
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev prometheus-cpp-dev procps

@@ -48,24 +48,30 @@ absl::Status SendFile(
   v1::CheckpointChunk chunk;
   *chunk.mutable_header() = header;
   if (!send(chunk)) return absl::UnavailableError("stream closed");
+  return SendFileData(path, digest->bytes, [&](absl::string_view data) {
+    chunk.set_data(data.data(), data.size());
+    return send(chunk);
+  });
+}
+
+absl::Status SendFileData(const std::string& path, int64_t bytes,
+                          const std::function<bool(absl::string_view)>& send) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return IoError("open", path);
   std::string buffer(kChunkBytes, '\0');
   size_t n;
   int64_t sent = 0;
   while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
-    chunk.set_data(buffer.data(), n);
     sent += static_cast<int64_t>(n);
-    if (!send(chunk)) {
+    if (!send(absl::string_view(buffer.data(), n))) {
       std::fclose(f);
       return absl::UnavailableError("stream closed");
     }
   }
   std::fclose(f);
-  if (sent != digest->bytes) {
+  if (sent != bytes) {
     return absl::DataLossError(absl::StrCat(path, " changed while being sent (",
-                                            digest->bytes, " bytes, then ",
-                                            sent, ")"));
+                                            bytes, " bytes, then ", sent, ")"));
   }
   return absl::OkStatus();
 }
@@ -73,6 +79,23 @@ absl::Status SendFile(
 absl::Status ReceiveFile(const v1::CheckpointHeader& header,
                          const std::function<bool(v1::CheckpointChunk*)>& next,
                          const std::string& path) {
+  v1::CheckpointChunk chunk;
+  return ReceiveData(
+      header.bytes(), header.sha256(),
+      [&](const std::string** data, absl::Status* error) {
+        if (!next(&chunk)) return false;
+        if (!chunk.has_data()) {
+          *error = absl::DataLossError("a second header inside the stream");
+          return false;
+        }
+        *data = &chunk.data();
+        return true;
+      },
+      path);
+}
+
+absl::Status ReceiveData(int64_t bytes, const std::string& sha256,
+                         const NextData& next, const std::string& path) {
   const std::filesystem::path target(path);
   std::error_code ec;
   std::filesystem::create_directories(target.parent_path(), ec);
@@ -82,22 +105,17 @@ absl::Status ReceiveFile(const v1::CheckpointHeader& header,
   Sha256 sha;
   int64_t received = 0;
   absl::Status status;
-  v1::CheckpointChunk chunk;
-  while (status.ok() && next(&chunk)) {
-    if (!chunk.has_data()) {
-      status = absl::DataLossError("a second header inside the stream");
+  const std::string* data = nullptr;
+  while (status.ok() && next(&data, &status)) {
+    received += static_cast<int64_t>(data->size());
+    if (received > bytes) {
+      status = absl::DataLossError(
+          absl::StrCat("more than the ", bytes, " bytes the header announced"));
       break;
     }
-    const std::string& data = chunk.data();
-    received += static_cast<int64_t>(data.size());
-    if (received > header.bytes()) {
-      status = absl::DataLossError(absl::StrCat(
-          "more than the ", header.bytes(), " bytes the header announced"));
-      break;
-    }
-    sha.Update(data);
-    for (size_t done = 0; done < data.size();) {
-      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    sha.Update(*data);
+    for (size_t done = 0; done < data->size();) {
+      const ssize_t n = ::write(fd, data->data() + done, data->size() - done);
       if (n < 0) {
         status = IoError("write", temp);
         break;
@@ -105,14 +123,14 @@ absl::Status ReceiveFile(const v1::CheckpointHeader& header,
       done += static_cast<size_t>(n);
     }
   }
-  if (status.ok() && received != header.bytes()) {
-    status = absl::DataLossError(absl::StrCat(
-        "stream ended after ", received, " of ", header.bytes(), " bytes"));
+  if (status.ok() && received != bytes) {
+    status = absl::DataLossError(
+        absl::StrCat("stream ended after ", received, " of ", bytes, " bytes"));
   }
   if (status.ok()) {
-    if (const std::string hex = sha.Hex(); hex != header.sha256()) {
-      status = absl::DataLossError(absl::StrCat(
-          "SHA-256 mismatch: got ", hex, ", header says ", header.sha256()));
+    if (const std::string hex = sha.Hex(); hex != sha256) {
+      status = absl::DataLossError(absl::StrCat("SHA-256 mismatch: got ", hex,
+                                                ", header says ", sha256));
     }
   }
   ::close(fd);

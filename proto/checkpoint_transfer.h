@@ -38,6 +38,20 @@ absl::Status ReceiveFile(const v1::CheckpointHeader& header,
                          const std::function<bool(v1::CheckpointChunk*)>& next,
                          const std::string& path);
 
+// The same two halves for any file (UploadJobFile, ReadJobFile), the
+// header being the caller's: the bytes of `path` (`bytes` of them; DataLoss
+// when it changed), in chunks of at most kChunkBytes.
+absl::Status SendFileData(const std::string& path, int64_t bytes,
+                          const std::function<bool(absl::string_view)>& send);
+// Pulls the next data chunk into *data (valid until the next call); false
+// at the end, or with *error set when the stream sent something else.
+using NextData =
+    std::function<bool(const std::string** data, absl::Status* error)>;
+// Receives `bytes` bytes whose SHA-256 is `sha256` into `path`, as
+// ReceiveFile.
+absl::Status ReceiveData(int64_t bytes, const std::string& sha256,
+                         const NextData& next, const std::string& path);
+
 }  // namespace tailsweep::transfer
 
 #endif  // TAILSWEEP_PROTO_CHECKPOINT_TRANSFER_H_

@@ -31,22 +31,22 @@ absl::Status CoordinatorApi::Call(Fn fn) const {
 
 namespace {
 
-class GrpcChunkStream final : public ChunkStream {
+template <typename Chunk>
+class GrpcReadStream final : public ReadStream<Chunk> {
  public:
-  GrpcChunkStream(std::unique_ptr<grpc::ClientContext> ctx,
-                  v1::Coordinator::StubInterface* stub,
-                  const v1::FetchCheckpointRequest& request,
-                  CoordinatorApi::Explain explain)
+  using Open =
+      std::function<std::unique_ptr<grpc::ClientReaderInterface<Chunk>>(
+          grpc::ClientContext*)>;
+  GrpcReadStream(std::unique_ptr<grpc::ClientContext> ctx, const Open& open,
+                 CoordinatorApi::Explain explain)
       : ctx_(std::move(ctx)), explain_(std::move(explain)) {
     ctx_->set_deadline(gpr_inf_future(GPR_CLOCK_REALTIME));
-    reader_ = stub->FetchCheckpoint(ctx_.get(), request);
+    reader_ = open(ctx_.get());
   }
-  ~GrpcChunkStream() override {
+  ~GrpcReadStream() override {
     if (!finished_) ctx_->TryCancel();
   }
-  bool Next(v1::CheckpointChunk* chunk) override {
-    return reader_->Read(chunk);
-  }
+  bool Next(Chunk* chunk) override { return reader_->Read(chunk); }
   absl::Status Finish() override {
     finished_ = true;
     absl::Status status = FromGrpc(reader_->Finish());
@@ -57,7 +57,7 @@ class GrpcChunkStream final : public ChunkStream {
  private:
   std::unique_ptr<grpc::ClientContext> ctx_;
   CoordinatorApi::Explain explain_;
-  std::unique_ptr<grpc::ClientReaderInterface<v1::CheckpointChunk>> reader_;
+  std::unique_ptr<grpc::ClientReaderInterface<Chunk>> reader_;
   bool finished_ = false;
 };
 
@@ -65,8 +65,22 @@ class GrpcChunkStream final : public ChunkStream {
 
 std::unique_ptr<ChunkStream> CoordinatorApi::FetchCheckpoint(
     const v1::FetchCheckpointRequest& request) const {
-  return std::make_unique<GrpcChunkStream>(context_(), stub_, request,
-                                           explain_);
+  return std::make_unique<GrpcReadStream<v1::CheckpointChunk>>(
+      context_(),
+      [&](grpc::ClientContext* ctx) {
+        return stub_->FetchCheckpoint(ctx, request);
+      },
+      explain_);
+}
+
+std::unique_ptr<JobFileStream> CoordinatorApi::ReadJobFile(
+    const v1::ReadJobFileRequest& request) const {
+  return std::make_unique<GrpcReadStream<v1::JobFileChunk>>(
+      context_(),
+      [&](grpc::ClientContext* ctx) {
+        return stub_->ReadJobFile(ctx, request);
+      },
+      explain_);
 }
 
 TS_UNARY(SubmitSweep)

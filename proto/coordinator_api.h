@@ -22,16 +22,19 @@
 
 namespace tailsweep {
 
-// A FetchCheckpoint stream being read: Next gives each message, the
-// header first, until it returns false; Finish then says how the stream
-// ended. It holds its own call (no deadline: a large file takes as long as
-// it takes); destroying it cancels the call.
-class ChunkStream {
+// A server stream being read (FetchCheckpoint, ReadJobFile): Next gives
+// each message, the header first, until it returns false; Finish then says
+// how the stream ended. It holds its own call (no deadline: a large file
+// takes as long as it takes); destroying it cancels the call.
+template <typename Chunk>
+class ReadStream {
  public:
-  virtual ~ChunkStream() = default;
-  virtual bool Next(v1::CheckpointChunk* chunk) = 0;
+  virtual ~ReadStream() = default;
+  virtual bool Next(Chunk* chunk) = 0;
   virtual absl::Status Finish() = 0;
 };
+using ChunkStream = ReadStream<v1::CheckpointChunk>;
+using JobFileStream = ReadStream<v1::JobFileChunk>;
 
 class CoordinatorApi {
  public:
@@ -80,6 +83,8 @@ class CoordinatorApi {
                            v1::ListWorkersResponse* response) const;
   std::unique_ptr<ChunkStream> FetchCheckpoint(
       const v1::FetchCheckpointRequest& request) const;
+  std::unique_ptr<JobFileStream> ReadJobFile(
+      const v1::ReadJobFileRequest& request) const;
 
  private:
   template <typename Fn>

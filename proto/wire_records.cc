@@ -80,6 +80,18 @@ absl::StatusOr<JobLease> FromProto(const v1::JobLease& lease) {
   out.attempt = lease.attempt();
   out.deadline_ms = lease.deadline_ms();
   out.timeout_s = lease.timeout_s();
+  if (lease.has_outputs()) {
+    const v1::JobOutputs& o = lease.outputs();
+    if (!o.keep().empty()) out.outputs.checkpoints.keep = o.keep();
+    out.outputs.checkpoints.metric = o.keep_metric();
+    out.outputs.checkpoints.maximize = o.keep_maximize();
+    out.outputs.checkpoints.at_most = o.keep_at_most();
+    out.outputs.artifacts.assign(o.artifacts().begin(), o.artifacts().end());
+    if (o.artifacts_max_mib() > 0) {
+      out.outputs.artifacts_max_mib = o.artifacts_max_mib();
+    }
+    if (o.logs_max_mib() > 0) out.outputs.logs_max_mib = o.logs_max_mib();
+  }
   for (const v1::KeyValue& kv : lease.params())
     out.params.emplace_back(kv.key(), kv.value());
   return out;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/file_util.h"
 #include "core/schema/job_kind.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/client_channel.h"
@@ -143,12 +144,19 @@ absl::Status WorkerApi::LeaseJobs(const LeaseRequest& request,
   return absl::OkStatus();
 }
 
-absl::Status WorkerApi::Heartbeat(const JobLease& lease) {
+absl::Status WorkerApi::Heartbeat(const JobLease& lease,
+                                  const std::vector<Output>& output) {
   v1::HeartbeatRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id);
   req.set_epoch(lease.epoch);
   req.set_lease_ms(options_.lease_ms);
+  for (const Output& o : output) {
+    v1::LiveOutput* out = req.add_output();
+    out->set_stream(o.stream);
+    out->set_offset(o.offset);
+    out->set_data(o.data);
+  }
   v1::HeartbeatResponse resp;
   return Call(
       [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
@@ -177,13 +185,22 @@ absl::Status WorkerApi::ReportMetrics(const JobLease& lease, int64_t seq,
 absl::Status WorkerApi::UploadCheckpoint(const JobLease& lease,
                                          const CheckpointFile& file,
                                          int64_t* stored_step,
-                                         TransferCancel* cancel) {
+                                         TransferCancel* cancel,
+                                         std::optional<double> keep_metric) {
   v1::CheckpointHeader header;
   header.set_worker_id(options_.worker_id);
   header.set_job_id(lease.job_id);
   header.set_epoch(lease.epoch);
   header.set_step(file.step);
   header.set_name(std::filesystem::path(file.path).filename().string());
+  if (keep_metric) {
+    const CheckpointKeep& k = lease.outputs.checkpoints;
+    header.mutable_keep()->set_keep(k.keep);
+    header.mutable_keep()->set_keep_metric(k.metric);
+    header.mutable_keep()->set_keep_maximize(k.maximize);
+    header.mutable_keep()->set_keep_at_most(k.at_most);
+    header.set_metric(*keep_metric);
+  }
   v1::UploadCheckpointResponse resp;
   // A broken stream (Unavailable) is the call's own answer; any other
   // SendFile error is the file's, and the call is cancelled.
@@ -208,6 +225,54 @@ absl::Status WorkerApi::UploadCheckpoint(const JobLease& lease,
       });
   if (!file_error.ok()) return absl::DataLossError(file_error.message());
   if (status.ok()) *stored_step = resp.stored_step();
+  return status;
+}
+
+absl::Status WorkerApi::UploadJobFile(const JobLease& lease,
+                                      const AttemptFile& file,
+                                      TransferCancel* cancel) {
+  absl::StatusOr<FileDigest> digest = DigestFile(file.path);
+  if (!digest.ok()) return absl::DataLossError(digest.status().message());
+  v1::JobFileChunk chunk;
+  v1::JobFileHeader* h = chunk.mutable_header();
+  h->set_worker_id(options_.worker_id);
+  h->set_job_id(lease.job_id);
+  h->set_epoch(lease.epoch);
+  h->set_kind(file.kind);
+  h->set_name(file.name);
+  h->set_bytes(digest->bytes);
+  h->set_sha256(digest->sha256);
+  h->set_original_bytes(file.original_bytes);
+  h->set_cut(file.cut);
+  h->set_gzip(file.gzip);
+  v1::UploadJobFileResponse resp;
+  absl::Status file_error = absl::OkStatus();
+  absl::Status status =
+      Transfer(cancel, [&](grpc::ClientContext* ctx, ProgressWatchdog& progress,
+                           v1::Coordinator::StubInterface* stub) {
+        std::unique_ptr<grpc::ClientWriterInterface<v1::JobFileChunk>> writer =
+            stub->UploadJobFile(ctx, &resp);
+        absl::Status sent = writer->Write(chunk)
+                                ? absl::OkStatus()
+                                : absl::UnavailableError("stream closed");
+        if (sent.ok()) {
+          sent = transfer::SendFileData(file.path, digest->bytes,
+                                        [&](absl::string_view data) {
+                                          v1::JobFileChunk c;
+                                          c.set_data(data.data(), data.size());
+                                          const bool ok = writer->Write(c);
+                                          progress.Progress();
+                                          return ok;
+                                        });
+        }
+        if (!sent.ok() && !absl::IsUnavailable(sent)) {
+          file_error = sent;
+          ctx->TryCancel();
+        }
+        writer->WritesDone();
+        return FromGrpc(writer->Finish());
+      });
+  if (!file_error.ok()) return absl::DataLossError(file_error.message());
   return status;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,14 @@ class WorkerApi {
   const WorkerApiOptions& options() const { return options_; }
 
   absl::Status LeaseJobs(const LeaseRequest& request, LeaseAnswer* out);
-  absl::Status Heartbeat(const JobLease& lease);
+  // `output`: what the job's stdout and stderr grew by (LiveOutput).
+  struct Output {
+    std::string stream;  // stdout | stderr
+    int64_t offset = 0;
+    std::string data;
+  };
+  absl::Status Heartbeat(const JobLease& lease,
+                         const std::vector<Output>& output = {});
   // *stop_early (when given): why the sweep's stop rule stopped the run,
   // or "" (ReportMetricsResponse.stop_early).
   absl::Status ReportMetrics(const JobLease& lease, int64_t seq,
@@ -91,10 +99,16 @@ class WorkerApi {
   // Sends `file`; *stored_step: the step the coordinator has now. A file
   // that cannot be read is DATA_LOSS or NOT_FOUND, not a lease answer.
   // `cancel`: null, or how another thread may cut the call off.
-  absl::Status UploadCheckpoint(const JobLease& lease,
-                                const CheckpointFile& file,
-                                int64_t* stored_step,
-                                TransferCancel* cancel = nullptr);
+  // `keep_metric`: the metric's value at its step, when the sweep keeps
+  // checkpoints for their metric (lease.outputs.checkpoints) and this one
+  // is a candidate.
+  absl::Status UploadCheckpoint(
+      const JobLease& lease, const CheckpointFile& file, int64_t* stored_step,
+      TransferCancel* cancel = nullptr,
+      std::optional<double> keep_metric = std::nullopt);
+  // Sends a file the attempt made (UploadJobFile).
+  absl::Status UploadJobFile(const JobLease& lease, const AttemptFile& file,
+                             TransferCancel* cancel = nullptr);
   // Receives the stored checkpoint into `checkpoint_dir` when it is newer
   // than `local_step`. *stored_step: its step (set when the answer says).
   // NOT_FOUND: none stored.

@@ -76,8 +76,9 @@ absl::Status CoordinatorClient::LeaseJobs(int max_jobs,
   return status;
 }
 
-absl::Status CoordinatorClient::Heartbeat(const JobLease& lease) {
-  return Call("heartbeat", [&] { return api_.Heartbeat(lease); });
+absl::Status CoordinatorClient::Heartbeat(
+    const JobLease& lease, const std::vector<WorkerApi::Output>& output) {
+  return Call("heartbeat", [&] { return api_.Heartbeat(lease, output); });
 }
 
 absl::Status CoordinatorClient::ReportMetrics(const JobLease& lease,
@@ -88,12 +89,21 @@ absl::Status CoordinatorClient::ReportMetrics(const JobLease& lease,
   });
 }
 
-absl::Status CoordinatorClient::UploadCheckpoint(const JobLease& lease,
-                                                 const CheckpointFile& file,
-                                                 int64_t* stored_step,
-                                                 TransferCancel* cancel) {
+absl::Status CoordinatorClient::UploadJobFile(const JobLease& lease,
+                                              const AttemptFile& file,
+                                              TransferCancel* cancel) {
   if (!ready()) return absl::UnavailableError("backing off");
-  absl::Status status = api_.UploadCheckpoint(lease, file, stored_step, cancel);
+  absl::Status status = api_.UploadJobFile(lease, file, cancel);
+  if (cancel != nullptr && cancel->cancelled()) return status;
+  return Answered("upload job file", std::move(status));
+}
+
+absl::Status CoordinatorClient::UploadCheckpoint(
+    const JobLease& lease, const CheckpointFile& file, int64_t* stored_step,
+    TransferCancel* cancel, std::optional<double> keep_metric) {
+  if (!ready()) return absl::UnavailableError("backing off");
+  absl::Status status =
+      api_.UploadCheckpoint(lease, file, stored_step, cancel, keep_metric);
   // Cancelled by the worker: says nothing about the coordinator.
   if (cancel != nullptr && cancel->cancelled()) return status;
   return Answered("upload checkpoint", std::move(status));

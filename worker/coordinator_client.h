@@ -63,14 +63,17 @@ class CoordinatorClient {
   absl::Status LeaseJobs(int max_jobs, const std::vector<int>& free_slots,
                          LeaseAnswer* out, int64_t* asked_ms,
                          std::vector<int>* placed_on);
-  absl::Status Heartbeat(const JobLease& lease);
+  absl::Status Heartbeat(const JobLease& lease,
+                         const std::vector<WorkerApi::Output>& output = {});
   absl::Status ReportMetrics(const JobLease& lease, const MetricsBatch& batch,
                              std::string* stop_early = nullptr);
   // As WorkerApi's.
-  absl::Status UploadCheckpoint(const JobLease& lease,
-                                const CheckpointFile& file,
-                                int64_t* stored_step,
-                                TransferCancel* cancel = nullptr);
+  absl::Status UploadCheckpoint(
+      const JobLease& lease, const CheckpointFile& file, int64_t* stored_step,
+      TransferCancel* cancel = nullptr,
+      std::optional<double> keep_metric = std::nullopt);
+  absl::Status UploadJobFile(const JobLease& lease, const AttemptFile& file,
+                             TransferCancel* cancel = nullptr);
   absl::Status DownloadCheckpoint(const JobLease& lease,
                                   const std::string& checkpoint_dir,
                                   int64_t local_step, int64_t* stored_step,

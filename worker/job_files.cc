@@ -123,4 +123,14 @@ absl::Status LocalJobFiles::KeepMetricsUpTo(const std::string& path,
   return tailsweep::KeepMetricsUpTo(path, step);
 }
 
+bool LocalJobFiles::HasAttemptFiles(const std::string& dir,
+                                    const RunOutputs& outputs) {
+  return tailsweep::HasAttemptFiles(dir, outputs);
+}
+
+AttemptFiles LocalJobFiles::PrepareAttemptFiles(const std::string& dir,
+                                                const RunOutputs& outputs) {
+  return tailsweep::PrepareAttemptFiles(dir, outputs);
+}
+
 }  // namespace tailsweep

@@ -17,6 +17,8 @@
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/disk_space.h"
 #include "core/schema/job_protocol.h"
+#include "core/schema/run_outputs.h"
+#include "worker/attempt_files.h"
 
 namespace tailsweep {
 
@@ -71,6 +73,21 @@ class JobFiles {
   virtual absl::Status WriteLease(const std::string& dir,
                                   int64_t run_until_ms) = 0;
 
+  // Whether the attempt that ran in `dir` left files to send, and those
+  // files (attempt_files.h). None by default (the tests' fakes).
+  virtual bool HasAttemptFiles(const std::string& dir,
+                               const RunOutputs& outputs) {
+    (void)dir;
+    (void)outputs;
+    return false;
+  }
+  virtual AttemptFiles PrepareAttemptFiles(const std::string& dir,
+                                           const RunOutputs& outputs) {
+    (void)dir;
+    (void)outputs;
+    return {};
+  }
+
   // Free bytes on the filesystem of `dir` (statvfs; tests override it).
   virtual absl::StatusOr<int64_t> FreeBytes(const std::string& dir) {
     return tailsweep::FreeBytes(dir);
@@ -91,6 +108,10 @@ class LocalJobFiles : public JobFiles {
   absl::Status WriteLease(const std::string& dir,
                           int64_t run_until_ms) override;
   absl::Status KeepMetricsUpTo(const std::string& path, int64_t step) override;
+  bool HasAttemptFiles(const std::string& dir,
+                       const RunOutputs& outputs) override;
+  AttemptFiles PrepareAttemptFiles(const std::string& dir,
+                                   const RunOutputs& outputs) override;
 };
 
 }  // namespace tailsweep

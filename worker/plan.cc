@@ -25,6 +25,7 @@ bool IsCall(Kind kind) {
     case Kind::kHeartbeat:
     case Kind::kSendMetrics:
     case Kind::kUpload:
+    case Kind::kUploadOutputs:
     case Kind::kComplete:
     case Kind::kFail:
     case Kind::kRelease:
@@ -83,6 +84,10 @@ void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
   }
   if (!metrics_done) return;     // the rest of the file is read next round
   if (job.transferring) return;  // the report waits for it
+  if (job.outputs_pending) {
+    out->push_back(JobAction(Kind::kUploadOutputs, job));
+    return;
+  }
   switch (job.outcome) {
     case JobOutcome::kDone:
       out->push_back(JobAction(Kind::kComplete, job));
@@ -120,6 +125,8 @@ const char* Name(Kind kind) {
       return "queue-result";
     case Kind::kUpload:
       return "upload";
+    case Kind::kUploadOutputs:
+      return "upload-outputs";
     case Kind::kComplete:
       return "complete";
     case Kind::kFail:

@@ -22,6 +22,8 @@
 //   and a job's report waits for its transfer in flight.
 // - A finished job keeps heartbeating until its metrics, then its result
 //   points (train jobs that are done), then its report are acknowledged.
+// - An ended attempt's logs and artifacts are sent before its report
+//   (whatever becomes of them: a failed upload is noted, not retried).
 // - Done: CompleteJob; failed: FailJob; stopped (after SIGTERM, any kind:
 //   core/schema/job_protocol.h says when): its newest checkpoint, if newer
 //   than the coordinator's, is uploaded, then the lease is given back
@@ -78,6 +80,8 @@ struct HeldJob {
   // A checkpoint transfer is in flight (for a running job: its download
   // before it starts, or an upload).
   bool transferring = false;
+  // Its ended attempt's logs and artifacts are not sent yet.
+  bool outputs_pending = false;
 };
 
 // A lease granted and not started yet.
@@ -103,19 +107,20 @@ struct PlanInput {
 
 struct Action {
   enum class Kind {
-    kKill,         // SIGKILL the child, wait for it, forget the job
-    kLapse,        // SIGKILL the child, wait; the job then counts as stopped
-    kForget,       // drop the job (its child has exited)
-    kSignalStop,   // SIGTERM the child
-    kStart,        // start pending lease `pending`
-    kLease,        // LeaseJobs for `slots`
-    kHeartbeat,    // renew the lease
-    kSendMetrics,  // ReportMetrics of the oldest batch, seq `arg`
-    kQueueResult,  // add the result's points as the last batch
-    kUpload,       // UploadCheckpoint of step `arg`
-    kComplete,     // CompleteJob
-    kFail,         // FailJob
-    kRelease,      // ReleaseJob (stopped: resume elsewhere)
+    kKill,           // SIGKILL the child, wait for it, forget the job
+    kLapse,          // SIGKILL the child, wait; the job then counts as stopped
+    kForget,         // drop the job (its child has exited)
+    kSignalStop,     // SIGTERM the child
+    kStart,          // start pending lease `pending`
+    kLease,          // LeaseJobs for `slots`
+    kHeartbeat,      // renew the lease
+    kSendMetrics,    // ReportMetrics of the oldest batch, seq `arg`
+    kQueueResult,    // add the result's points as the last batch
+    kUpload,         // UploadCheckpoint of step `arg`
+    kUploadOutputs,  // UploadJobFile of the ended attempt's logs, artifacts
+    kComplete,       // CompleteJob
+    kFail,           // FailJob
+    kRelease,        // ReleaseJob (stopped: resume elsewhere)
   };
   Kind kind;
   int64_t job = 0;      // HeldJob::id

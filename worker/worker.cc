@@ -203,6 +203,7 @@ PlanInput Worker::View() {
     h.checkpoint_step = job->checkpoint ? job->checkpoint->step : 0;
     h.uploaded_step = job->uploaded_step;
     h.transferring = job->transfer != nullptr;
+    h.outputs_pending = job->outputs_pending;
     in.jobs.push_back(std::move(h));
   }
   for (size_t i = 0; i < pending_.size(); ++i) {
@@ -290,6 +291,9 @@ void Worker::Execute(const Action& action) {
           job->checkpoint->step == action.arg) {
         Upload(*job);
       }
+      break;
+    case Kind::kUploadOutputs:
+      if (!job->transfer && job->outputs_pending) UploadOutputs(*job);
       break;
     default:
       Report(*job, action.kind);

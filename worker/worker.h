@@ -139,6 +139,9 @@ class Worker {
   // `stored_step`, read once the task is done.
   struct Transfer {
     bool download = false;
+    bool outputs = false;  // the attempt's files (UploadJobFile), not a
+                           // checkpoint
+    std::vector<std::string> notes;  // outputs: what was not sent, and why
     int64_t step = 0;  // upload: the checkpoint's; download: the local one
     TransferCancel cancel;
     absl::Status status;
@@ -198,6 +201,11 @@ class Worker {
     // Stopped for an outcome, the job is done, ended early.
     std::unique_ptr<EarlyStop> early;
     bool result_points_queued = false;
+    // Its ended attempt's logs and artifacts wait to be sent (before its
+    // report).
+    bool outputs_pending = false;
+    // How much of stdout and stderr heartbeats have carried.
+    int64_t live_sent[2] = {0, 0};
     bool done = false;                   // reported or dropped: forget it
     std::unique_ptr<Transfer> transfer;  // last: destroyed first
   };
@@ -243,6 +251,9 @@ class Worker {
   // Writes the job's lease watchdog from its lease_until_ms.
   void TellChildTheLease(Job& job);
   void Heartbeat(Job& job);
+  // What the job's stdout and stderr grew by, for its heartbeat.
+  std::vector<WorkerApi::Output> LiveOutput(const Job& job) const;
+  void UploadOutputs(Job& job);
   void SendMetrics(Job& job);
   // A new GPU sample's points for a running job on GPUs, as one batch.
   void RelayGpuSample(Job& job);

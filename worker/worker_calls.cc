@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/disk_space.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
 #include "core/schema/utf8.h"
@@ -19,6 +20,8 @@ namespace {
 // carry kStderrTailBytes of it as stderr_tail.
 constexpr int64_t kErrorStderrBytes = 2000;
 constexpr int64_t kStderrTailBytes = 8 * 1024;
+// A heartbeat carries at most this much of each of stdout and stderr.
+constexpr int64_t kLiveOutputBytes = 64 * 1024;
 
 }  // namespace
 
@@ -38,9 +41,35 @@ void Worker::TellChildTheLease(Job& job) {
   }
 }
 
+std::vector<WorkerApi::Output> Worker::LiveOutput(const Job& job) const {
+  std::vector<WorkerApi::Output> out;
+  const char* files[2] = {kStdoutFileName, kStderrFileName};
+  const char* names[2] = {"stdout", "stderr"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = JobPath(job.dir, files[i]);
+    FileChunk chunk =
+        files_->ReadFrom(path, job.live_sent[i], kLiveOutputBytes);
+    if (!chunk.exists || chunk.bytes.empty()) continue;
+    int64_t offset = job.live_sent[i];
+    if (chunk.size - offset > kLiveOutputBytes) {  // only the newest
+      offset = chunk.size - kLiveOutputBytes;
+      chunk = files_->ReadFrom(path, offset, kLiveOutputBytes);
+    }
+    out.push_back({names[i], offset, std::move(chunk.bytes)});
+  }
+  return out;
+}
+
 void Worker::Heartbeat(Job& job) {
   const int64_t sent = clock_->SteadyMs();
-  const absl::Status status = client_.Heartbeat(job.lease);
+  std::vector<WorkerApi::Output> output = LiveOutput(job);
+  const absl::Status status = client_.Heartbeat(job.lease, output);
+  if (status.ok()) {
+    for (const WorkerApi::Output& o : output) {
+      job.live_sent[o.stream == "stdout" ? 0 : 1] =
+          o.offset + static_cast<int64_t>(o.data.size());
+    }
+  }
   if (absl::IsCancelled(status) && !job.running &&
       job.finished.outcome == JobOutcome::kDone) {
     // Cancelled after it finished: the coordinator still takes the result
@@ -104,7 +133,23 @@ void Worker::StartTransfer(Job& job, std::unique_ptr<Transfer> transfer) {
   job.transfer = std::move(transfer);
   // The task sees copies and its Transfer only, never the job.
   const JobLease lease = job.lease;
-  if (t->download) {
+  if (t->outputs) {
+    const std::string dir = job.dir;
+    t->task = tasks_->Start([this, t, lease, dir] {
+      AttemptFiles files = files_->PrepareAttemptFiles(dir, lease.outputs);
+      t->notes = std::move(files.notes);
+      for (const AttemptFile& f : files.files) {
+        if (t->cancel.cancelled()) break;
+        absl::Status s = client_.UploadJobFile(lease, f, &t->cancel);
+        if (!s.ok()) {
+          t->notes.push_back(absl::StrCat(f.kind, " ", f.name, " (",
+                                          Megabytes(f.original_bytes),
+                                          ") not stored: ", s.message()));
+          if (t->status.ok()) t->status = s;
+        }
+      }
+    });
+  } else if (t->download) {
     const std::string dir = JobPath(job.dir, kCheckpointDirName);
     t->task = tasks_->Start([this, t, lease, dir] {
       t->status = client_.DownloadCheckpoint(lease, dir, t->step,
@@ -123,6 +168,14 @@ void Worker::StartTransfer(Job& job, std::unique_ptr<Transfer> transfer) {
 void Worker::TransferEnded(Job& job) {
   const std::unique_ptr<Transfer> t = std::move(job.transfer);
   if (job.fenced) return;
+  if (t->outputs) {
+    job.outputs_pending = false;
+    for (const std::string& note : t->notes) {
+      spdlog::warn("{}: {}", job.tag, note);
+    }
+    if (LeaseGone(t->status)) Fence(job, "upload of its files", t->status);
+    return;
+  }
   if (t->download) {
     job.starting = false;
     // Cancelled (stopped before it started): no checkpoint came.
@@ -132,6 +185,12 @@ void Worker::TransferEnded(Job& job) {
     return;
   }
   if (!t->cancel.cancelled()) Uploaded(job, *t);
+}
+
+void Worker::UploadOutputs(Job& job) {
+  auto upload = std::make_unique<Transfer>();
+  upload->outputs = true;
+  StartTransfer(job, std::move(upload));
 }
 
 void Worker::Upload(Job& job) {

@@ -159,6 +159,8 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
 
 void Worker::Exited(Job& job, int exit_code) {
   job.running = false;
+  // Its logs and artifacts go up before its outcome is reported (Plan).
+  job.outputs_pending = files_->HasAttemptFiles(job.dir, job.lease.outputs);
   job.finished = files_->ReadFinished(std::string(JobKindName(job.lease.kind)),
                                       job.dir, exit_code);
   // Stopped by its lease watchdog (the child says so), not by a signal.

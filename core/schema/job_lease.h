@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/schema/job_kind.h"
+#include "core/schema/run_outputs.h"
 
 namespace tailsweep {
 
@@ -25,6 +26,9 @@ struct JobLease {
   // Seconds an attempt may run before the worker stops it and fails the
   // attempt ("timed out after N s"); 0: no limit.
   double timeout_s = 0;
+  // What the worker keeps of the attempt (run_outputs.h; notify is the
+  // coordinator's and empty here).
+  RunOutputs outputs;
 };
 
 // The coordinator's answer to one lease request.

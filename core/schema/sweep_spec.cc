@@ -261,11 +261,32 @@ absl::Status CheckJobValue(const SweepSpec& spec, const std::string& key,
 static absl::Status CheckTopKeys(absl::string_view source,
                                  const YAML::Node& root,
                                  const SweepSpec& spec) {
-  static const std::set<std::string> kTopKeys = {
-      "name",      "kind",         "grid",   "zip",      "exclude",
-      "fixed",     "overrides",    "search", "method",   "parameters",
-      "run_cap",   "sample_seed",  "metric", "priority", "max_running",
-      "timeout_s", "max_failures", "tags",   "notes",    "stop"};
+  static const std::vector<std::string> kTopKeys = {"name",
+                                                    "kind",
+                                                    "grid",
+                                                    "zip",
+                                                    "exclude",
+                                                    "fixed",
+                                                    "overrides",
+                                                    "search",
+                                                    "method",
+                                                    "parameters",
+                                                    "run_cap",
+                                                    "sample_seed",
+                                                    "metric",
+                                                    "priority",
+                                                    "max_running",
+                                                    "timeout_s",
+                                                    "max_failures",
+                                                    "tags",
+                                                    "notes",
+                                                    "stop",
+                                                    "checkpoints",
+                                                    "artifacts",
+                                                    "artifacts_max_mib",
+                                                    "logs_max_mib",
+                                                    "notify",
+                                                    "stall_after_s"};
   // The kind the spec names (train when it names none): its own section
   // keys are allowed too.
   const JobKindDef* declared = &KindDef(spec.kind);
@@ -285,15 +306,13 @@ static absl::Status CheckTopKeys(absl::string_view source,
                      absl::StrCat("'", key, "' is for ", kind,
                                   " sweeps (kind: ", kind, ")"));
     }
-    if (kTopKeys.count(key) == 0 && owner == nullptr) {
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end() &&
+        owner == nullptr) {
       return ErrorAt(
           source, item.first,
           absl::StrCat(
               "unknown top-level key '", key,
-              "'; allowed: name, kind, grid, zip, exclude, fixed, "
-              "overrides, search, method, parameters, run_cap, "
-              "sample_seed, metric, priority, max_running, timeout_s, "
-              "max_failures, tags, notes, stop",
+              "'; allowed: ", absl::StrJoin(kTopKeys, ", "),
               declared != nullptr && declared->section != nullptr
                   ? absl::StrCat(", ",
                                  absl::StrJoin(declared->section->keys, ", "))
@@ -379,6 +398,9 @@ static absl::StatusOr<SweepSpec> ParseSpec(absl::string_view text,
   TS_RETURN_IF_ERROR(CheckCellCount(spec));
   TS_RETURN_IF_ERROR(ParseSearchSpace(source, root, spec));
   TS_RETURN_IF_ERROR(ParseSweepControl(source, root, spec));
+  absl::StatusOr<RunOutputs> outputs = ParseRunOutputs(source, root);
+  if (!outputs.ok()) return outputs.status();
+  spec.outputs = *std::move(outputs);
   if (const YAML::Node overrides = root["overrides"]) {
     if (!overrides.IsSequence()) {
       return ErrorAt(source, overrides,
@@ -637,6 +659,7 @@ std::string SweepSpecYaml(const SweepSpec& spec) {
   if (spec.search) EmitSearch(out, *spec.search);
   EmitSearchSpace(out, spec.space);
   EmitSweepControl(out, spec.control);
+  EmitRunOutputs(out, spec.outputs);
   if (!spec.overrides.empty()) {
     out << YAML::Key << "overrides" << YAML::Value << YAML::Flow
         << spec.overrides;

@@ -21,6 +21,9 @@
 //            with the grid's cells
 //   priority, max_running, timeout_s, max_failures, tags, notes, stop:
 //            how the sweep runs (core/schema/sweep_control.h)
+//   checkpoints, artifacts, artifacts_max_mib, logs_max_mib, notify,
+//   stall_after_s: what its runs leave and who hears of them
+//            (core/schema/run_outputs.h)
 // Keys and values are those of the kind's job schema (core/job_config.h,
 // core/tails_job.h; for command sweeps any parameter name, values scalars
 // or lists: command_job.h); every value is validated there, once. A key named
@@ -39,6 +42,7 @@
 #include "absl/strings/string_view.h"
 #include "core/schema/command_job.h"
 #include "core/schema/job_kind.h"
+#include "core/schema/run_outputs.h"
 #include "core/schema/search_space.h"
 #include "core/schema/sweep_control.h"
 
@@ -109,7 +113,8 @@ struct SweepSpec {
   std::optional<SearchSpec> search;
   SearchSpace space;     // method grid unless the spec names another
   SweepControl control;  // what the spec sets of it
-  std::string text;      // the source text it was parsed from
+  RunOutputs outputs;
+  std::string text;  // the source text it was parsed from
 };
 
 struct JobSpec {

@@ -465,7 +465,7 @@ TEST_F(TokenServiceTest, EveryMethodOfEveryServiceAsksForTheToken) {
           << path;
     }
   }
-  EXPECT_EQ(methods, 27);  // 26 Coordinator calls and Health.Check
+  EXPECT_EQ(methods, 29);  // 28 Coordinator calls and Health.Check
 }
 
 TEST_F(ServiceTest, OversizedMessagesAreResourceExhausted) {

@@ -162,6 +162,57 @@ TEST_F(CommandE2E, AnyJobsCheckpointComesOffTheCoordinatorAsATar) {
   EXPECT_NE(Cli("checkpoint " + id).err.find("--out"), std::string::npos);
 }
 
+TEST_F(CommandE2E, WholeLogsAndArtifactsLeaveTheNode) {
+  // 3,000 lines of stdout (a print() per step), plots, a CSV, a file over
+  // the artifacts cap, and links that reach out of the job directory.
+  Script("outs.sh",
+         "cd \"$TAILSWEEP_JOB_DIR\"\n"
+         "i=1\nwhile [ $i -le 3000 ]; do echo \"step $i: loss=$i\"; "
+         "i=$((i+1)); done\n"
+         "echo progress >&2\n"
+         "mkdir -p plots sub\nprintf 'PNG\\0one' > plots/a.png\n"
+         "printf 'PNG\\0two' > plots/b.png\necho 'x,y' > predictions.csv\n"
+         "head -c 2200000 /dev/zero > big.bin\n"
+         "ln -s /etc/passwd plots/evil.png\nln -s /etc sub/etc\n");
+  StartCoordinator();
+  Submit(Spec("outs", "[./outs.sh]",
+              "artifacts: [plots/*.png, predictions.csv, big.bin, "
+              "sub/etc/passwd]\nartifacts_max_mib: 2\n"));
+  StartWorker("w", {"--exit-when-idle"});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  const std::string id = QueryText("SELECT job_id FROM jobs").substr(0, 10);
+  std::string expected;
+  for (int i = 1; i <= 3000; ++i) {
+    absl::StrAppend(&expected, "step ", i, ": loss=", i, "\n");
+  }
+  testing::CommandResult out = Cli("logs " + id + " --stdout");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(out.out, expected);  // byte-exact, though stored compressed
+  out = Cli("logs " + id + " --stderr");
+  EXPECT_NE(out.out.find("progress\n"), std::string::npos) << out.out;
+  // The file over the cap is named, with its size, in the job's log.
+  EXPECT_NE(out.out.find("artifact big.bin (2.2 MB) not uploaded"),
+            std::string::npos)
+      << out.out;
+  // Only regular files inside the job directory; the links stay behind.
+  out = Cli("artifacts " + id + " --format json");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::vector<std::string> names;
+  const json listed = json::parse(out.out, nullptr, false);
+  for (const json& a : listed["artifacts"]) {
+    names.push_back(a["name"]);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"plots/a.png", "plots/b.png",
+                                             "predictions.csv"}))
+      << out.out;
+  out = Cli("artifacts " + id + " --out " + dir_ + "/got");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::ifstream got(dir_ + "/got/plots/b.png", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(got), {}),
+            std::string("PNG\0two", 7));
+}
+
 TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {
   Script("preempt.sh",
          "if [ ! -f preempted ]; then touch preempted; exit 3; fi\nexit 0\n");

@@ -119,6 +119,17 @@ void WorkerFixture::Wire() {
         });
         return writer;
       });
+  // Logs and artifacts are taken, and not recorded: the call lists the
+  // tests compare are the lease's story.
+  ON_CALL(stub_, UploadJobFileRaw(_, _))
+      .WillByDefault([](auto*, v1::UploadJobFileResponse*) {
+        auto* writer =
+            new NiceMock<grpc::testing::MockClientWriter<v1::JobFileChunk>>();
+        ON_CALL(*writer, Write(_, _)).WillByDefault(Return(true));
+        ON_CALL(*writer, WritesDone()).WillByDefault(Return(true));
+        ON_CALL(*writer, Finish()).WillByDefault(Return(Status::OK));
+        return writer;
+      });
   ON_CALL(stub_, DownloadCheckpointRaw(_, _))
       .WillByDefault([this](auto*, const v1::DownloadCheckpointRequest& req) {
         auto* reader = new NiceMock<
