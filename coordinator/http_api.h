@@ -62,7 +62,8 @@ struct ApiRoute {
   bool unbounded = false;
 };
 const std::vector<ApiRoute>& ApiRoutes();
-// httplib's pattern for a route's path: each {variable} is ([^/]+).
+// httplib's pattern for a route's path: each {variable} is ([^/]+), but
+// {path}, which may hold '/' (an artifact's path), is (.+).
 std::string RoutePattern(absl::string_view path);
 // The routes as an OpenAPI 3 document.
 nlohmann::json OpenApiDocument();
@@ -111,6 +112,15 @@ void ServeHistory(const CoordinatorApi& calls, const httplib::Request& req,
 // X-Checkpoint-Step and X-Checkpoint-Sha256 (http_outputs.cc).
 void ServeCheckpoint(const CoordinatorApi& calls, const httplib::Request& req,
                      httplib::Response& res);
+// GET /api/jobs/JOB/logs/STREAM[?attempt=EPOCH]: the log as text;
+// /api/jobs/JOB/artifacts: the list as JSON; /api/jobs/JOB/artifacts/PATH:
+// one artifact's bytes (http_outputs.cc).
+void ServeJobLog(const CoordinatorApi& calls, const httplib::Request& req,
+                 httplib::Response& res);
+void ServeArtifacts(const CoordinatorApi& calls, const httplib::Request& req,
+                    httplib::Response& res);
+void ServeArtifact(const CoordinatorApi& calls, const httplib::Request& req,
+                   httplib::Response& res);
 // GET /api/jobs/JOB/metrics: every page of the job's points.
 void ServeMetrics(const CoordinatorApi& calls, const httplib::Request& req,
                   httplib::Response& res);

@@ -146,6 +146,14 @@ const std::vector<ApiRoute>& ApiRoutes() {
        "a stored checkpoint (the newest, or ?step=N) as its file; a tar "
        "for a command job; X-Checkpoint-Step, X-Checkpoint-Sha256 headers",
        ServeCheckpoint},
+      {"GET", "/api/jobs/{job}/logs/{stream}", "ReadJobFile", "attempt",
+       "an attempt's whole stdout or stderr as text (the newest attempt, or "
+       "?attempt=EPOCH); a running attempt's live tail",
+       ServeJobLog},
+      {"GET", "/api/jobs/{job}/artifacts", "GetJob", "",
+       "the job's artifacts: name, bytes, sha256, epoch, url", ServeArtifacts},
+      {"GET", "/api/jobs/{job}/artifacts/{path}", "ReadJobFile", "",
+       "one artifact's bytes (its type from its name)", ServeArtifact},
       {"GET", "/api/workers", "ListWorkers", "",
        "each worker's last contact and leases held", ServeWorkers},
   };
@@ -157,7 +165,10 @@ std::string RoutePattern(absl::string_view path) {
   for (absl::string_view part : absl::StrSplit(path, '/')) {
     if (part.empty()) continue;
     const bool variable = part.front() == '{' && part.back() == '}';
-    absl::StrAppend(&out, "/", variable ? "([^/]+)" : part);
+    absl::StrAppend(&out, "/",
+                    !variable          ? part
+                    : part == "{path}" ? "(.+)"
+                                       : "([^/]+)");
   }
   return out;
 }

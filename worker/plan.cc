@@ -90,7 +90,10 @@ void PlanJob(const PlanInput& in, const HeldJob& job, bool re_leased,
   }
   switch (job.outcome) {
     case JobOutcome::kDone:
-      out->push_back(JobAction(Kind::kComplete, job));
+      // Its final checkpoint too: the model a user takes away.
+      out->push_back(job.checkpoint_step > job.uploaded_step
+                         ? JobAction(Kind::kUpload, job, job.checkpoint_step)
+                         : JobAction(Kind::kComplete, job));
       break;
     case JobOutcome::kFailed:
       out->push_back(JobAction(Kind::kFail, job));

@@ -24,10 +24,11 @@
 //   points (train jobs that are done), then its report are acknowledged.
 // - An ended attempt's logs and artifacts are sent before its report
 //   (whatever becomes of them: a failed upload is noted, not retried).
-// - Done: CompleteJob; failed: FailJob; stopped (after SIGTERM, any kind:
-//   core/schema/job_protocol.h says when): its newest checkpoint, if newer
-//   than the coordinator's, is uploaded, then the lease is given back
-//   (ReleaseJob, the attempt not counted).
+// - Done: its newest checkpoint, if newer than the coordinator's, is
+//   uploaded (the model a user takes away), then CompleteJob; failed: FailJob;
+//   stopped (after SIGTERM, any kind: core/schema/job_protocol.h says when):
+//   its newest checkpoint, if newer than the coordinator's, is uploaded, then
+//   the lease is given back (ReleaseJob, the attempt not counted).
 // - A running job whose lease ran out on the worker's own clock (no renewal
 //   succeeded within a lease period of the last one sent) is killed and
 //   then counts as stopped: the coordinator may lease it elsewhere once the

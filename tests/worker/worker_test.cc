@@ -37,7 +37,9 @@ TEST_F(WorkerTest, RelaysMetricsCheckpointsAndResultThenCompletes) {
                "UploadCheckpoint step=2",
                "ReportMetrics seq=3 points=9 steps=3",
                "ReportMetrics seq=4 points=9 steps=4", "LeaseJobs -> none",
-               "ReportMetrics seq=5 points=6 steps=4", "CompleteJob"}));
+               "ReportMetrics seq=5 points=6 steps=4",
+               // The final checkpoint goes up before the result.
+               "UploadCheckpoint step=4", "CompleteJob"}));
 }
 
 TEST_F(WorkerTest, FencedDuringCheckpointUploadIsKilledAndNothingMoreIsSent) {
@@ -125,7 +127,7 @@ TEST_F(WorkerTest, CheckpointNewerThanTheAcknowledgedMetricsWaitsForThem) {
                "t=600 ReportMetrics seq=6 points=9 steps=6",
                "t=600 LeaseJobs -> none",
                "t=600 ReportMetrics seq=7 points=6 steps=6",
-               "t=600 CompleteJob"}));
+               "t=600 UploadCheckpoint step=6", "t=600 CompleteJob"}));
 }
 
 TEST_F(WorkerTest, LeaseRefusedMidJobKillsTheChildAndReportsNothing) {

@@ -53,8 +53,9 @@ TEST_F(WorkerTransfers, ASlowUploadDelaysNoHeartbeatAndItsReportWaits) {
           "t=3000 Heartbeat job=a epoch=1", "t=3000 Heartbeat job=b epoch=1",
           "t=4000 Heartbeat job=a epoch=1", "t=4000 Heartbeat job=b epoch=1",
           "t=5000 UploadCheckpoint step=2", "t=5000 Heartbeat job=a epoch=1",
-          "t=5000 Heartbeat job=b epoch=1", "t=5000 CompleteJob",
-          "t=6000 Heartbeat job=b epoch=1", "t=6000 CompleteJob"}));
+          "t=5000 Heartbeat job=b epoch=1", "t=5000 UploadCheckpoint step=4",
+          "t=5000 CompleteJob", "t=6000 Heartbeat job=b epoch=1",
+          "t=6000 CompleteJob"}));
 }
 
 // The download before job a starts takes until t=2500: its lease is
