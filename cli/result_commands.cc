@@ -77,7 +77,8 @@ RunFn DefineJobs(CLI::App& app) {
                        {"attempt", j.attempt()},
                        {"epoch", j.epoch()},
                        {"holder", j.holder()},
-                       {"last_error", j.last_error()}});
+                       {"last_error", j.last_error()},
+                       {"best_checkpoint_step", j.best_checkpoint_step()}});
       }
       PrintJson(doc);
       return absl::OkStatus();
@@ -85,6 +86,11 @@ RunFn DefineJobs(CLI::App& app) {
     const bool csv = f->format == "csv";
     Table t{{"job", "cell", "state", "attempt", "holder", "last_error"}, {}};
     if (csv) t.header.push_back("job_state");
+    // The best checkpoint's step, when the sweep keeps one (keep: best).
+    const bool best =
+        std::any_of(jobs->begin(), jobs->end(),
+                    [](const auto& j) { return j.best_checkpoint_step() > 0; });
+    if (best) t.header.push_back("best_ckpt");
     for (const auto& j : *jobs) {
       // The table shows a short id (enough for `tailsweep logs`), the
       // error's headline (messages.h), and a cancelled job that another sweep
@@ -102,6 +108,11 @@ RunFn DefineJobs(CLI::App& app) {
                         CellText(j.cell()), state, absl::StrCat(j.attempt()),
                         j.holder(), error});
       if (csv) t.rows.back().push_back(j.job_state());
+      if (best) {
+        t.rows.back().push_back(j.best_checkpoint_step() > 0
+                                    ? absl::StrCat(j.best_checkpoint_step())
+                                    : "");
+      }
     }
     PrintIn(f->format, t);
     return absl::OkStatus();

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -122,11 +123,29 @@ absl::StatusOr<int64_t> CheckpointStore::Upload(
     std::filesystem::remove(path, ec);
     return stored.status();
   }
-  // Keep only the files the store points to: the newest and the one
-  // before it (the fallback should the newest be found damaged).
+  // Kept for its metric too (`checkpoints: {keep: best | all}`).
+  const v1::JobOutputs& k = header.keep();
+  if ((k.keep() == "best" || k.keep() == "all") && stored->step == row.step &&
+      std::isfinite(header.metric())) {
+    CheckpointKeep policy;
+    policy.keep = k.keep();
+    policy.metric = k.keep_metric();
+    policy.maximize = k.keep_maximize();
+    policy.at_most = k.keep_at_most();
+    absl::StatusOr<std::vector<std::string>> dropped = store_->KeepCheckpoint(
+        header.job_id(), header.epoch(), row, header.metric(), policy);
+    if (!dropped.ok()) {
+      spdlog::warn("job {}: checkpoint of step {} not kept for its {}: {}",
+                   header.job_id(), row.step, k.keep_metric(),
+                   dropped.status().ToString());
+    }
+  }
+  // Keep only the files the store points to: the newest, the one before
+  // it (the fallback should the newest be found damaged) and those kept
+  // for their metric.
   std::set<std::filesystem::path> keep;
   if (absl::StatusOr<std::vector<CheckpointRow>> rows =
-          store_->Checkpoints(header.job_id());
+          store_->Checkpoints(header.job_id(), /*with_kept=*/true);
       rows.ok()) {
     for (const CheckpointRow& r : *rows) {
       keep.insert(std::filesystem::path(data_dir_) / r.file);

@@ -41,6 +41,7 @@ v1::JobInfo JobInfoOf(const JobRow& j) {
   info.set_updated_ms(j.updated_ms);
   info.set_gpu_hours(j.gpu_hours);
   info.set_cpu_hours(j.cpu_hours);
+  info.set_best_checkpoint_step(j.best_checkpoint_step);
   return info;
 }
 

@@ -126,6 +126,8 @@ CREATE TABLE IF NOT EXISTS kept_checkpoints (
   epoch        INTEGER NOT NULL,
   uploaded_ms  INTEGER NOT NULL,
   metric       REAL NOT NULL,             -- its step's value of the metric
+  rank_key     REAL NOT NULL,             -- lower is better (metric, or
+                                          -- -metric when maximized)
   PRIMARY KEY (job_id, step)
 ) WITHOUT ROWID;
 -- Files attempts made (JobFileStore): logs (gzip) and artifacts.

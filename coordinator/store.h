@@ -136,6 +136,8 @@ struct JobRow {
   int64_t updated_ms = 0;   // the job's last change (Unix ms)
   // Device time its attempts used, to now (SweepHours says how).
   double gpu_hours = 0, cpu_hours = 0;
+  // The step of its best checkpoint kept for its metric; 0: none.
+  int64_t best_checkpoint_step = 0;
 };
 
 // A stored checkpoint: the file (relative to the data directory) and what
@@ -371,6 +373,13 @@ class Store {
                                                  const std::string& job_id,
                                                  int64_t epoch,
                                                  const CheckpointRow& row);
+  // Keeps the checkpoint `row` (recorded already as the job's newest) for
+  // its metric as well, then keeps only the job's best `keep.at_most` (all
+  // when 0) by it. Returns the files no longer kept for their metric (the
+  // caller removes those no other record points to).
+  absl::StatusOr<std::vector<std::string>> KeepCheckpoint(
+      const std::string& job_id, int64_t epoch, const CheckpointRow& row,
+      double metric, const CheckpointKeep& keep);
   // The job's stored checkpoints, newest first: the newest and the one
   // before it (kept as its fallback), and with `with_kept` those kept for
   // their metric (one row a step). NotFound when it has none.

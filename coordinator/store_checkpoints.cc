@@ -125,6 +125,56 @@ absl::StatusOr<std::vector<JobFileRow>> Store::JobFiles(
   return rows;
 }
 
+absl::StatusOr<std::vector<std::string>> Store::KeepCheckpoint(
+    const std::string& job_id, int64_t epoch, const CheckpointRow& row,
+    double metric, const CheckpointKeep& keep) {
+  std::vector<std::string> dropped;
+  absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
+    dropped.clear();
+    absl::StatusOr<sql::Statement> add = db.Prepare(
+        "INSERT OR REPLACE INTO kept_checkpoints (job_id, step, file, bytes, "
+        "sha256, epoch, uploaded_ms, metric, rank_key) VALUES (?, ?, ?, ?, ?, "
+        "?, ?, ?, ?)");
+    if (!add.ok()) return add.status();
+    TS_RETURN_IF_ERROR(add->Bind(1, job_id)
+                           .Bind(2, row.step)
+                           .Bind(3, row.file)
+                           .Bind(4, row.bytes)
+                           .Bind(5, row.sha256)
+                           .Bind(6, epoch)
+                           .Bind(7, clock_->WallMs())
+                           .Bind(8, metric)
+                           .Bind(9, keep.maximize ? -metric : metric)
+                           .Run());
+    if (keep.at_most <= 0) return absl::OkStatus();
+    // The worst beyond the best at_most (ties: the older step goes).
+    absl::StatusOr<sql::Statement> worse = db.Prepare(
+        "SELECT step, file FROM kept_checkpoints WHERE job_id = ? ORDER BY "
+        "rank_key, step DESC LIMIT -1 OFFSET ?");
+    if (!worse.ok()) return worse.status();
+    worse->Bind(1, job_id).Bind(2, keep.at_most);
+    std::vector<int64_t> steps;
+    while (true) {
+      absl::StatusOr<bool> r = worse->Step();
+      if (!r.ok()) return r.status();
+      if (!*r) break;
+      steps.push_back(worse->Int(0));
+      dropped.push_back(worse->Text(1));
+    }
+    worse->Reset().IgnoreError();
+    absl::StatusOr<sql::Statement> drop = db.Prepare(
+        "DELETE FROM kept_checkpoints WHERE job_id = ? AND step = ?");
+    if (!drop.ok()) return drop.status();
+    for (int64_t step : steps) {
+      TS_RETURN_IF_ERROR(drop->Bind(1, job_id).Bind(2, step).Run());
+      drop->Reset().IgnoreError();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return dropped;
+}
+
 absl::Status Store::RecordEvent(const std::string& job_id, int64_t epoch,
                                 absl::string_view kind,
                                 absl::string_view detail) {
@@ -137,9 +187,11 @@ absl::StatusOr<std::vector<Store::SpareCheckpoint>> Store::SpareCheckpoints() {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st = reader_->Prepare(
       "SELECT p.job_id, p.file, 1 FROM previous_checkpoints p JOIN jobs j "
-      "USING (job_id) WHERE j.state NOT IN ('queued', 'leased') "
+      "USING (job_id) WHERE j.state NOT IN ('queued', 'leased') AND p.file "
+      "NOT IN (SELECT file FROM kept_checkpoints) "
       "UNION ALL SELECT c.job_id, c.file, 0 FROM checkpoints c JOIN jobs j "
-      "USING (job_id) WHERE j.state = 'done'");
+      "USING (job_id) WHERE j.state = 'done' AND c.file NOT IN (SELECT file "
+      "FROM kept_checkpoints)");
   if (!st.ok()) return st.status();
   std::vector<SpareCheckpoint> spare;
   while (true) {

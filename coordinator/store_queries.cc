@@ -57,6 +57,11 @@ absl::StatusOr<Store::EarlyStops> Store::EarlyStopsOf(
 
 namespace {
 
+// A job's (j) best checkpoint kept for its metric: its step, 0 for none.
+constexpr char kBestCheckpointStep[] =
+    "COALESCE((SELECT k.step FROM kept_checkpoints k WHERE k.job_id = "
+    "j.job_id ORDER BY k.rank_key, k.step DESC LIMIT 1), 0)";
+
 // The parameter filters of a jobs query: per key, its JSON path and values
 // bound from ?6 on.
 std::string WhereSql(
@@ -88,9 +93,9 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       "j.params, j.updated_ms, ",
       // Its device time: GPU ms and CPU-slot ms, a live lease to now (?6;
       // job_hours writes it as ?1).
-      absl::StrReplaceAll(StoreSql("job_hours"), {{"?1", "?6"}}),
-      " "
-      "FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
+      absl::StrReplaceAll(StoreSql("job_hours"), {{"?1", "?6"}}), ", ",
+      kBestCheckpointStep,
+      " FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
       StoreSql("sweep_job_state"),
@@ -135,6 +140,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     constexpr double kMsPerHour = 3600.0 * 1000.0;
     r.gpu_hours = st->Real(12) / kMsPerHour;
     r.cpu_hours = st->Real(13) / kMsPerHour;
+    r.best_checkpoint_step = st->Int(14);
     bytes += static_cast<int64_t>(r.result_json.size() + st->Text(10).size() +
                                   st->Text(1).size());
     out.push_back(std::move(r));
@@ -239,8 +245,12 @@ absl::StatusOr<std::vector<CheckpointRow>> Store::Checkpoints(
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    // A kept row first (ORDER BY), then the same step's newest row.
-    if (!rows.empty() && rows.back().step == st->Int(0)) continue;
+    // A kept row first (ORDER BY), then the same step's newest row: one
+    // row a file.
+    if (!rows.empty() && rows.back().step == st->Int(0) &&
+        rows.back().file == st->Text(1)) {
+      continue;
+    }
     rows.push_back({st->Int(0), st->Text(1), st->Int(2), st->Text(3),
                     st->Int(4), st->Int(5) != 0, st->Real(6)});
   }
@@ -351,12 +361,13 @@ absl::StatusOr<JobRow> Store::Job(const std::string& job) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<std::string> id = JobIdOf(*reader_, job);
   if (!id.ok()) return id.status();
-  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(absl::StrCat(
       "SELECT j.state, j.epoch, j.attempt, COALESCE(j.holder, ''), "
       "COALESCE(j.last_error, ''), COALESCE(r.result, ''), j.params, "
       "j.updated_ms, (SELECT sj.cell FROM sweep_jobs sj WHERE sj.job_id = "
-      "j.job_id ORDER BY sj.sweep_id LIMIT 1) "
-      "FROM jobs j LEFT JOIN results r USING (job_id) WHERE j.job_id = ?");
+      "j.job_id ORDER BY sj.sweep_id LIMIT 1), ",
+      kBestCheckpointStep,
+      " FROM jobs j LEFT JOIN results r USING (job_id) WHERE j.job_id = ?"));
   if (!st.ok()) return st.status();
   st->Bind(1, *id);
   absl::StatusOr<bool> row = st->Step();
@@ -375,6 +386,7 @@ absl::StatusOr<JobRow> Store::Job(const std::string& job) {
   r.params = FromJson(st->Text(6));
   r.updated_ms = st->Int(7);
   if (!st->IsNull(8)) r.cell = FromJson(st->Text(8));
+  r.best_checkpoint_step = st->Int(9);
   return r;
 }
 

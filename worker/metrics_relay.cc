@@ -118,8 +118,8 @@ void MetricsRelay::Fill() {
       Seal(&batch);
       if (static_cast<int>(unacked_.size()) >= max_unacked_batches_) break;
     }
-    if (watch_) {
-      for (const MetricPoint& p : points) watch_(p);
+    for (const auto& watch : watches_) {
+      for (const MetricPoint& p : points) watch(p);
     }
     for (MetricPoint& p : points) batch.push_back(std::move(p));
     pos = end + 1;

@@ -70,10 +70,11 @@ class MetricsRelay {
   // Every line read so far is acknowledged, and the last Fill read them all.
   bool idle() const { return unacked_.empty() && read_to_end_; }
   size_t unacked_batches() const { return unacked_.size(); }
-  // Calls `watch` with every point read from now on (a command job's
-  // stop_on rules); a file read again from the start shows its points again.
+  // Calls `watch` (and every other watch given) with every point read from
+  // now on (a command job's stop_on rules, the metric its checkpoints are
+  // kept by); a file read again from the start shows its points again.
   void Watch(std::function<void(const MetricPoint&)> watch) {
-    watch_ = std::move(watch);
+    watches_.push_back(std::move(watch));
   }
   // Lines skipped so far (not metrics lines, or too long).
   int64_t skipped_lines() const { return skipped_; }
@@ -89,7 +90,7 @@ class MetricsRelay {
   ino_t inode_ = 0;     // of the file they were read from
   bool read_to_end_ = false;
   const bool generic_;
-  std::function<void(const MetricPoint&)> watch_;
+  std::vector<std::function<void(const MetricPoint&)>> watches_;
   int64_t skipped_ = 0;
   // Inside a line longer than kMaxLineBytes: its bytes are dropped up to
   // its newline.

@@ -45,6 +45,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,6 +142,8 @@ class Worker {
     bool download = false;
     bool outputs = false;  // the attempt's files (UploadJobFile), not a
                            // checkpoint
+    // Upload: the metric at its step, when it is sent to be kept for it.
+    std::optional<double> keep_metric;
     std::vector<std::string> notes;  // outputs: what was not sent, and why
     int64_t step = 0;  // upload: the checkpoint's; download: the local one
     TransferCancel cancel;
@@ -204,6 +207,11 @@ class Worker {
     // Its ended attempt's logs and artifacts wait to be sent (before its
     // report).
     bool outputs_pending = false;
+    // `checkpoints: {keep: best | all}`: the metric's values by step since
+    // the last checkpoint sent (and the one at or before it), and the
+    // best value sent to be kept this attempt.
+    std::map<int64_t, double> keep_values;
+    std::optional<double> best_kept;
     // How much of stdout and stderr heartbeats have carried.
     int64_t live_sent[2] = {0, 0};
     bool done = false;                   // reported or dropped: forget it
@@ -254,6 +262,12 @@ class Worker {
   // What the job's stdout and stderr grew by, for its heartbeat.
   std::vector<WorkerApi::Output> LiveOutput(const Job& job) const;
   void UploadOutputs(Job& job);
+  // The metric's value at checkpoint `step` when the sweep keeps
+  // checkpoints for it and this one is a candidate (keep: all, or better
+  // than the best sent); nullopt otherwise.
+  std::optional<double> KeepMetric(const Job& job, int64_t step) const;
+  // Records the keep metric's points (checkpoints: keep best | all).
+  void WatchKeepMetric(Job& j);
   void SendMetrics(Job& job);
   // A new GPU sample's points for a running job on GPUs, as one batch.
   void RelayGpuSample(Job& job);

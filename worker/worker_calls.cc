@@ -158,8 +158,8 @@ void Worker::StartTransfer(Job& job, std::unique_ptr<Transfer> transfer) {
   } else {
     const CheckpointFile file = *job.checkpoint;
     t->task = tasks_->Start([this, t, lease, file] {
-      t->status =
-          client_.UploadCheckpoint(lease, file, &t->stored_step, &t->cancel);
+      t->status = client_.UploadCheckpoint(lease, file, &t->stored_step,
+                                           &t->cancel, t->keep_metric);
     });
   }
   if (t->task->done()) TransferEnded(job);
@@ -193,9 +193,24 @@ void Worker::UploadOutputs(Job& job) {
   StartTransfer(job, std::move(upload));
 }
 
+std::optional<double> Worker::KeepMetric(const Job& job, int64_t step) const {
+  const CheckpointKeep& keep = job.lease.outputs.checkpoints;
+  if (keep.keep != "best" && keep.keep != "all") return std::nullopt;
+  // The metrics line at or before the checkpoint's step.
+  auto after = job.keep_values.upper_bound(step);
+  if (after == job.keep_values.begin()) return std::nullopt;
+  const double value = std::prev(after)->second;
+  if (keep.keep == "best" && job.best_kept &&
+      !(keep.maximize ? value > *job.best_kept : value < *job.best_kept)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 void Worker::Upload(Job& job) {
   auto upload = std::make_unique<Transfer>();
   upload->step = job.checkpoint->step;
+  upload->keep_metric = KeepMetric(job, upload->step);
   StartTransfer(job, std::move(upload));
 }
 
@@ -205,6 +220,12 @@ void Worker::Uploaded(Job& job, const Transfer& t) {
   const absl::Status& status = t.status;
   if (status.ok()) {
     job.uploaded_step = std::max(step, stored);
+    if (t.keep_metric) job.best_kept = t.keep_metric;
+    // Values before the newest one at or before this step are not needed.
+    auto at = job.keep_values.upper_bound(step);
+    if (at != job.keep_values.begin()) {
+      job.keep_values.erase(job.keep_values.begin(), std::prev(at));
+    }
   } else if (LeaseGone(status)) {
     Fence(job, "checkpoint upload", status);
   } else if (!Unreachable(status)) {

@@ -52,6 +52,18 @@ void Worker::Start(const Pending& pending) {
   StartTransfer(j, std::move(download));
 }
 
+void Worker::WatchKeepMetric(Job& j) {
+  const CheckpointKeep& keep = j.lease.outputs.checkpoints;
+  if (keep.keep != "best" && keep.keep != "all") return;
+  Job* job = &j;
+  const std::string metric = keep.metric;
+  j.relay->Watch([job, metric](const MetricPoint& p) {
+    if (p.name == metric && std::isfinite(p.value)) {
+      job->keep_values[p.step] = p.value;
+    }
+  });
+}
+
 void Worker::WatchForEarlyStop(Job& j, const ChildRules& rules) {
   j.early = std::make_unique<EarlyStop>(rules);
   Job* job = &j;
@@ -127,6 +139,7 @@ void Worker::Launch(Job& j, int64_t local_step, const absl::Status& download,
       kind.contract ? kind.contract->rules(j.lease.params) : ChildRules{};
   j.stop_grace_ms = rules.stop_grace_ms;
   if (!rules.stop_on.empty()) WatchForEarlyStop(j, rules);
+  WatchKeepMetric(j);
   if (absl::StartsWith(child.device, "cuda:")) {
     std::vector<std::string> visible;
     for (const std::string& slot : j.slots) {

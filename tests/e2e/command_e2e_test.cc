@@ -213,6 +213,53 @@ TEST_F(CommandE2E, WholeLogsAndArtifactsLeaveTheNode) {
             std::string("PNG\0two", 7));
 }
 
+TEST_F(CommandE2E, KeepBestStoresTheDipAndResumeStillTakesTheLast) {
+  // loss = |step - 10| + 1: it dips at step 10 and rises; a checkpoint
+  // every 5 steps; the first attempt is killed (-9) after step 17, the
+  // second resumes from the newest (15), not the best (10).
+  Script("dip.sh",
+         "start=$TAILSWEEP_RESUME_STEP\necho \"resumed-from-$start\"\n"
+         "i=$((start+1))\nwhile [ $i -le 20 ]; do\n"
+         "  d=$((i - 10)); [ $d -lt 0 ] && d=$((-d))\n"
+         "  echo \"{\\\"step\\\": $i, \\\"loss\\\": $((d + 1))}\" >> "
+         "\"$TAILSWEEP_METRICS_FILE\"\n"
+         "  if [ $((i % 5)) -eq 0 ]; then\n"
+         "    c=\"$TAILSWEEP_CHECKPOINT_DIR/step-$i\"; mkdir -p \"$c\"\n"
+         "    echo $i > \"$c/state\"; touch \"$c/COMPLETE\"; sleep 0.4\n"
+         "  fi\n"
+         "  if [ $i -eq 17 ] && [ ! -f ../killed ]; then touch ../killed; "
+         "kill -9 $$; fi\n"
+         "  i=$((i+1))\ndone\n");
+  StartCoordinator();
+  Submit(Spec("dip", "[./dip.sh]",
+              "checkpoints: {keep: best, metric: loss, goal: minimize}\n"));
+  StartWorker("w", {"--exit-when-idle"});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1))
+      << QueryText("SELECT last_error FROM jobs");
+  EXPECT_EQ(QueryText("SELECT step FROM kept_checkpoints"), "10");
+  const std::string id = QueryText("SELECT job_id FROM jobs").substr(0, 10);
+  testing::CommandResult out = Cli("logs " + id + " --stdout");
+  EXPECT_NE(out.out.find("resumed-from-15"), std::string::npos) << out.out;
+  // `jobs` and the checkpoint list name the best step; it comes down.
+  out = Cli("jobs dip --format json");
+  EXPECT_NE(out.out.find("\"best_checkpoint_step\": 10"), std::string::npos)
+      << out.out;
+  out = Cli("checkpoint " + id + " --list --format json");
+  const json listed = json::parse(out.out, nullptr, false);
+  int best = 0;
+  for (const json& c : listed["checkpoints"]) {
+    if (c["best"] == true) best = c["step"];
+  }
+  EXPECT_EQ(best, 10) << out.out;
+  EXPECT_EQ(listed["checkpoints"][0]["step"], 20) << out.out;
+  out = Cli("checkpoint " + id + " --step 10 --out " + dir_ + "/best");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::ifstream state(dir_ + "/best/step-10/state");
+  std::string text;
+  state >> text;
+  EXPECT_EQ(text, "10");
+}
+
 TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {
   Script("preempt.sh",
          "if [ ! -f preempted ]; then touch preempted; exit 3; fi\nexit 0\n");
