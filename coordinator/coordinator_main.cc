@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "coordinator/http_gateway.h"
 #include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
@@ -46,10 +48,38 @@ struct Flags {
   int max_message_bytes = 4 << 20;
   CheckpointBudget budget;
   std::string token_file, tls_cert, tls_key, log_level, http_listen;
+  std::vector<std::string> notify_urls;
+  std::string notify_format = "json", notify_on = "failed,sweep_done,stalled";
+  std::string public_url;
+  double notify_stall_after_s = 1800;
+  int64_t max_job_file_bytes = JobFileLimits{}.max_file_bytes;
   std::vector<std::string> http_trusted_proxies;
   int http_nice = HttpGatewayOptions{}.connection_nice;
   int read_lane_nice = ServiceOptions{}.read_lane_nice;
 };
+
+// --notify-* and --public-url (notices.h).
+void AddNotifyFlags(CLI::App& app, Flags& f) {
+  app.add_option("--notify-url", f.notify_urls,
+                 "Webhook for every sweep's notices (repeatable; beside each "
+                 "spec's notify:)");
+  app.add_option("--notify-format", f.notify_format,
+                 "Body of --notify-url's notices")
+      ->check(CLI::IsMember({"json", "slack"}))
+      ->capture_default_str();
+  app.add_option("--notify-on", f.notify_on,
+                 "Events --notify-url hears, comma-separated: failed, done, "
+                 "sweep_done, stalled (preemptions never)")
+      ->capture_default_str();
+  app.add_option("--notify-stall-after-s", f.notify_stall_after_s,
+                 "For --notify-url: a running job without a metric point "
+                 "this long is stalled")
+      ->check(CLI::Range(60.0, 604800.0))
+      ->capture_default_str();
+  app.add_option("--public-url", f.public_url,
+                 "The dashboard's address as people reach it, for links in "
+                 "notices (default: http://--http-listen)");
+}
 
 void DefineFlags(CLI::App& app, Flags& f) {
   app.set_version_flag("--version",
@@ -77,6 +107,11 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "Largest checkpoint accepted")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-job-file-bytes", f.max_job_file_bytes,
+                 "Largest log (compressed) or artifact accepted from a job")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  AddNotifyFlags(app, f);
   app.add_option("--max-data-bytes", f.budget.max_data_bytes,
                  "Most bytes of checkpoints kept under --data-dir; to make "
                  "room, those no job needs are pruned first, then uploads "
@@ -161,10 +196,64 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
 
 // Expires leases once a second until SIGTERM or SIGINT. A job that fails
 // for good there is a finished probe point to a boundary sweep.
+// The notifier's defaults, its outcomes counted in /metrics.
+NotifierOptions NotifierCounting(Telemetry& telemetry) {
+  NotifierOptions o;
+  o.on_outcome = [&telemetry](const std::string& outcome) {
+    telemetry.Notice(outcome);
+  };
+  return o;
+}
+
+ServiceOptions ServiceOptionsFrom(const Flags& f, const std::string& token,
+                                  Telemetry* telemetry, Notices* notices) {
+  ServiceOptions o;
+  o.notices = notices;
+  o.job_files.max_file_bytes = f.max_job_file_bytes;
+  o.job_files.min_free_bytes = f.budget.min_free_bytes;
+  o.max_checkpoint_bytes = f.max_checkpoint_bytes;
+  o.token = token;
+  o.telemetry = telemetry;
+  o.read_lane_nice = f.read_lane_nice;
+  return o;
+}
+
+// --notify-url's targets; InvalidArgument naming the flag when one is
+// wrong.
+absl::StatusOr<NoticesOptions> NoticesFrom(const Flags& f) {
+  NoticesOptions o;
+  o.stall_after_s = f.notify_stall_after_s;
+  o.report_base = f.public_url.empty() && !f.http_listen.empty()
+                      ? absl::StrCat("http://", f.http_listen)
+                      : f.public_url;
+  while (!o.report_base.empty() && o.report_base.back() == '/') {
+    o.report_base.pop_back();
+  }
+  std::vector<std::string> on =
+      absl::StrSplit(f.notify_on, ',', absl::SkipEmpty());
+  for (const std::string& e : on) {
+    if (e != "failed" && e != "done" && e != "sweep_done" && e != "stalled") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--notify-on: event '", e, "'; allowed: ", kNotifyEvents,
+                       " (preemptions never notify)"));
+    }
+  }
+  for (const std::string& url : f.notify_urls) {
+    if (absl::Status s = ValidateNotifyUrl(url); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--notify-url: ", s.message()));
+    }
+    o.everywhere.push_back({url, f.notify_format, on});
+  }
+  return o;
+}
+
 void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
-                              SearchDriver& search, Clock* clock) {
+                              SearchDriver& search, Notices& notices,
+                              Clock* clock) {
   LeaseExpiry expiry(
       [&](int64_t now, std::vector<Store::ExpiredLease>* out) {
+        notices.Scan();  // (each second: it reads only jobs that are due)
         absl::StatusOr<int64_t> n = store.ExpireLeases(now, out);
         telemetry.LeasesExpired(static_cast<int64_t>(out->size()));
         if (std::any_of(
@@ -228,21 +317,18 @@ int Main(int argc, char** argv) {
     return 2;
   }
   PrepareServingProcess();
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      Credentials(f);
+  auto credentials = Credentials(f);
   if (!credentials.ok()) {
     spdlog::error("{}", std::string(credentials.status().message()));
     return 2;
   }
-  std::string token;
-  if (!f.token_file.empty()) {
-    absl::StatusOr<std::string> t = ReadTokenFile(f.token_file);
-    if (!t.ok()) {
-      spdlog::error("{}", std::string(t.status().message()).c_str());
-      return 2;
-    }
-    token = *t;
+  absl::StatusOr<std::string> token_read =
+      f.token_file.empty() ? std::string() : ReadTokenFile(f.token_file);
+  if (!token_read.ok()) {
+    spdlog::error("{}", std::string(token_read.status().message()).c_str());
+    return 2;
   }
+  const std::string token = *token_read;
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
   if (ec) {
@@ -262,12 +348,16 @@ int Main(int argc, char** argv) {
   }
   CheckpointStore checkpoints(store->get(), f.data_dir, f.budget);
   Telemetry telemetry(f.db_path);
-  ServiceOptions service_options;
-  service_options.max_checkpoint_bytes = f.max_checkpoint_bytes;
-  service_options.token = token;
-  service_options.telemetry = &telemetry;
-  service_options.read_lane_nice = f.read_lane_nice;
-  CoordinatorService service(store->get(), &checkpoints, service_options);
+  absl::StatusOr<NoticesOptions> notices_options = NoticesFrom(f);
+  if (!notices_options.ok()) {
+    spdlog::error("{}", std::string(notices_options.status().message()));
+    return 2;
+  }
+  Notifier notifier(NotifierCounting(telemetry));
+  Notices notices(store->get(), &clock, &notifier, *notices_options);
+  CoordinatorService service(
+      store->get(), &checkpoints,
+      ServiceOptionsFrom(f, token, &telemetry, &notices));
   // Boundary sweeps that a restart interrupted get their next probes now.
   if (absl::Status s = service.search().Start(); !s.ok()) {
     spdlog::warn("boundary sweeps not advanced at start: {}", s.ToString());
@@ -302,7 +392,8 @@ int Main(int argc, char** argv) {
   spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}{}), db {}",
                Version(), f.listen, port, f.tls_cert.empty() ? "" : ", TLS",
                token.empty() ? "" : ", token", f.db_path);
-  ExpireLeasesUntilStopped(**store, telemetry, service.search(), &clock);
+  ExpireLeasesUntilStopped(**store, telemetry, service.search(), notices,
+                           &clock);
   spdlog::info("shutting down");
   gateway->reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

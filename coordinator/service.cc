@@ -97,6 +97,7 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
   if (!result.ok()) return Answer(result.status());
   // A boundary sweep submitted again may have results to plan from.
   if (absl::Status s = search_.Submitted(spec); !s.ok()) return Answer(s);
+  if (notices_) notices_->SweepReopened(spec.name);
   resp->set_jobs_added(result->added);
   resp->set_jobs_existing(result->existing);
   return grpc::Status::OK;
@@ -136,6 +137,7 @@ grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
   }
   resp->set_jobs_added(static_cast<int32_t>(result->added));
   resp->set_jobs_existing(static_cast<int32_t>(result->existing));
+  if (notices_) notices_->SweepReopened(req->sweep());
   return grpc::Status::OK;
 }
 
@@ -168,6 +170,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
     spdlog::info("{}: leased to {} (sweep {}, attempt {})",
                  JobTag(l.job_id, l.epoch), req->worker_id(), l.sweep,
                  l.attempt);
+    if (notices_) notices_->Progress(l.job_id, l.epoch);
     v1::JobLease* out = resp->add_leases();
     out->set_job_id(l.job_id);
     out->set_sweep(l.sweep);
@@ -223,6 +226,9 @@ grpc::Status CoordinatorService::ReportMetrics(
       store_->AddMetrics(req->worker_id(), req->job_id(), req->epoch(), points);
   if (!s.ok()) return Answer(s);
   if (telemetry_) telemetry_->PointsIngested(req->points_size());
+  if (notices_ && req->points_size() > 0) {
+    notices_->Progress(req->job_id(), req->epoch());
+  }
   resp->set_seq(req->seq());
   if (!before->rules.empty()) {
     absl::StatusOr<std::string> stop =
@@ -252,6 +258,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
     stop_rules_.Forget(req->job_id());
     files_.ForgetLive(req->job_id());
     search_.JobFinished();
+    if (notices_) notices_->JobDone(req->job_id());
   } else {
     spdlog::warn("{}: result from {} refused: {}",
                  JobTag(req->job_id(), req->epoch()), req->worker_id(),
@@ -275,6 +282,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
   if (s.ok()) {
     files_.ForgetLive(req->job_id());
     search_.JobFinished();
+    if (notices_) notices_->JobFailed(req->job_id(), req->error());
   }
   return Answer(s);
 }
@@ -287,7 +295,10 @@ grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const absl::Status s = store_->Release(req->worker_id(), req->job_id(),
                                          req->epoch(), req->reason());
-  if (s.ok()) files_.ForgetLive(req->job_id());
+  if (s.ok()) {
+    files_.ForgetLive(req->job_id());
+    if (notices_) notices_->Ended(req->job_id());  // preempted: no notice
+  }
   return Answer(s);
 }
 
@@ -318,6 +329,7 @@ grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
   absl::StatusOr<int64_t> n = store_->ResumeSweep(req->sweep());
   if (!n.ok()) return Answer(n.status());
   resp->set_jobs_requeued(*n);
+  if (notices_) notices_->SweepReopened(req->sweep());
   return grpc::Status::OK;
 }
 

@@ -13,6 +13,7 @@
 #include "coordinator/auth.h"
 #include "coordinator/checkpoint_store.h"
 #include "coordinator/job_file_store.h"
+#include "coordinator/notices.h"
 #include "coordinator/read_lane.h"
 #include "coordinator/result_pages.h"
 #include "coordinator/search_driver.h"
@@ -50,6 +51,8 @@ struct ServiceOptions {
   // Logs and artifacts (UploadJobFile), under the checkpoints' data
   // directory.
   JobFileLimits job_files;
+  // Told of jobs' and sweeps' events (notices.h) when set.
+  Notices* notices = nullptr;
   // Empty: no authentication.
   std::string token;
   // Counts leases and points when set (coordinator/telemetry.h).
@@ -73,6 +76,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
         max_checkpoint_bytes_(options.max_checkpoint_bytes),
         auth_(options.token),
         telemetry_(options.telemetry),
+        notices_(options.notices),
         search_(store),
         stop_rules_(store),
         reads_(options.read_lane_threads, options.read_lane_nice,
@@ -174,6 +178,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   int64_t max_checkpoint_bytes_;
   TokenAuth auth_;
   Telemetry* telemetry_;
+  Notices* notices_;  // may be null
   SearchDriver search_;
   StopRules stop_rules_;      // the sweeps' stop rules (stop: asha)
   ResultPages result_pages_;  // GetResults snapshots

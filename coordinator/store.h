@@ -373,6 +373,13 @@ class Store {
                                                  const std::string& job_id,
                                                  int64_t epoch,
                                                  const CheckpointRow& row);
+  // The sweeps that hold a job, with their output keys (notices).
+  struct SweepOutputs {
+    std::string sweep;
+    RunOutputs outputs;
+  };
+  absl::StatusOr<std::vector<SweepOutputs>> SweepsOfJob(
+      const std::string& job_id);
   // Keeps the checkpoint `row` (recorded already as the job's newest) for
   // its metric as well, then keeps only the job's best `keep.at_most` (all
   // when 0) by it. Returns the files no longer kept for their metric (the

@@ -260,6 +260,24 @@ absl::StatusOr<std::vector<CheckpointRow>> Store::Checkpoints(
   return rows;
 }
 
+absl::StatusOr<std::vector<Store::SweepOutputs>> Store::SweepsOfJob(
+    const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<sql::Statement> st = reader_->Prepare(
+      "SELECT s.name, s.outputs FROM sweep_jobs sj JOIN sweeps s USING "
+      "(sweep_id) WHERE sj.job_id = ? ORDER BY s.sweep_id");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  std::vector<SweepOutputs> out;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back({st->Text(0), RunOutputsFromJson(st->Text(1))});
+  }
+  return out;
+}
+
 absl::StatusOr<JobKind> Store::Kind(const std::string& sweep) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<sql::Statement> st =

@@ -115,6 +115,7 @@ struct Telemetry::Families {
   prometheus::Gauge* refusals;
   prometheus::Family<prometheus::Gauge>* file_bytes;
   prometheus::Family<prometheus::Counter>* http_refused;
+  prometheus::Family<prometheus::Counter>* notices;
   std::mutex scrape_mu;  // one scrape sets the gauges at a time
 };
 
@@ -152,6 +153,12 @@ Telemetry::Telemetry(std::string db_path)
                           .Name("tailsweep_http_refused_total")
                           .Help("HTTP requests the gateway refused, by why")
                           .Register(r);
+  f_->notices = &prometheus::BuildCounter()
+                     .Name("tailsweep_notices_total")
+                     .Help(
+                         "Webhook notices by outcome: sent, retried, "
+                         "failed (given up), dropped (queue full)")
+                     .Register(r);
   f_->rpc_requests = &prometheus::BuildCounter()
                           .Name("tailsweep_rpc_requests_total")
                           .Help("gRPC calls answered, by method and code")
@@ -198,6 +205,9 @@ void Telemetry::LeaseRenewed() { f_->renewed->Increment(); }
 
 void Telemetry::HttpRefused(const std::string& reason) {
   f_->http_refused->Add({{"reason", reason}}).Increment();
+}
+void Telemetry::Notice(const std::string& outcome) {
+  f_->notices->Add({{"outcome", outcome}}).Increment();
 }
 void Telemetry::LeasesExpired(int64_t n) {
   f_->expired->Increment(static_cast<double>(n));

@@ -24,6 +24,8 @@
 //   tailsweep_http_refused_total{reason}          HTTP requests refused:
 //                                                 unauthenticated,
 //                                                 rate_limited, too_large
+//   tailsweep_notices_total{outcome}              webhook notices: sent,
+//                                                 retried, failed, dropped
 // Thread-safe.
 
 #include <grpcpp/support/server_interceptor.h>
@@ -54,6 +56,8 @@ class Telemetry {
   void PointsIngested(int64_t n);
   // One HTTP request the gateway refused, and why (a short word).
   void HttpRefused(const std::string& reason);
+  // One webhook notice's outcome (notifier.h).
+  void Notice(const std::string& outcome);
   // One finished RPC: `method` as gRPC names it ("/tailsweep.v1.Coordinator
   // /Heartbeat"; the label keeps the last part).
   void Rpc(const std::string& method, int code, double seconds);

@@ -3,7 +3,8 @@
 - ``tailsweep.Client``: sweeps' status, jobs, results and unsampled curves
   as records or pandas DataFrames (``Client(url, token=...)`` reads a
   coordinator's HTTP API, ``Client.open("tailsweep.db")`` its database
-  file; docs/python.md).
+  file; docs/python.md); online, what a job's runs made: ``Job.logs()``,
+  ``Job.download_checkpoint(dir)``, ``Job.download_artifacts(dir)``.
 - ``tailsweep.child``: helps a program that runs as a ``kind: command``
   job's child (docs/child-contract.md): parameters, metrics lines,
   checkpoints, stop signals and the result file. Optional: the contract is
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # what __getattr__ gives, for type checkers only
     from tailsweep import errors as errors
     from tailsweep import optimize as optimize
     from tailsweep.client import Client as Client
-    from tailsweep.errors import (Error as Error,
+    from tailsweep.errors import (DataLoss as DataLoss, Error as Error,
                                   FailedPrecondition as FailedPrecondition,
                                   InvalidArgument as InvalidArgument,
                                   NotAvailableOffline as NotAvailableOffline,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # what __getattr__ gives, for type checkers only
 __version__ = "0.2.0"
 __all__ = ["Client", "Error", "NotFound", "InvalidArgument",
            "FailedPrecondition", "Unauthenticated", "PermissionDenied",
-           "Unavailable", "ResourceExhausted", "ReadOnly",
+           "Unavailable", "ResourceExhausted", "DataLoss", "ReadOnly",
            "NotAvailableOffline", "child",
            "errors"]
 

@@ -8,9 +8,12 @@ results database"). Rows come out in the shapes client.py builds from:
   point rows:  (job_id, name, step, value or None for NaN)
   sweeps, a sweep's info, a job's logs: SweepRow, InfoRow, LogRow
   a sweep's settings and device hours: ControlRow (SettingsRow + hours)
+  a job's stored files (online only): CheckpointRow, JobFileRow,
+               ArtifactRow, and an open download (Opened)
 """
 
 import datetime
+import io
 import json
 import os
 import re
@@ -30,7 +33,7 @@ STATES = ("queued", "leased", "done", "failed", "cancelled")
 # kStoreSchemaVersion; Python.Client checks they agree): 0 is an older,
 # unmarked store.
 APPLICATION_ID = 0x54535750
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 def _store_sql() -> Dict[str, str]:
@@ -180,7 +183,8 @@ class InfoRow(TypedDict):
 
 
 class LogRow(TypedDict):
-    """A finished attempt's stderr tail (client.Job.logs gives them)."""
+    """A finished attempt's stderr tail (client.Job.log_tails gives
+    them)."""
     epoch: int
     outcome: str
     stderr_tail: str
@@ -204,6 +208,46 @@ class JobRow(NamedTuple):
     # job_hours); 0 from a file or coordinator from before them.
     gpu_hours: float = 0.0
     cpu_hours: float = 0.0
+    # The step of its best checkpoint kept for its metric (`checkpoints:
+    # {keep: best}`); 0: none, or not known (a database file, a coordinator
+    # before 0.3.0).
+    best_checkpoint_step: int = 0
+
+
+class CheckpointRow(TypedDict):
+    """A stored checkpoint of a job (client.Checkpoint is made from one)."""
+    step: int
+    name: str  # its file: step-00000040.pt (a tar of step-N/ for commands)
+    bytes: int
+    sha256: str
+    uploaded_ms: int
+    best: bool  # kept for its metric (`checkpoints: {keep: best}`)
+    metric: Optional[float]  # the metric at its step; None unless best
+
+
+class JobFileRow(TypedDict):
+    """A stored log or artifact of a job (client.JobFile)."""
+    kind: str  # log | artifact
+    name: str  # stdout | stderr | the artifact's path in the job directory
+    epoch: int  # the attempt that made it
+    bytes: int  # as stored (a log gzip)
+    original_bytes: int  # on the node
+    cut: bool  # a log's middle was cut (head and tail kept)
+    sha256: str  # of what is stored
+    uploaded_ms: int
+
+
+class ArtifactRow(TypedDict):
+    """An artifact as the job's list gives it (client.Artifact)."""
+    name: str
+    bytes: int
+    sha256: str  # of its bytes
+    epoch: int
+
+
+# A download open: its headers (names lowercase) and its body, read in
+# chunks and closed by the reader.
+Opened = Tuple[Dict[str, str], io.BufferedReader]
 
 
 def utc(ms: Union[int, str]) -> datetime.datetime:
@@ -414,7 +458,7 @@ class Database:
                 yield JobRow._make(r[:7] + (json.loads(r[7]),
                                             json.loads(r[8]), r[9], r[10],
                                             (r[11] or 0) / _MS_PER_HOUR,
-                                            (r[12] or 0) / _MS_PER_HOUR))
+                                            (r[12] or 0) / _MS_PER_HOUR, 0))
 
     def result_rows(self, name: str,
                     where: Where = None) -> Iterator[Tuple[str, str, str]]:
@@ -531,7 +575,7 @@ class Database:
         r = rows[0]
         return JobRow._make(r[:7] + (None, json.loads(r[8]), r[9], r[10],
                                      (r[11] or 0) / _MS_PER_HOUR,
-                                     (r[12] or 0) / _MS_PER_HOUR))
+                                     (r[12] or 0) / _MS_PER_HOUR, 0))
 
     def logs(self, job_id: str) -> List[LogRow]:
         return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": utc(at)}
@@ -556,3 +600,15 @@ class Database:
             "or `tailsweep results SWEEP`" % self.where)
 
     boundaries = results_table = _planned_online
+
+    def _stored_online(self, *args: object,
+                       **kwargs: object) -> NoReturn:
+        raise NotAvailableOffline(
+            "%s: a job's checkpoints, logs and artifacts are files the "
+            "coordinator keeps under its --data-dir, which a database file "
+            "does not locate: read them through tailsweep.Client(URL), or "
+            "`tailsweep checkpoint|logs|artifacts JOB` (Job.log_tails() "
+            "reads here)" % self.where)
+
+    checkpoint_rows = job_files = artifact_rows = open_checkpoint = \
+        open_log = open_artifact = _stored_online

@@ -21,10 +21,12 @@ from typing import (TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple,
                     Type)
 
 from tailsweep import __version__, errors
-from tailsweep._database import (STATES, ControlRow, InfoRow, JobRow, LogRow,
-                                 Point, SettingsRow, StatusRow, SweepRow,
-                                 Where, check_job_id, control_row,
-                                 settings_row, sweep_row, utc, where_texts)
+from tailsweep._database import (STATES, ArtifactRow, CheckpointRow,
+                                 ControlRow, InfoRow, JobFileRow, JobRow,
+                                 LogRow, Opened, Point, SettingsRow,
+                                 StatusRow, SweepRow, Where, check_job_id,
+                                 control_row, settings_row, sweep_row, utc,
+                                 where_texts)
 from tailsweep._numbers import Json, number
 
 if TYPE_CHECKING:
@@ -37,7 +39,8 @@ _BY_CODE: Dict[str, Type[errors.Error]] = {"NOT_FOUND": errors.NotFound,
             "UNAUTHENTICATED": errors.Unauthenticated,
             "PERMISSION_DENIED": errors.PermissionDenied,
             "UNAVAILABLE": errors.Unavailable,
-            "RESOURCE_EXHAUSTED": errors.ResourceExhausted}
+            "RESOURCE_EXHAUSTED": errors.ResourceExhausted,
+            "DATA_LOSS": errors.DataLoss}
 # A 429 or 503 is asked again after its Retry-After (seconds, at most
 # _MAX_WAIT_S each), at most _RETRIES times.
 _RETRIES = 5
@@ -93,7 +96,8 @@ def _job_row(j: Json) -> JobRow:
                   _cells(j.get("cell")), _cells(j.get("params")),
                   j.get("result_json") or None, int(j.get("updated_ms", 0)),
                   float(j.get("gpu_hours", 0.0)),
-                  float(j.get("cpu_hours", 0.0)))
+                  float(j.get("cpu_hours", 0.0)),
+                  int(j.get("best_checkpoint_step", 0)))
 
 
 def _retry_after(answer: http.client.HTTPResponse) -> float:
@@ -482,3 +486,72 @@ class Http:
                         "at": utc(g.get("at_ms", 0))}
                        for g in doc.get("logs", [])),
                       key=lambda g: g["epoch"])
+
+    # A job's stored files (0.3.0): checkpoints, logs, artifacts.
+
+    def _job_doc(self, job_id: str) -> Json:
+        check_job_id(job_id)
+        return self.get("/api/jobs/%s" % job_id)
+
+    def checkpoint_rows(self, job_id: str) -> List[CheckpointRow]:
+        """GetJob's checkpoints, newest first ([] from a coordinator before
+        0.3.0)."""
+        out: List[CheckpointRow] = []
+        for c in self._job_doc(job_id).get("checkpoints", []):
+            best = bool(c.get("best", False))
+            out.append({"step": int(c.get("step", 0)),
+                        "name": c.get("name", ""),
+                        "bytes": int(c.get("bytes", 0)),
+                        "sha256": c.get("sha256", ""),
+                        "uploaded_ms": int(c.get("uploaded_ms", 0)),
+                        "best": best,
+                        "metric": float(number(c.get("metric", 0.0)))
+                        if best else None})
+        return out
+
+    def job_files(self, job_id: str) -> List[JobFileRow]:
+        """GetJob's files, as the coordinator lists them."""
+        return [{"kind": f.get("kind", ""), "name": f.get("name", ""),
+                 "epoch": int(f.get("epoch", 0)),
+                 "bytes": int(f.get("bytes", 0)),
+                 "original_bytes": int(f.get("original_bytes", 0)),
+                 "cut": bool(f.get("cut", False)),
+                 "sha256": f.get("sha256", ""),
+                 "uploaded_ms": int(f.get("uploaded_ms", 0))}
+                for f in self._job_doc(job_id).get("files", [])]
+
+    def artifact_rows(self, job_id: str) -> List[ArtifactRow]:
+        check_job_id(job_id)
+        doc = self.get("/api/jobs/%s/artifacts" % job_id)
+        return [{"name": a["name"], "bytes": int(a.get("bytes", 0)),
+                 "sha256": a.get("sha256", ""),
+                 "epoch": int(a.get("epoch", 0))}
+                for a in doc.get("artifacts", [])]
+
+    def _opened(self, path: str, **query: object) -> Opened:
+        body = self._open(path, "GET", None, **query)
+        headers = self.last_headers
+        return ({k.lower(): v for k, v in (headers.items() if headers
+                                            is not None else [])}, body)
+
+    def open_checkpoint(self, job_id: str, step: Optional[int]) -> Opened:
+        """The stored checkpoint file (the newest, or of `step`), open:
+        headers x-checkpoint-step, x-checkpoint-sha256,
+        content-disposition, content-length."""
+        check_job_id(job_id)
+        return self._opened("/api/jobs/%s/checkpoint" % job_id, step=step)
+
+    def open_log(self, job_id: str, stream: str,
+                 attempt: Optional[int]) -> Opened:
+        """An attempt's whole stdout or stderr (the newest attempt, or the
+        one of epoch `attempt`), open: headers x-job-file-epoch,
+        x-job-file-live, x-job-file-cut, x-job-file-original-bytes."""
+        check_job_id(job_id)
+        return self._opened("/api/jobs/%s/logs/%s" % (job_id, stream),
+                            attempt=attempt)
+
+    def open_artifact(self, job_id: str, name: str) -> Opened:
+        """An artifact's bytes, open: header x-job-file-sha256."""
+        check_job_id(job_id)
+        return self._opened("/api/jobs/%s/artifacts/%s"
+                            % (job_id, urllib.parse.quote(name, safe="/")))

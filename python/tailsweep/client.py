@@ -9,6 +9,10 @@ records (standard library only) or pandas DataFrames.
     h = s.history(names=["loss"])     # long format: job_id, name, step, value
 
     c = tailsweep.Client("http://head:8080", token="...")   # online, same methods
+    j = c.job("3f2a9c")               # what a run made (online only):
+    j.logs()                          # its whole stdout, as text
+    j.download_checkpoint("out/")     # out/step-40/ (a command job's dir)
+    j.download_artifacts("out/")      # out/plots/a.png, ...
 
 Offline, the client reads the coordinator's SQLite file read-only
 (_database.py): safe beside a live coordinator, or a copy made by
@@ -22,6 +26,8 @@ import dataclasses
 import datetime
 import json
 import os
+import pathlib
+import re
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List,
                     Mapping, Optional, Sequence, Tuple, Type, TypeVar,
                     Union)
@@ -31,7 +37,7 @@ from tailsweep._database import InfoRow, JobRow, LogRow, SettingsRow, Where
 from tailsweep._frames import (_ResultColumns, _typed_frame, _PARAM_PREFIX, _flatten, _frame, _number,
                                _pandas, _points, _text, _typed)
 from tailsweep._numbers import WORDS, Json, number
-from tailsweep.errors import InvalidArgument
+from tailsweep.errors import FailedPrecondition, InvalidArgument
 
 if TYPE_CHECKING:
     from tailsweep import _http
@@ -127,6 +133,51 @@ class Status(_Record):
     cpu_hours: float = 0.0
     preempted_gpu_hours: float = 0.0
     preempted_cpu_hours: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpoint(_Record):
+    """A checkpoint the coordinator keeps of a job (Job.checkpoints()):
+    its step, file name (step-00000040.pt; a command job's is a tar of its
+    step-N/ directory), size, SHA-256, when it was uploaded (Unix ms), and
+    whether it is kept for its metric (`checkpoints: {keep: best}`) with
+    that metric's value at its step (None unless best)."""
+    step: int
+    name: str
+    bytes: int
+    sha256: str
+    uploaded_ms: int
+    best: bool = False
+    metric: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class JobFile(_Record):
+    """A log or artifact the coordinator keeps of a job (Job.files()):
+    kind (log | artifact), name (stdout | stderr | the artifact's path in
+    the job directory), epoch (the attempt), bytes as stored (a log is
+    kept gzipped), original_bytes (on the node), cut (a log longer than
+    the spec's logs_max_mib: its head and tail kept), sha256 (of what is
+    stored), uploaded_ms."""
+    kind: str
+    name: str
+    epoch: int
+    bytes: int
+    original_bytes: int
+    cut: bool
+    sha256: str
+    uploaded_ms: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact(_Record):
+    """A file the spec's `artifacts:` globs matched in a job's directory
+    (Job.artifacts()): its path there, size, SHA-256 and the attempt that
+    sent it."""
+    name: str
+    bytes: int
+    sha256: str
+    epoch: int
 
 
 class Client:
@@ -572,7 +623,8 @@ def _cell(value: Json, column: Json) -> Json:
 
 
 class Job:
-    """One job: its state, parameters, result, curves and logs."""
+    """One job: its state, parameters, result, curves, and what its runs
+    made (checkpoints, whole logs, artifacts; online only)."""
 
     def __init__(self, source: "_Source", row: JobRow) -> None:
         self._s = source
@@ -591,14 +643,137 @@ class Job:
         # Device time its attempts used (SweepInfo's gpu_hours says how).
         self.gpu_hours = row.gpu_hours
         self.cpu_hours = row.cpu_hours
+        # The step of its best checkpoint kept for its metric, by the
+        # spec's goal, as the coordinator said when this Job was read;
+        # None: none, or not said (a database file, a coordinator before
+        # 0.3.0).
+        self.best_checkpoint_step: Optional[int] = \
+            row.best_checkpoint_step or None
 
     def __repr__(self) -> str:
         return "Job(%r, state=%r)" % (self.id[:12], self.state)
 
-    def logs(self) -> List[LogRow]:
+    def log_tails(self) -> List[LogRow]:
         """The stderr tail each finished attempt sent, oldest first: epoch,
-        outcome (done | failed), stderr_tail, at (UTC datetime)."""
+        outcome (done | failed), stderr_tail, at (UTC datetime). (Job.logs()
+        before 0.3.0; offline too.)"""
         return self._s.logs(self.id)
+
+    # What its runs made: the coordinator's files, online only
+    # (NotAvailableOffline for a database file); NotFound naming what is
+    # stored when the one asked for is not.
+
+    def checkpoints(self) -> List[Checkpoint]:
+        """The checkpoints the coordinator keeps of this job, newest first
+        (the newest, the one before it, and those kept for their metric):
+        step, name, bytes, sha256, uploaded_ms, best, metric."""
+        return [Checkpoint(**c) for c in self._s.checkpoint_rows(self.id)]
+
+    def best_checkpoints(self) -> List[Checkpoint]:
+        """checkpoints() kept for their metric (best=True), in the
+        coordinator's order (newest first, not by metric: sort by
+        .metric for the spec's goal, or take best_checkpoint_step)."""
+        return [c for c in self.checkpoints() if c.best]
+
+    def files(self) -> List[JobFile]:
+        """The logs (each attempt's stdout and stderr) and artifacts the
+        coordinator keeps of this job: kind, name, epoch, bytes,
+        original_bytes, cut, sha256, uploaded_ms."""
+        return [JobFile(**f) for f in self._s.job_files(self.id)]
+
+    def download_checkpoint(self, dir: Union[str, "os.PathLike[str]"],
+                            step: Optional[int] = None) -> pathlib.Path:
+        """Writes the job's newest checkpoint (or that of `step`) into the
+        folder `dir` (made if missing) and returns its path: a train job's
+        step-00000040.pt, a command job's step-N/ directory (unpacked from
+        the tar it travels as; an older one of that name is replaced, the
+        tar removed). Streamed to disk, never whole in memory, under a
+        temporary name, checked against the SHA-256 the coordinator sends
+        before it takes its name: DataLoss (Unavailable for a body cut
+        short) and nothing kept otherwise. A tar with any entry that could
+        land outside its one top directory (absolute, '..', a link, a
+        device) is refused whole: InvalidArgument, nothing unpacked (the
+        tar kept, named). NotFound (naming the steps kept) when there is
+        none."""
+        from tailsweep import _outputs  # tarfile, hashlib: when used
+        step = _positive("step", step)
+        dest = pathlib.Path(dir)
+        dest.mkdir(parents=True, exist_ok=True)
+        headers, body = self._s.open_checkpoint(self.id, step)
+        with body:
+            got_step = _header_int(headers, "x-checkpoint-step")
+            name = _file_name(headers.get("content-disposition", "")) or \
+                "step-%08d.pt" % (got_step or step or 0)
+            path = _outputs.save(
+                body, dest / name, headers.get("x-checkpoint-sha256", ""),
+                _length(headers),
+                "checkpoint of step %s of job %s" % (got_step, self.id[:12]))
+        if _outputs.is_plain_tar(path):
+            top = _outputs.unpack(path, dest)
+            os.unlink(path)
+            return top
+        if _outputs.is_legacy_bundle(path):
+            raise FailedPrecondition(
+                "%s: a checkpoint bundle of the format before tar (tailsweep "
+                "0.2); unpack it with `tailsweep checkpoint %s --out DIR`"
+                % (path, self.id[:12]))
+        return path
+
+    def log_bytes(self, stream: str = "stdout",
+                  attempt: Optional[int] = None) -> bytes:
+        """The whole stdout (or stderr) of the job's newest attempt (or of
+        the attempt whose epoch is `attempt`), byte for byte as the child
+        wrote it. A running attempt's is the tail the coordinator holds
+        (its last MiB); one longer than the spec's logs_max_mib has its
+        middle cut (said in the text, and in files()'s cut)."""
+        if stream not in ("stdout", "stderr"):
+            raise InvalidArgument("stream '%s'; allowed: stdout, stderr"
+                                  % (stream,))
+        _, body = self._s.open_log(self.id, stream,
+                                   _positive("attempt", attempt))
+        with body:
+            return body.read()
+
+    def logs(self, stream: str = "stdout",
+             attempt: Optional[int] = None) -> str:
+        """log_bytes() as text: UTF-8, each byte that is not UTF-8 read as
+        U+FFFD. (Before 0.3.0 logs() gave the stderr tails: log_tails().)"""
+        return self.log_bytes(stream, attempt).decode("utf-8",
+                                                      errors="replace")
+
+    def artifacts(self) -> List[Artifact]:
+        """The files the spec's `artifacts:` globs matched, as the newest
+        attempt that sent any left them: name (its path in the job
+        directory), bytes, sha256, epoch."""
+        return [Artifact(**a) for a in self._s.artifact_rows(self.id)]
+
+    def download_artifacts(self, dir: Union[str, "os.PathLike[str]"]
+                           ) -> List[pathlib.Path]:
+        """Writes every artifact into the folder `dir` (made if missing) at
+        its path there (plots/a.png -> DIR/plots/a.png, replacing a file of
+        that name) and returns their paths, in artifacts()'s order. Each is
+        streamed to disk and checked against its SHA-256 before it takes
+        its name (DataLoss otherwise, that one not kept). A name that is
+        absolute or has a '..' component, or a folder on the way that is a
+        symbolic link or a file, is refused (InvalidArgument) before
+        anything is written."""
+        from tailsweep import _outputs
+        listed = self.artifacts()
+        dest = pathlib.Path(dir)
+        parts = [_outputs.relative_parts(a.name, "artifact")
+                 for a in listed]
+        dest.mkdir(parents=True, exist_ok=True)
+        out: List[pathlib.Path] = []
+        for a, p in zip(listed, parts):
+            folder = _outputs.make_dirs(dest, p[:-1])
+            headers, body = self._s.open_artifact(self.id, a.name)
+            with body:
+                out.append(_outputs.save(
+                    body, folder / p[-1],
+                    headers.get("x-job-file-sha256") or a.sha256,
+                    _length(headers),
+                    "artifact %s of job %s" % (a.name, self.id[:12])))
+        return out
 
     def history(self, names: Union[str, Sequence[str], None] = None,
                 step_min: Optional[int] = None,
@@ -610,3 +785,37 @@ class Job:
         return _points(self._s.job_points(
             self.id, None if names is None else list(names), step_min,
             step_max), output)
+
+
+def _positive(name: str, value: Optional[int]) -> Optional[int]:
+    """`value`, an int of 1 or more, or None; InvalidArgument otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgument("%s %r: an integer, 1 or more (None: the "
+                              "newest)" % (name, value))
+    return value
+
+
+def _header_int(headers: Dict[str, str], name: str) -> Optional[int]:
+    try:
+        return int(headers[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def _length(headers: Dict[str, str]) -> Optional[int]:
+    """The body's length when the answer says it (not gzipped)."""
+    if headers.get("content-encoding"):
+        return None
+    return _header_int(headers, "content-length")
+
+
+def _file_name(disposition: str) -> Optional[str]:
+    """The plain file name a Content-Disposition gives, or None (none, or
+    one with a '/', or '.', '..')."""
+    from tailsweep import _outputs
+    m = re.search(r'filename="([^"]*)"', disposition)
+    if not m or "/" in m.group(1) or _outputs.unsafe(m.group(1)):
+        return None
+    return m.group(1)

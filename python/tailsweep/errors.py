@@ -63,6 +63,14 @@ class ResourceExhausted(Error):
     code = "RESOURCE_EXHAUSTED"
 
 
+class DataLoss(Error):
+    """Bytes that do not match their SHA-256 or their length: a download
+    damaged or cut on the way (it was not kept; fetch it again), or a file
+    damaged on the coordinator."""
+
+    code = "DATA_LOSS"
+
+
 class ReadOnly(Error):
     """A write through an offline client (a database file)."""
 

@@ -268,7 +268,7 @@ def test_online_reads_equal_offline_reads(services):
         offline.api()
     job = next(offline.sweep("tiny").jobs())
     assert online.job(job.id[:10]).params == job.params
-    assert online.job(job.id).logs() == offline.job(job.id).logs()
+    assert online.job(job.id).log_tails() == offline.job(job.id).log_tails()
     with pytest.raises(tailsweep.NotFound,
                        match=r"^no sweep 'nope'; sweeps: tiny, steps$"):
         online.sweep("nope")
@@ -416,13 +416,20 @@ def test_the_openapi_document_lists_what_is_served(services):
     assert "post" in paths["/api/sweeps/{sweep}/jobs"]
     job = next(tailsweep.Client.open(services.db).sweep("tiny").jobs()).id
     for path, ops in paths.items():
-        concrete = path.replace("{sweep}", "tiny").replace("{job}", job)
+        concrete = path.replace("{sweep}", "tiny").replace(
+            "{job}", job).replace("{stream}", "stderr").replace(
+            "{path}", "plots/none.png")
         if "get" in ops:  # every GET route is served: no "no page" 404
             try:
                 http.fetch(concrete)
             except tailsweep.Error as e:
                 assert "no page" not in str(e), path
-                assert path.endswith("/boundaries"), (path, e)
+                # What this sweep has not: a search, the job's stored
+                # files (NotFound naming what is stored).
+                assert path.endswith("/boundaries") or (
+                    path.endswith(("/checkpoint", "/logs/{stream}",
+                                   "/artifacts/{path}")) and
+                    isinstance(e, tailsweep.NotFound)), (path, e)
     # A route that is not there says where the routes are.
     with pytest.raises(tailsweep.NotFound, match="no page /api/nope"):
         http.fetch("/api/nope")

@@ -54,6 +54,17 @@ command: [sh, -c, 'exit 5', "${x}"]
 grid: {x: [1, 2]}
 max_failures: 1
 """
+# A job that leaves a plot (a 1x1 PNG) and a file whose name is markup.
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"
+       "hwGA60e6kgAAAABJRU5ErkJggg==")
+ODD = "plots/<b class=tailsweep-injected>x #1.txt"
+OUTPUTS = """name: outputs
+kind: command
+command: [sh, -c, 'cd "$TAILSWEEP_JOB_DIR" && mkdir -p plots &&
+  echo %s | base64 -d > plots/a.png && echo odd > "%s"', "${x}"]
+grid: {x: [3]}
+artifacts: [plots/*]
+""" % (PNG, ODD)
 LATER = """name: later
 kind: command
 command: [sh, -c, 'exit 0', "${x}"]
@@ -68,14 +79,16 @@ def services():
     try:
         s.submit("vision", VISION)
         s.submit("flaky", FLAKY)
+        s.submit("outputs", OUTPUTS)
         client = tailsweep.Client(s.http, token=s.token)
         worker = s.worker()
-        # vision done; flaky held after its first failed attempt, nothing
-        # of it running (a held queue is not leased).
+        # vision and outputs done; flaky held after its first failed
+        # attempt, nothing of it running (a held queue is not leased).
         wait_for(lambda: client.sweep("vision").status().counts["done"] == 2
+                 and client.sweep("outputs").status().counts["done"] == 1
                  and client.sweep("flaky").status().held != "" and
                  client.sweep("flaky").status().counts["leased"] == 0,
-                 "vision done and flaky held")
+                 "vision and outputs done, flaky held")
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=60)
         s.submit("later", LATER)  # no worker runs: it stays queued
@@ -112,7 +125,7 @@ def test_the_list_shows_state_priority_hours_and_tags(services, tmp_path):
                        "leased", "done", "failed", "cancelled", "hours",
                        "tags"], columns
     rows = {r["cells"][0]: r for r in page["sweeps"]}
-    assert sorted(rows) == ["flaky", "later", "vision"]
+    assert sorted(rows) == ["flaky", "later", "outputs", "vision"]
     cell = {name: dict(zip(columns, r["cells"])) for name, r in rows.items()}
 
     vision = cell["vision"]
@@ -153,3 +166,31 @@ def test_a_report_shows_the_sweeps_settings_under_its_title(services,
     paused = browse(services, "/sweeps/later", tmp_path)["settings_text"]
     assert "paused: running jobs finish" in paused and "0 h" in paused, \
         paused
+
+
+def test_a_report_shows_each_jobs_artifacts(services, tmp_path):
+    import urllib.request
+    page = browse(services, "/sweeps/outputs", tmp_path)
+    job = next(services.client.sweep("outputs").jobs())
+    strips = page["artifacts"]
+    assert [s["job"] for s in strips] == [job.id], page["text"][:2000]
+    strip = strips[0]
+    assert job.id[:12] in strip["label"]
+    # The image drawn; the other file a link, its name shown as text.
+    assert [(i["alt"], i["loaded"]) for i in strip["images"]] == \
+        [("plots/a.png", True)]
+    assert [a["text"] for a in strip["links"]] == [ODD]
+    # Each address is the artifact's (the name percent-encoded).
+    for href, want in ((strip["images"][0]["src"], None),
+                       (strip["links"][0]["href"], b"odd\n")):
+        request = urllib.request.Request(
+            services.http + href,
+            headers={"Authorization": "Bearer " + services.token})
+        with urllib.request.urlopen(request) as answer:
+            body = answer.read()
+        if want is not None:
+            assert body == want, href
+        else:
+            assert body.startswith(b"\x89PNG"), href
+    # Jobs that made none show no strip.
+    assert browse(services, "/sweeps/vision", tmp_path)["artifacts"] == []

@@ -424,6 +424,62 @@
     }
   }
 
+  // A job's artifacts on a live page (a report file has no coordinator to
+  // ask): GET /api/jobs/ID/artifacts, asked once per job and state (they
+  // come when an attempt ends), never for a queued job. Images as <img>,
+  // other files as download links; the dashboard's cookie authenticates
+  // the same-origin requests.
+  const artifacts = new Map();  // job id -> {state, list (null: asking)}
+  state.artifactsPending = 0;
+  const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
+
+  function artifactUrl(id, name) {
+    return '/api/jobs/' + encodeURIComponent(id) + '/artifacts/' +
+      name.split('/').map(encodeURIComponent).join('/');
+  }
+
+  function fillArtifacts(strip, label, id, list) {
+    strip.hidden = list.length === 0;
+    strip.replaceChildren(el('span', {class: 'label', text: label + ': '}), ...list.map((a) => {
+      const href = artifactUrl(id, String(a.name));
+      const title = a.name + ' (' + a.bytes + ' bytes, attempt ' + a.epoch + ')';
+      if (IMAGE.test(a.name)) {
+        return el('figure', {class: 'artifact'},
+            el('a', {href: href, target: '_blank', rel: 'noopener'},
+                el('img', {src: href, alt: a.name, title: title, loading: 'lazy'})),
+            el('figcaption', {text: a.name}));
+      }
+      return el('a', {class: 'artifact', href: href, download: String(a.name).split('/').pop(),
+        title: title, text: a.name});
+    }));
+  }
+
+  function artifactStrip(j, label) {
+    const strip = el('div', {class: 'artifacts', 'data-job': j.id, hidden: ''});
+    let entry = artifacts.get(j.id);
+    if (!entry || entry.state !== j.state) {
+      // Shown as they were until the new answer comes.
+      entry = {state: j.state, list: entry ? entry.list : null};
+      artifacts.set(j.id, entry);
+      const mine = entry;
+      state.artifactsPending += 1;
+      fetch('/api/jobs/' + encodeURIComponent(j.id) + '/artifacts', {credentials: 'same-origin', cache: 'no-store'})
+          .then((r) => (r.ok ? r.json() : {artifacts: []}))
+          .catch(() => ({artifacts: []}))
+          .then((got) => {
+            state.artifactsPending -= 1;
+            mine.list = got.artifacts || [];
+            if (artifacts.get(j.id) !== mine) return;
+            for (const s of document.querySelectorAll('div.artifacts')) {
+              if (s.dataset.job === j.id) fillArtifacts(s, s.dataset.label, j.id, mine.list);
+            }
+          });
+    }
+    strip.dataset.label = label;
+    if (entry.list !== null) fillArtifacts(strip, label, j.id, entry.list);
+    return strip;
+  }
+
   function cellSection(d, i) {
     const c = d.cells[i];
     const jobs = c.jobs.map((j) => d.jobs[j]);
@@ -440,6 +496,14 @@
     if (collapseSignals) trainCharts(d, c, i, jobs, line, grid);
     else grid.append(...metricCharts(jobs, line, i));
     sec.append(grid);
+    if (mode === 'live') {
+      jobs.forEach((j, k) => {
+        if (j.state !== 'queued') {
+          sec.append(artifactStrip(j, 'job ' + j.id.slice(0, 12) +
+              (jobs.length > 1 ? ' (seed ' + (j.seed || k) + ')' : '') + ' artifacts'));
+        }
+      });
+    }
     const failed = jobs.filter((j) => j.last_error);
     for (const j of failed) {
       sec.append(el('p', {class: 'error'}, 'job ' + j.id.slice(0, 12) + ' (' + j.state + '): ',

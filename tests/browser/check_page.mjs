@@ -19,7 +19,10 @@
 //                           a build); --report-css FILE: these rules added
 // Also, for the dashboard's list: "sweep_columns" (its headings) and
 // "sweeps" ([{cells: [texts], state_title, tags: [k=v]}]); for a sweep's
-// report: "settings_text" (its settings block, null when none).
+// report: "settings_text" (its settings block, null when none) and
+// "artifacts" (each job's strip shown, once their lists came and their
+// images loaded: [{job, label, images: [{alt, src, loaded}], links:
+// [{text, href}]}]).
 import {createRequire} from 'module';
 import fs from 'fs';
 import path from 'path';
@@ -71,6 +74,18 @@ try {
   await page.goto(opt('url'));
   await page.waitForFunction(() => window.tailsweepReport && window.tailsweepReport.renders > 0,
       null, {timeout: 15000});
+  // A live report's artifact strips: their lists asked, their images
+  // loaded (lazy ones asked for now).
+  await page.waitForFunction(() => (window.tailsweepReport.artifactsPending || 0) === 0,
+      null, {timeout: 15000});
+  await page.evaluate(async () => {
+    for (const img of document.querySelectorAll('div.artifacts img')) {
+      img.loading = 'eager';
+      if (!img.complete) {
+        await new Promise((r) => { img.onload = r; img.onerror = r; setTimeout(r, 5000); });
+      }
+    }
+  });
   const seen = () => page.evaluate(() => {
     const charts = Array.from(document.querySelectorAll('figure.chart'));
     const drawn = charts.filter((f) => f.querySelector('canvas'));
@@ -100,6 +115,14 @@ try {
         tags: Array.from(tr.querySelectorAll('.tag')).map((t) => t.textContent),
       })),
       settings_text: (document.querySelector('.sweep-settings') || {}).innerText || null,
+      artifacts: Array.from(document.querySelectorAll('div.artifacts:not([hidden])')).map((d) => ({
+        job: d.dataset.job,
+        label: (d.querySelector('.label') || {}).textContent || '',
+        images: Array.from(d.querySelectorAll('img')).map((i) => ({
+          alt: i.alt, src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0})),
+        links: Array.from(d.querySelectorAll('a.artifact')).map((a) => ({
+          text: a.textContent, href: a.getAttribute('href')})),
+      })),
     };
   });
   Object.assign(out, await seen());

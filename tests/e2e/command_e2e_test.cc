@@ -5,13 +5,17 @@
 // cannot run, garbage and huge metric lines, a child that logs nothing.
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <sys/stat.h>
 
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "tests/testing/cluster.h"
@@ -227,7 +231,7 @@ TEST_F(CommandE2E, KeepBestStoresTheDipAndResumeStillTakesTheLast) {
          "    c=\"$TAILSWEEP_CHECKPOINT_DIR/step-$i\"; mkdir -p \"$c\"\n"
          "    echo $i > \"$c/state\"; touch \"$c/COMPLETE\"; sleep 0.4\n"
          "  fi\n"
-         "  if [ $i -eq 17 ] && [ ! -f ../killed ]; then touch ../killed; "
+         "  if [ $i -eq 17 ] && [ ! -f killed ]; then touch killed; "
          "kill -9 $$; fi\n"
          "  i=$((i+1))\ndone\n");
   StartCoordinator();
@@ -258,6 +262,56 @@ TEST_F(CommandE2E, KeepBestStoresTheDipAndResumeStillTakesTheLast) {
   std::string text;
   state >> text;
   EXPECT_EQ(text, "10");
+}
+
+TEST_F(CommandE2E, NoticesReachAWebhookRetriedAndPreemptionsNever) {
+  // A local webhook that answers 500 once, then takes every notice.
+  httplib::Server hook;
+  std::mutex mu;
+  std::vector<json> notices;
+  int posts = 0;
+  hook.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (posts++ == 0) {
+      res.status = 500;
+      return;
+    }
+    notices.push_back(json::parse(req.body, nullptr, false));
+  });
+  const int port = hook.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { hook.listen_after_bind(); });
+  Script("job.sh",
+         "case $1 in ok) exit 0 ;; bad) echo boom >&2; exit 1 ;;\n"
+         "pre) if [ ! -f ../preempted ]; then touch ../preempted; exit 3; fi; "
+         "exit 0 ;;\nesac\n");
+  StartCoordinator({"--max-attempts", "1"});
+  Submit(absl::StrCat(
+      "name: hooked\nkind: command\ncommand: [./job.sh, \"${x}\"]\n"
+      "notify:\n  - {on: [failed, done, sweep_done], url: "
+      "'http://127.0.0.1:",
+      port, "/hook', format: json}\ngrid:\n  x: [ok, bad, pre]\n"));
+  StartWorker("w", {"--exit-when-idle"});
+  const bool all = testing::WaitUntil([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return notices.size() >= 4;
+  });
+  hook.stop();
+  serving.join();
+  ASSERT_TRUE(all) << notices.size() << " notices";
+  std::map<std::string, int> kinds;
+  for (const json& n : notices) {
+    kinds[n.value("event", "?")]++;
+    EXPECT_EQ(n["sweep"], "hooked");
+    if (n["event"] == "failed") {
+      EXPECT_NE(n["reason"].get<std::string>().find("boom"), std::string::npos)
+          << n.dump();
+    }
+  }
+  // ok and pre done (pre's preemption said nothing), bad failed, then the
+  // sweep; the first POST's 500 was retried.
+  EXPECT_EQ(kinds, (std::map<std::string, int>{
+                       {"done", 2}, {"failed", 1}, {"sweep_done", 1}}));
+  EXPECT_EQ(posts, 5);  // (a retried notice may come after later ones)
 }
 
 TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {
