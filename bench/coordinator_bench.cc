@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include "bench/loopback_coordinator.h"
 #include "coordinator/http_gateway.h"
 #include "coordinator/serving_process.h"
+#include "core/schema/file_util.h"
 
 namespace tailsweep {
 namespace {
@@ -137,6 +139,131 @@ std::string Latencies(const std::vector<double>& sorted) {
                          sorted.back(), static_cast<int>(over));
 }
 
+// A job's stdout as a worker sends it: `bytes` of text lines, gzip.
+std::string JobStdout(int job, int64_t bytes) {
+  std::string text;
+  for (int64_t step = 0; static_cast<int64_t>(text.size()) < bytes; ++step) {
+    absl::StrAppend(&text, "job ", job, " step ", step,
+                    ": loss=", 1.0 / (step + 1), " lr=0.001\n");
+  }
+  text.resize(static_cast<size_t>(bytes));
+  return text;
+}
+std::string Gzip(const std::string& text) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// `n` jobs of a sweep of their own, leased to "uploader", each sending
+// `bytes` of stdout (UploadJobFile, gzip, in 256 KiB chunks; compressed
+// before the clock starts, as workers do it elsewhere) from 4 threads, while
+// `clients` lease + heartbeat + complete `jobs` jobs of another sweep: those
+// leases' latencies into *lease_ms. Then each log is read back (ReadJobFile)
+// and compared: the byte-exact count.
+bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int n,
+                int64_t bytes, int jobs, int clients,
+                std::vector<double>* lease_ms, int* exact, double* upload_s) {
+  auto stub = v1::Coordinator::NewStub(channel);
+  const auto submit = [&](const std::string& name, int count, int first) {
+    std::string seeds;
+    for (int i = 0; i < count; ++i)
+      absl::StrAppend(&seeds, i ? ", " : "", first + i);
+    v1::SubmitSweepRequest req;
+    req.set_spec_yaml(absl::StrCat("name: ", name, "\ngrid:\n  seed: [", seeds,
+                                   "]\nfixed:\n  steps: 10\n  warmup: 1\n"));
+    v1::SubmitSweepResponse resp;
+    const grpc::Status st = stub->SubmitSweep(BenchContext().get(), req, &resp);
+    if (!st.ok()) std::fprintf(stderr, "%s\n", st.error_message().c_str());
+    return st.ok();
+  };
+  if (!submit("logs", n, 100000)) return false;
+  std::vector<v1::JobLease> held;
+  while (static_cast<int>(held.size()) < n) {
+    v1::LeaseJobsRequest lease;
+    lease.set_worker_id("uploader");
+    lease.set_max_jobs(std::min(n - static_cast<int>(held.size()), 64));
+    lease.set_lease_ms(3600000);
+    v1::LeaseJobsResponse leased;
+    if (!stub->LeaseJobs(BenchContext().get(), lease, &leased).ok() ||
+        leased.leases_size() == 0) {
+      return false;
+    }
+    held.insert(held.end(), leased.leases().begin(), leased.leases().end());
+  }
+  if (!submit("cycles", jobs, 200000)) return false;
+  // Made before the clock starts: the workers compress, not the
+  // coordinator (and this machine's cores are the coordinator's here).
+  std::vector<std::string> payloads(n);
+  for (int i = 0; i < n; ++i) payloads[i] = Gzip(JobStdout(i, bytes));
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> uploaders;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int u = 0; u < 4; ++u) {
+    uploaders.emplace_back([&] {
+      auto own = v1::Coordinator::NewStub(channel);
+      for (int i; (i = next.fetch_add(1)) < n;) {
+        const std::string& gz = payloads[i];
+        v1::JobFileChunk chunk;
+        v1::JobFileHeader* h = chunk.mutable_header();
+        h->set_job_id(held[i].job_id());
+        h->set_epoch(held[i].epoch());
+        h->set_worker_id("uploader");
+        h->set_kind("log");
+        h->set_name("stdout");
+        h->set_bytes(static_cast<int64_t>(gz.size()));
+        h->set_sha256(Sha256Hex(gz));
+        h->set_original_bytes(bytes);
+        h->set_gzip(true);
+        v1::UploadJobFileResponse resp;
+        auto ctx = BenchContext();
+        auto writer = own->UploadJobFile(ctx.get(), &resp);
+        bool ok = writer->Write(chunk);
+        for (size_t at = 0; ok && at < gz.size(); at += 256 * 1024) {
+          v1::JobFileChunk data;
+          data.set_data(gz.substr(at, 256 * 1024));
+          ok = writer->Write(data);
+        }
+        writer->WritesDone();
+        if (!writer->Finish().ok() || !ok) failed = true;
+      }
+    });
+  }
+  std::vector<double> beats;
+  const bool cycled =
+      Cycles(channel, jobs, clients, "uploads", lease_ms, &beats);
+  for (auto& t : uploaders) t.join();
+  *upload_s = SecondsSince(t0);
+  if (failed || !cycled) {
+    std::fprintf(stderr, "uploads %s, cycles %s\n", failed ? "failed" : "ok",
+                 cycled ? "ok" : "failed");
+    return false;
+  }
+  *exact = 0;
+  for (int i = 0; i < n; ++i) {
+    v1::ReadJobFileRequest req;
+    req.set_job(held[i].job_id());
+    req.set_kind("log");
+    req.set_name("stdout");
+    auto ctx = BenchContext();
+    auto reader = stub->ReadJobFile(ctx.get(), req);
+    std::string text;
+    v1::JobFileChunk chunk;
+    while (reader->Read(&chunk)) text += chunk.data();
+    if (reader->Finish().ok() && text == JobStdout(i, bytes)) ++*exact;
+  }
+  return true;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"Coordinator throughput with fake jobs over loopback gRPC"};
   int jobs = 2000, streams = 8, batches = 50, points = 1000, clients = 4,
@@ -152,6 +279,16 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--batches", batches, "Batches per stream")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  int log_jobs = 0;
+  int64_t log_kib = 1024;
+  app.add_option("--log-jobs", log_jobs,
+                 "Jobs whose stdout is uploaded during a third round of "
+                 "lease + complete cycles (0: none)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--log-kib", log_kib, "KiB of stdout per --log-jobs job")
+      ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--readers", readers,
                  "Clients pulling the whole history in a loop during a "
@@ -395,6 +532,14 @@ int Main(int argc, char** argv) {
     for (auto& t : pullers) t.join();
     if (!ok) return 1;
   }
+  std::vector<double> upload_ms;
+  int exact = 0;
+  double upload_s = 0;
+  if (log_jobs > 0 && !LogUploads(channel, log_jobs, log_kib << 10, jobs,
+                                  clients, &upload_ms, &exact, &upload_s)) {
+    std::fprintf(stderr, "the log uploads' round failed\n");
+    return 1;
+  }
   std::printf("coordinator, loopback gRPC, SQLite WAL (%s)\n",
               coordinator->dir().c_str());
   std::printf("submit of %d sweep(s) of %d jobs: %.3f s\n", sweeps, sweep_jobs,
@@ -426,6 +571,15 @@ int Main(int argc, char** argv) {
     std::printf("  one loss curve (max_points=300): %s (idle: %s)\n",
                 Spread(curve_ms, "ms").c_str(),
                 Spread(idle_curve_ms, "ms").c_str());
+  }
+  if (log_jobs > 0) {
+    std::printf(
+        "while %d jobs upload %lld KiB of stdout each (gzip, 4 uploaders, "
+        "%.1f s): %d cycles\n",
+        log_jobs, static_cast<long long>(log_kib), upload_s, jobs);
+    std::printf("  lease latency: %s (idle above)\n",
+                Latencies(upload_ms).c_str());
+    std::printf("  logs read back byte-exact: %d of %d\n", exact, log_jobs);
   }
   return 0;
 }

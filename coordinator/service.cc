@@ -433,17 +433,21 @@ grpc::Status CoordinatorService::UploadJobFile(
   const v1::JobFileHeader& h = first.header();
   TS_GRPC_RETURN_IF_ERROR(Validate(h));
   TS_GRPC_RETURN_IF_ERROR(JobFileStore::Validate(h));
+  // Logs and artifacts are not urgent: they are taken in the read lane,
+  // behind the workers' leases, heartbeats and results (read_lane.h).
   v1::JobFileChunk chunk;
-  const absl::Status s =
-      files_.Upload(h, [&](const std::string** data, absl::Status* error) {
-        if (!reader->Read(&chunk)) return false;
-        if (!chunk.has_data()) {
-          *error = absl::DataLossError("a second header inside the stream");
-          return false;
-        }
-        *data = &chunk.data();
-        return true;
-      });
+  absl::Status s;
+  reads_.Run(ReadLane::Kind::kExport, [&] {
+    s = files_.Upload(h, [&](const std::string** data, absl::Status* error) {
+      if (!reader->Read(&chunk)) return false;
+      if (!chunk.has_data()) {
+        *error = absl::DataLossError("a second header inside the stream");
+        return false;
+      }
+      *data = &chunk.data();
+      return true;
+    });
+  });
   if (!s.ok()) {
     spdlog::warn("{}: {} {} not stored: {}", JobTag(h.job_id(), h.epoch()),
                  h.kind(), h.name(), s.ToString());
@@ -458,9 +462,13 @@ grpc::Status CoordinatorService::ReadJobFile(
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<JobRow> job = store_->Job(req->job());
   if (!job.ok()) return Answer(job.status());
-  return Answer(files_.Read(
-      job->job_id, *req,
-      [&](const v1::JobFileChunk& chunk) { return writer->Write(chunk); }));
+  absl::Status s;
+  reads_.Run(ReadLane::Kind::kExport, [&] {
+    s = files_.Read(job->job_id, *req, [&](const v1::JobFileChunk& chunk) {
+      return writer->Write(chunk);
+    });
+  });
+  return Answer(s);
 }
 
 grpc::Status HealthService::Check(

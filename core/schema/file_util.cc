@@ -218,7 +218,13 @@ std::string PortableSha256::Hex() {
 }
 
 #if TAILSWEEP_HAVE_OPENSSL
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+namespace {
+std::atomic<bool> use_portable_sha256{false};
+}  // namespace
+
+void Sha256::UsePortable(bool portable) { use_portable_sha256 = portable; }
+
+Sha256::Sha256() : ctx_(use_portable_sha256 ? nullptr : EVP_MD_CTX_new()) {
   if (ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) {
     EVP_MD_CTX_free(ctx_);
     ctx_ = nullptr;  // the portable code then
@@ -244,6 +250,7 @@ std::string Sha256::Hex() {
 }
 const char* Sha256::Implementation() { return "openssl"; }
 #else
+void Sha256::UsePortable(bool) {}
 Sha256::Sha256() = default;
 Sha256::~Sha256() = default;
 void Sha256::Update(absl::string_view data) { portable_.Update(data); }

@@ -76,6 +76,9 @@ class Sha256 {
   std::string Hex();
   // "openssl" or "portable": which one this build uses.
   static const char* Implementation();
+  // For benchmarks that measure the switch to OpenSSL: Sha256 objects made
+  // after UsePortable(true) use the portable code. Not for the product.
+  static void UsePortable(bool portable);
 
  private:
   ::evp_md_ctx_st* ctx_ = nullptr;  // OpenSSL's, when built with it
