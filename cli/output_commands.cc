@@ -3,8 +3,6 @@
 // logs (each attempt's whole stdout and stderr; the live tail with
 // --follow) and artifacts (the files its spec's globs matched).
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
@@ -31,6 +29,7 @@
 #include "core/schema/json_number.h"
 #include "core/schema/run_outputs.h"
 #include "core/schema/status_macros.h"
+#include "core/schema/utf8.h"
 #include "proto/checkpoint_transfer.h"
 #include "proto/coordinator_api.h"
 
@@ -200,13 +199,54 @@ absl::StatusOr<ReadResult> ReadJobFile(
   return out;
 }
 
-// Prints log text: as it is when stdout is not a terminal (byte-exact in a
-// pipe or a file), else with control characters escaped.
-void PrintLog(const std::string& data) {
-  static const bool tty = ::isatty(STDOUT_FILENO) != 0;
-  std::cout << (tty ? EscapeControl(data, Lines::kKeep) : data);
-  std::cout.flush();
-}
+// Prints log text as it streams in: with --raw the bytes as they are
+// (byte-exact); else invalid UTF-8 replaced and control characters escaped
+// (line feeds and tabs kept), as every message others sent is shown. A
+// character cut by a chunk's end waits for the next chunk.
+class LogPrinter {
+ public:
+  explicit LogPrinter(bool raw) : raw_(raw) {}
+  ~LogPrinter() { Flush(); }
+  void Add(const std::string& data) {
+    if (raw_) {
+      std::cout << data;
+      return;
+    }
+    pending_ += data;
+    // Keep an unfinished UTF-8 sequence (at most 3 bytes) for later.
+    size_t keep = 0;
+    for (size_t back = 1; back <= 3 && back <= pending_.size(); ++back) {
+      const unsigned char c =
+          static_cast<unsigned char>(pending_[pending_.size() - back]);
+      if ((c & 0xC0) == 0x80) continue;  // a continuation byte
+      const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      if (need > back) keep = back;
+      break;
+    }
+    const std::string ready = pending_.substr(0, pending_.size() - keep);
+    pending_.erase(0, pending_.size() - keep);
+    Write(EscapeControl(ValidUtf8(ready), Lines::kKeep));
+  }
+  // Writes what waits, and (unless --raw) ends the last line.
+  void Flush() {
+    if (!pending_.empty()) {
+      Write(EscapeControl(ValidUtf8(pending_), Lines::kKeep));
+      pending_.clear();
+    }
+    if (!raw_ && last_ != '\n' && last_ != '\0') Write("\n");
+    std::cout.flush();
+  }
+
+ private:
+  void Write(const std::string& text) {
+    if (text.empty()) return;
+    std::cout << text;
+    last_ = text.back();
+  }
+  bool raw_;
+  std::string pending_;
+  char last_ = '\0';
+};
 
 // The stderr tails of jobs that have no stored logs (run before 0.3.0, or
 // by an older worker).
@@ -225,7 +265,7 @@ absl::Status PrintTails(Connection& c, const std::string& job, bool all) {
   for (const v1::JobLog& entry : log.logs()) {
     std::cerr << "--- epoch " << entry.epoch() << " ("
               << EscapeControl(entry.outcome()) << "), stderr tail ---\n";
-    PrintLog(entry.stderr_tail());
+    std::cout << EscapeControl(entry.stderr_tail(), Lines::kKeep);
     if (!entry.stderr_tail().empty() && entry.stderr_tail().back() != '\n') {
       std::cout << "\n";
     }
@@ -238,7 +278,7 @@ struct LogFlags {
   Connection c;
   std::string job;
   int64_t attempt = 0;
-  bool out = false, err = false, follow = false, all = false;
+  bool out = false, err = false, follow = false, all = false, raw = false;
 };
 
 // Follows the newest attempt's `name` until the job is no longer running.
@@ -252,8 +292,10 @@ absl::Status FollowLog(LogFlags& f, const std::string& name) {
     req.set_kind("log");
     req.set_name(name);
     req.set_offset(offset);
+    LogPrinter printer(f.raw);
     absl::StatusOr<ReadResult> got =
-        ReadJobFile(**api, req, [&](const std::string& d) { PrintLog(d); });
+        ReadJobFile(**api, req, [&](const std::string& d) { printer.Add(d); });
+    printer.Flush();
     if (got.ok() && got->header.epoch() != epoch) {
       if (epoch != -1 || got->header.offset() > 0) {
         // A new attempt (or the first seen midway): from its start.
@@ -317,8 +359,10 @@ absl::Status PrintLogs(LogFlags& f) {
       req.set_kind("log");
       req.set_name(name);
       req.set_epoch(epoch);
-      absl::StatusOr<ReadResult> got =
-          ReadJobFile(**api, req, [&](const std::string& d) { PrintLog(d); });
+      LogPrinter printer(f.raw);
+      absl::StatusOr<ReadResult> got = ReadJobFile(
+          **api, req, [&](const std::string& d) { printer.Add(d); });
+      printer.Flush();
       if (absl::IsNotFound(got.status()) && names.size() > 1) continue;
       if (!got.ok()) return got.status();
       const v1::JobFileHeader& h = got->header;
@@ -341,6 +385,9 @@ RunFn DefineLogs(CLI::App& app) {
   app.add_flag("--stdout", f->out, "Only its stdout");
   app.add_flag("--stderr", f->err, "Only its stderr")->excludes("--stdout");
   app.add_flag("--all", f->all, "Every attempt, oldest first");
+  app.add_flag("--raw", f->raw,
+               "Write the bytes as they are (default: invalid UTF-8 replaced, "
+               "control characters escaped)");
   app.add_flag("--follow,-f", f->follow,
                "Follow the running attempt's stdout (or --stderr) until the "
                "job ends")
@@ -349,8 +396,8 @@ RunFn DefineLogs(CLI::App& app) {
   app.footer(
       "Each attempt's whole stdout and stderr, as its worker sent them when "
       "it ended (a log longer than the spec's logs_max_mib keeps its head "
-      "and tail). Written as is to a pipe or file; control characters "
-      "escaped on a terminal.");
+      "and tail). Control characters are escaped and invalid UTF-8 "
+      "replaced unless --raw.");
   return [f]() -> absl::Status { return PrintLogs(*f); };
 }
 

@@ -60,20 +60,25 @@ void Notices::MaybeSweepDone(const std::string& sweep,
   Tell(sweep, outputs, n);
 }
 
-void Notices::JobDone(const std::string& job_id) {
-  Ended(job_id);
-  if (notifier_ == nullptr) return;
+void Notices::JobEnded(const std::string& job_id, const std::string& kind,
+                       const std::string& reason) {
   absl::StatusOr<std::vector<Store::SweepOutputs>> sweeps =
       store_->SweepsOfJob(job_id);
   if (!sweeps.ok()) return;
   for (const Store::SweepOutputs& s : *sweeps) {
     if (!Enabled(s.outputs)) continue;
     Notice n;
-    n.kind = "done";
+    n.kind = kind;
     n.job_id = job_id;
+    n.reason = reason.substr(0, 500);
     Tell(s.sweep, s.outputs, n);
     MaybeSweepDone(s.sweep, s.outputs);
   }
+}
+
+void Notices::JobDone(const std::string& job_id) {
+  Ended(job_id);
+  if (notifier_ != nullptr) JobEnded(job_id, "done", "");
 }
 
 void Notices::JobFailed(const std::string& job_id, const std::string& error) {
@@ -81,18 +86,7 @@ void Notices::JobFailed(const std::string& job_id, const std::string& error) {
   if (notifier_ == nullptr) return;
   absl::StatusOr<JobRow> job = store_->Job(job_id);
   if (!job.ok() || job->state != JobState::kFailed) return;  // retried
-  absl::StatusOr<std::vector<Store::SweepOutputs>> sweeps =
-      store_->SweepsOfJob(job_id);
-  if (!sweeps.ok()) return;
-  for (const Store::SweepOutputs& s : *sweeps) {
-    if (!Enabled(s.outputs)) continue;
-    Notice n;
-    n.kind = "failed";
-    n.job_id = job_id;
-    n.reason = error.substr(0, 500);
-    Tell(s.sweep, s.outputs, n);
-    MaybeSweepDone(s.sweep, s.outputs);
-  }
+  JobEnded(job_id, "failed", error);
 }
 
 void Notices::SweepReopened(const std::string& sweep) {

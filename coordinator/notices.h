@@ -65,6 +65,9 @@ class Notices {
   // that wants n.kind.
   void Tell(const std::string& sweep, const RunOutputs& outputs, Notice n);
   void MaybeSweepDone(const std::string& sweep, const RunOutputs& outputs);
+  // Tells each sweep of the job that wants it that the job ended so.
+  void JobEnded(const std::string& job_id, const std::string& kind,
+                const std::string& reason);
   bool Enabled(const RunOutputs& outputs) const;
 
   Store* store_;
