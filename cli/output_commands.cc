@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -25,7 +24,6 @@
 #include "core/schema/checkpoint_bundle.h"
 #include "core/schema/checkpoint_name.h"
 #include "core/schema/disk_space.h"
-#include "core/schema/file_util.h"
 #include "core/schema/json_number.h"
 #include "core/schema/run_outputs.h"
 #include "core/schema/status_macros.h"
@@ -444,23 +442,25 @@ absl::Status Artifacts(Connection& c, const std::string& job_prefix,
     req.set_kind("artifact");
     req.set_name(f.name());
     const std::string path = (fs::path(out) / f.name()).string();
-    fs::create_directories(fs::path(path).parent_path());
-    const std::string temp = path + ".part";
-    {
-      std::ofstream o(temp, std::ios::binary | std::ios::trunc);
-      absl::StatusOr<ReadResult> got = ReadJobFile(
-          **api, req,
-          [&](const std::string& d) { o.write(d.data(), d.size()); });
-      if (!got.ok()) return got.status();
-      if (!o.flush()) return absl::InternalError("cannot write " + temp);
+    // Written whole, checked against its recorded size and SHA-256, or not
+    // at all (transfer::ReceiveData).
+    std::unique_ptr<JobFileStream> stream = (*api)->ReadJobFile(req);
+    v1::JobFileChunk chunk;
+    if (!stream->Next(&chunk) || !chunk.has_header()) {
+      absl::Status s = stream->Finish();
+      return s.ok() ? absl::DataLossError("the answer had no header") : s;
     }
-    absl::StatusOr<FileDigest> digest = DigestFile(temp);
-    if (!digest.ok() || digest->sha256 != f.sha256()) {
-      fs::remove(temp);
-      return absl::DataLossError(
-          absl::StrCat("artifact ", f.name(), " arrived damaged (SHA-256)"));
+    const absl::Status written = transfer::ReceiveData(
+        f.bytes(), f.sha256(),
+        transfer::JobFileData(
+            [&](v1::JobFileChunk* c) { return stream->Next(c); }, &chunk),
+        path);
+    TS_RETURN_IF_ERROR(stream->Finish());
+    if (!written.ok()) {
+      return absl::Status(
+          written.code(),
+          absl::StrCat("artifact ", f.name(), ": ", written.message()));
     }
-    fs::rename(temp, path);
     std::cout << path << "\n";
   }
   return absl::OkStatus();

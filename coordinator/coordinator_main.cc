@@ -232,7 +232,7 @@ absl::StatusOr<NoticesOptions> NoticesFrom(const Flags& f) {
   std::vector<std::string> on =
       absl::StrSplit(f.notify_on, ',', absl::SkipEmpty());
   for (const std::string& e : on) {
-    if (e != "failed" && e != "done" && e != "sweep_done" && e != "stalled") {
+    if (!IsNotifyEvent(e)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--notify-on: event '", e, "'; allowed: ", kNotifyEvents,
                        " (preemptions never notify)"));

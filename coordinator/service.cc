@@ -438,15 +438,9 @@ grpc::Status CoordinatorService::UploadJobFile(
   v1::JobFileChunk chunk;
   absl::Status s;
   reads_.Run(ReadLane::Kind::kExport, [&] {
-    s = files_.Upload(h, [&](const std::string** data, absl::Status* error) {
-      if (!reader->Read(&chunk)) return false;
-      if (!chunk.has_data()) {
-        *error = absl::DataLossError("a second header inside the stream");
-        return false;
-      }
-      *data = &chunk.data();
-      return true;
-    });
+    s = files_.Upload(
+        h, transfer::JobFileData(
+               [&](v1::JobFileChunk* c) { return reader->Read(c); }, &chunk));
   });
   if (!s.ok()) {
     spdlog::warn("{}: {} {} not stored: {}", JobTag(h.job_id(), h.epoch()),

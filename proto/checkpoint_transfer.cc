@@ -94,6 +94,20 @@ absl::Status ReceiveFile(const v1::CheckpointHeader& header,
       path);
 }
 
+NextData JobFileData(std::function<bool(v1::JobFileChunk*)> next,
+                     v1::JobFileChunk* buffer) {
+  return [next = std::move(next), buffer](const std::string** data,
+                                          absl::Status* error) {
+    if (!next(buffer)) return false;
+    if (!buffer->has_data()) {
+      *error = absl::DataLossError("a second header inside the stream");
+      return false;
+    }
+    *data = &buffer->data();
+    return true;
+  };
+}
+
 absl::Status ReceiveData(int64_t bytes, const std::string& sha256,
                          const NextData& next, const std::string& path) {
   const std::filesystem::path target(path);

@@ -47,6 +47,10 @@ absl::Status SendFileData(const std::string& path, int64_t bytes,
 // at the end, or with *error set when the stream sent something else.
 using NextData =
     std::function<bool(const std::string** data, absl::Status* error)>;
+// The data chunks of a JobFile stream read by `next` (into `buffer`, which
+// must outlive the NextData), as NextData: another header is DataLoss.
+NextData JobFileData(std::function<bool(v1::JobFileChunk*)> next,
+                     v1::JobFileChunk* buffer);
 // Receives `bytes` bytes whose SHA-256 is `sha256` into `path`, as
 // ReceiveFile.
 absl::Status ReceiveData(int64_t bytes, const std::string& sha256,

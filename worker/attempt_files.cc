@@ -76,7 +76,7 @@ bool GzipLog(const std::string& path, int64_t size, int64_t max_bytes,
 bool WorkersOwn(const std::string& rel) {
   const std::string first = rel.substr(0, rel.find('/'));
   return first == kOutputsDir || first == kCheckpointDirName ||
-         first == "checkpoint-bundles";
+         first == kCheckpointBundleDirName;
 }
 
 void AddArtifacts(const std::string& dir, const RunOutputs& outputs,

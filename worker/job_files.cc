@@ -47,13 +47,6 @@ FileChunk LocalJobFiles::ReadFrom(const std::string& path, int64_t offset,
   return out;
 }
 
-namespace {
-
-// Where a job's packed checkpoint directories wait for their upload.
-constexpr char kBundleDirName[] = "checkpoint-bundles";
-
-}  // namespace
-
 absl::StatusOr<CheckpointFile> LocalJobFiles::NewestCheckpoint(
     const std::string& dir) {
   namespace fs = std::filesystem;
@@ -61,7 +54,7 @@ absl::StatusOr<CheckpointFile> LocalJobFiles::NewestCheckpoint(
   absl::StatusOr<CheckpointDir> newest =
       NewestCompleteCheckpointDir(checkpoints);
   if (!newest.ok()) return NewestCheckpointIn(checkpoints);
-  const std::string bundles = JobPath(dir, kBundleDirName);
+  const std::string bundles = JobPath(dir, kCheckpointBundleDirName);
   const std::string bundle = JobPath(bundles, CheckpointFileName(newest->step));
   std::error_code ec;
   if (!fs::exists(bundle, ec)) {

@@ -46,6 +46,8 @@ inline constexpr char kResultFileName[] = "result.json";
 inline constexpr char kCheckpointDirName[] = "checkpoints";
 inline constexpr char kStdoutFileName[] = "stdout.txt";
 inline constexpr char kStderrFileName[] = "stderr.txt";
+// The worker's own: packed checkpoint directories waiting for their upload.
+inline constexpr char kCheckpointBundleDirName[] = "checkpoint-bundles";
 
 // DIR/NAME: a file of the job directory (one of the names above), or a job
 // directory under a work directory.

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -157,12 +156,10 @@ absl::StatusOr<NotifyTarget> ParseTarget(absl::string_view source,
                      absl::StrCat("'on' is a list of events: ", kNotifyEvents));
     }
     t.on.clear();
-    static const std::set<std::string> kEvents = {"failed", "done",
-                                                  "sweep_done", "stalled"};
     for (const YAML::Node& e : on) {
       absl::StatusOr<std::string> event = Scalar(source, e, "an event");
       if (!event.ok()) return event.status();
-      if (kEvents.count(*event) == 0) {
+      if (!IsNotifyEvent(*event)) {
         return ErrorAt(
             source, e,
             absl::StrCat("event '", *event, "'; allowed: ", kNotifyEvents,
@@ -192,10 +189,9 @@ absl::Status ParseNotify(absl::string_view source, const YAML::Node& node,
 
 }  // namespace
 
-bool IsRunOutputKey(absl::string_view key) {
-  return key == "checkpoints" || key == "artifacts" ||
-         key == "artifacts_max_mib" || key == "logs_max_mib" ||
-         key == "notify" || key == "stall_after_s";
+bool IsNotifyEvent(absl::string_view event) {
+  return event == "failed" || event == "done" || event == "sweep_done" ||
+         event == "stalled";
 }
 
 absl::StatusOr<RunOutputs> ParseRunOutputs(absl::string_view source,

@@ -76,6 +76,8 @@ struct AttemptFile {
 };
 
 inline constexpr char kNotifyEvents[] = "failed, done, sweep_done, stalled";
+// Whether `event` is one of kNotifyEvents.
+bool IsNotifyEvent(absl::string_view event);
 
 // The output keys of the spec's root (the rest are left alone); defaults
 // for those it leaves out. Errors "SOURCE:LINE:COL: ..." at the node.
@@ -84,8 +86,6 @@ absl::StatusOr<RunOutputs> ParseRunOutputs(absl::string_view source,
 // Writes the keys whose values are not the defaults into an open map
 // (SweepSpecYaml: the spec as submitted).
 void EmitRunOutputs(YAML::Emitter& out, const RunOutputs& outputs);
-// Whether `key` is one of the output keys above.
-bool IsRunOutputKey(absl::string_view key);
 
 // As JSON and back (how the store keeps a sweep's outputs); "" or text that
 // does not parse gives the defaults.
