@@ -114,6 +114,7 @@ RunFn DefineReport(CLI::App& app) {
     Connection c;
     std::string sweep, out, group_by, chromium = "/usr/bin/chromium";
     int points = 300;
+    int64_t artifact_mib = 20;
     bool images = false;
   };
   auto f = std::make_shared<Flags>();
@@ -129,6 +130,12 @@ RunFn DefineReport(CLI::App& app) {
                  "Points per loss or spread-ratio curve (downsampled by the "
                  "coordinator, keeping each stretch's extremes)")
       ->check(CLI::Range(2, 10000))
+      ->capture_default_str();
+  app.add_option("--artifact-images-mib", f->artifact_mib,
+                 "Image artifacts (PNG, JPEG, GIF, WebP; the spec's "
+                 "`artifacts:`) put into the file beside each job's curves, "
+                 "in MiB in all; those past it are named only (0: none)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   app.add_flag("--images", f->images,
                "Also write every figure as DIR/images/FIGURE.png (drawn by "
@@ -146,6 +153,7 @@ RunFn DefineReport(CLI::App& app) {
     options.group_by = f->group_by;
     options.curve_points = f->points;
     options.attention_points = std::max(2, f->points / 3);
+    options.artifact_image_bytes = f->artifact_mib << 20;
     options.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();

@@ -70,15 +70,18 @@ RunFn DefineJobs(CLI::App& app) {
     if (f->format == "json") {
       json doc = json::array();
       for (const auto& j : *jobs) {
-        doc.push_back({{"job_id", j.job_id()},
-                       {"cell", CellJson(j.cell())},
-                       {"state", j.state()},
-                       {"job_state", j.job_state()},
-                       {"attempt", j.attempt()},
-                       {"epoch", j.epoch()},
-                       {"holder", j.holder()},
-                       {"last_error", j.last_error()},
-                       {"best_checkpoint_step", j.best_checkpoint_step()}});
+        doc.push_back(
+            {{"job_id", j.job_id()},
+             {"cell", CellJson(j.cell())},
+             {"state", j.state()},
+             {"job_state", j.job_state()},
+             {"attempt", j.attempt()},
+             {"epoch", j.epoch()},
+             {"holder", j.holder()},
+             {"last_error", j.last_error()},
+             {"best_checkpoint_step", j.best_checkpoint_step()},
+             {"not_kept", std::vector<std::string>(j.not_kept().begin(),
+                                                   j.not_kept().end())}});
       }
       PrintJson(doc);
       return absl::OkStatus();
@@ -91,6 +94,13 @@ RunFn DefineJobs(CLI::App& app) {
         std::any_of(jobs->begin(), jobs->end(),
                     [](const auto& j) { return j.best_checkpoint_step() > 0; });
     if (best) t.header.push_back("best_ckpt");
+    // What a job made but did not store (over a cap): a column in CSV,
+    // lines under the table.
+    const bool not_kept =
+        std::any_of(jobs->begin(), jobs->end(),
+                    [](const auto& j) { return !j.not_kept().empty(); });
+    if (csv && not_kept) t.header.push_back("not_kept");
+    std::string notes;
     for (const auto& j : *jobs) {
       // The table shows a short id (enough for `tailsweep logs`), the
       // error's headline (messages.h), and a cancelled job that another sweep
@@ -113,8 +123,18 @@ RunFn DefineJobs(CLI::App& app) {
                                     ? absl::StrCat(j.best_checkpoint_step())
                                     : "");
       }
+      if (csv && not_kept) {
+        t.rows.back().push_back(absl::StrJoin(j.not_kept(), "; "));
+      }
+      for (const std::string& note : j.not_kept()) {
+        absl::StrAppend(&notes, "  ", j.job_id().substr(0, 12), ": ",
+                        EscapeControl(note), "\n");
+      }
     }
     PrintIn(f->format, t);
+    if (!csv && !notes.empty()) {
+      std::cout << "\nnot kept (over a cap, or refused):\n" << notes;
+    }
     return absl::OkStatus();
   };
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,8 +38,45 @@ int64_t CheckpointStore::DataBytes() const {
   return total;
 }
 
+std::string CheckpointStore::OverJobCap(const v1::CheckpointHeader& header) {
+  if (budget_.max_job_bytes <= 0) return "";
+  // After the upload the job keeps it, its newest now (the fallback then)
+  // and those kept for their metric: not its fallback now, unless kept.
+  absl::StatusOr<std::vector<CheckpointRow>> last =
+      store_->Checkpoints(header.job_id());
+  absl::StatusOr<std::vector<CheckpointRow>> all =
+      store_->Checkpoints(header.job_id(), /*with_kept=*/true);
+  if (!last.ok() || !all.ok()) return "";  // none yet (or unknown): fits
+  std::map<std::string, const CheckpointRow*> files;
+  for (const CheckpointRow& row : *all) files.emplace(row.file, &row);
+  if (last->size() > 1) {
+    auto fallback = files.find((*last)[1].file);
+    if (fallback != files.end() && !fallback->second->best) {
+      files.erase(fallback);
+    }
+  }
+  int64_t held = 0;
+  std::string steps;
+  for (const auto& [file, row] : files) {
+    held += row->bytes;
+    absl::StrAppend(&steps, steps.empty() ? "" : ", ", row->step);
+  }
+  if (held + header.bytes() <= budget_.max_job_bytes) return "";
+  return absl::StrCat("with it the job's checkpoints would take ",
+                      Megabytes(held + header.bytes()), " (steps ", steps,
+                      " kept: ", Megabytes(held), "), over its cap of ",
+                      Megabytes(budget_.max_job_bytes),
+                      " (--max-job-checkpoint-bytes)");
+}
+
 absl::Status CheckpointStore::MakeRoom(const v1::CheckpointHeader& header) {
   const int64_t bytes = header.bytes();
+  if (std::string why = OverJobCap(header); !why.empty()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("checkpoint of job ", header.job_id(), " step ",
+                     header.step(), " (", Megabytes(bytes), ") refused: ", why,
+                     "; the job goes on, and later checkpoints are tried"));
+  }
   auto over = [&]() -> std::string {
     if (budget_.max_data_bytes > 0) {
       const int64_t used = DataBytes();

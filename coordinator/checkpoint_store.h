@@ -14,7 +14,9 @@
 // filesystem keeps `min_free_bytes` free for the database. To make room,
 // the checkpoints no job can need go first: those of done jobs, then the
 // older (fallback) checkpoints of jobs no longer leased or queued. What
-// still does not fit is refused with RESOURCE_EXHAUSTED and says why.
+// still does not fit is refused with RESOURCE_EXHAUSTED and says why, as
+// is an upload that would take its job's checkpoints past `max_job_bytes`.
+// (The service records a refusal as the job's "not_kept" event.)
 
 #include <cstdint>
 #include <functional>
@@ -29,7 +31,10 @@
 namespace tailsweep {
 
 struct CheckpointBudget {
-  int64_t max_data_bytes = 0;                  // 0: no budget
+  int64_t max_data_bytes = 0;  // 0: no budget
+  // Most bytes one job's checkpoints take at once (its newest, the one
+  // before it and those kept for their metric); 0: no cap.
+  int64_t max_job_bytes = 0;
   int64_t min_free_bytes = int64_t{32} << 20;  // kept for the database
   FreeBytesFn free_bytes;                      // default: FreeBytes
 };
@@ -71,6 +76,8 @@ class CheckpointStore {
  private:
   // OK when a file of `bytes` fits, after pruning what no job needs.
   absl::Status MakeRoom(const v1::CheckpointHeader& header);
+  // Why the header's file would take its job past max_job_bytes; "" if not.
+  std::string OverJobCap(const v1::CheckpointHeader& header);
   // Bytes of the checkpoint files under the data directory.
   int64_t DataBytes() const;
 

@@ -118,6 +118,13 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "are refused (0: no budget)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--max-job-checkpoint-bytes", f.budget.max_job_bytes,
+                 "Most bytes of checkpoints one job keeps at once (its "
+                 "newest, the one before it, those kept for their metric); "
+                 "an upload past it is refused and the job goes on (0: no "
+                 "cap)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--min-free-bytes", f.budget.min_free_bytes,
                  "Free space kept on --data-dir's filesystem (for the "
                  "database): checkpoints that would leave less are refused")
@@ -256,10 +263,16 @@ void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
         notices.Scan();  // (each second: it reads only jobs that are due)
         absl::StatusOr<int64_t> n = store.ExpireLeases(now, out);
         telemetry.LeasesExpired(static_cast<int64_t>(out->size()));
-        if (std::any_of(
-                out->begin(), out->end(),
-                [](const Store::ExpiredLease& e) { return e.failed; })) {
+        for (const Store::ExpiredLease& e : *out) {
+          if (!e.failed) {
+            notices.Ended(e.job_id);  // requeued: as a preemption, no notice
+            continue;
+          }
           search.JobFinished();
+          // Failed for good: its last attempt's lease ran out.
+          notices.JobFailed(e.job_id, absl::StrCat("its lease (epoch ", e.epoch,
+                                                   ") ran out on ", e.holder,
+                                                   ", its last attempt"));
         }
         return n;
       },

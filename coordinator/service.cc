@@ -243,6 +243,22 @@ grpc::Status CoordinatorService::ReportMetrics(
   return grpc::Status::OK;
 }
 
+namespace {
+
+// An end report's notes of what its attempt made but did not store.
+template <typename Request>
+void RecordNotKeptOf(Store* store, const Request& req) {
+  if (req.not_kept().empty()) return;
+  std::vector<std::string> notes(req.not_kept().begin(), req.not_kept().end());
+  if (absl::Status s = store->RecordNotKept(req.job_id(), req.epoch(), notes);
+      !s.ok()) {
+    spdlog::warn("{}: its notes of what was not kept are lost: {}",
+                 JobTag(req.job_id(), req.epoch()), s.ToString());
+  }
+}
+
+}  // namespace
+
 grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                                              const v1::CompleteJobRequest* req,
                                              v1::CompleteJobResponse*) {
@@ -255,6 +271,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
   if (s.ok()) {
     spdlog::info("{}: done ({})", JobTag(req->job_id(), req->epoch()),
                  req->worker_id());
+    RecordNotKeptOf(store_, *req);
     stop_rules_.Forget(req->job_id());
     files_.ForgetLive(req->job_id());
     search_.JobFinished();
@@ -280,6 +297,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
       store_->Fail(req->worker_id(), req->job_id(), req->epoch(), req->error(),
                    req->stderr_tail());
   if (s.ok()) {
+    RecordNotKeptOf(store_, *req);
     files_.ForgetLive(req->job_id());
     search_.JobFinished();
     if (notices_) notices_->JobFailed(req->job_id(), req->error());
@@ -296,6 +314,7 @@ grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
   const absl::Status s = store_->Release(req->worker_id(), req->job_id(),
                                          req->epoch(), req->reason());
   if (s.ok()) {
+    RecordNotKeptOf(store_, *req);
     files_.ForgetLive(req->job_id());
     if (notices_) notices_->Ended(req->job_id());  // preempted: no notice
   }
@@ -391,9 +410,21 @@ grpc::Status CoordinatorService::UploadCheckpoint(
         "the stream's first message must be a header"));
   }
   const v1::CheckpointHeader& h = first.header();
-  TS_GRPC_RETURN_IF_ERROR(Validate(h, max_checkpoint_bytes_));
-  absl::StatusOr<int64_t> stored = checkpoints_->Upload(
-      h, [&](v1::CheckpointChunk* chunk) { return reader->Read(chunk); });
+  absl::Status valid = Validate(h, max_checkpoint_bytes_);
+  absl::StatusOr<int64_t> stored =
+      valid.ok() ? checkpoints_->Upload(h,
+                                        [&](v1::CheckpointChunk* chunk) {
+                                          return reader->Read(chunk);
+                                        })
+                 : valid;
+  if (stored.status().code() == absl::StatusCode::kResourceExhausted &&
+      store_->CheckLease(h.worker_id(), h.job_id(), h.epoch()).ok()) {
+    // Over a cap: the job's record says so (`tailsweep jobs`).
+    store_
+        ->RecordNotKept(h.job_id(), h.epoch(),
+                        {std::string(stored.status().message())})
+        .IgnoreError();
+  }
   if (!stored.ok()) return Answer(stored.status());
   resp->set_stored_step(*stored);
   return grpc::Status::OK;

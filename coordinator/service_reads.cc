@@ -42,6 +42,7 @@ v1::JobInfo JobInfoOf(const JobRow& j) {
   info.set_gpu_hours(j.gpu_hours);
   info.set_cpu_hours(j.cpu_hours);
   info.set_best_checkpoint_step(j.best_checkpoint_step);
+  for (const std::string& note : j.not_kept) info.add_not_kept(note);
   return info;
 }
 

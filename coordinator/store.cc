@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS events (
   detail    TEXT,
   at_ms     INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS events_by_job ON events (job_id, kind);
 CREATE TABLE IF NOT EXISTS metrics (
   job_id  TEXT NOT NULL,
   name    TEXT NOT NULL,

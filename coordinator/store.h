@@ -138,6 +138,9 @@ struct JobRow {
   double gpu_hours = 0, cpu_hours = 0;
   // The step of its best checkpoint kept for its metric; 0: none.
   int64_t best_checkpoint_step = 0;
+  // What its attempts made that was not stored, and why (RecordNotKept):
+  // the newest 8, oldest first.
+  std::vector<std::string> not_kept;
 };
 
 // A stored checkpoint: the file (relative to the data directory) and what
@@ -416,6 +419,11 @@ class Store {
   absl::StatusOr<std::vector<JobFileRow>> JobFiles(const std::string& job_id);
 
   // Records an event of a job (a damaged checkpoint, ...).
+  // Records what an attempt made but did not store, and why (a checkpoint
+  // or an artifact over its cap: the end report's not_kept, the
+  // coordinator's refusals), as "not_kept" events: JobRow::not_kept.
+  absl::Status RecordNotKept(const std::string& job_id, int64_t epoch,
+                             const std::vector<std::string>& notes);
   absl::Status RecordEvent(const std::string& job_id, int64_t epoch,
                            absl::string_view kind, absl::string_view detail);
 

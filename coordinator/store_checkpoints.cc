@@ -1,6 +1,7 @@
 // The store's records of files: checkpoints and the files attempts made.
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 
@@ -180,6 +181,19 @@ absl::Status Store::RecordEvent(const std::string& job_id, int64_t epoch,
                                 absl::string_view detail) {
   return writer_->Run([&](sql::Db& db) -> absl::Status {
     return Event(db, job_id, epoch, kind, detail);
+  });
+}
+
+absl::Status Store::RecordNotKept(const std::string& job_id, int64_t epoch,
+                                  const std::vector<std::string>& notes) {
+  return writer_->Run([&](sql::Db& db) -> absl::Status {
+    for (const std::string& note : notes) {
+      // One line each: `tailsweep jobs` prints them under its table.
+      TS_RETURN_IF_ERROR(
+          Event(db, job_id, epoch, "not_kept",
+                absl::StrReplaceAll(note, {{"\n", " "}, {"\r", " "}})));
+    }
+    return absl::OkStatus();
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "coordinator/store.h"
 #include "coordinator/store_internal.h"
 #include "coordinator/store_sql.h"
@@ -62,6 +63,20 @@ constexpr char kBestCheckpointStep[] =
     "COALESCE((SELECT k.step FROM kept_checkpoints k WHERE k.job_id = "
     "j.job_id ORDER BY k.rank_key, k.step DESC LIMIT 1), 0)";
 
+// A job's not_kept notes, the newest 8, newest first, one per line.
+constexpr char kNotKept[] =
+    "COALESCE((SELECT group_concat(detail, char(10)) FROM (SELECT e.detail "
+    "FROM events e WHERE e.job_id = j.job_id AND e.kind = 'not_kept' ORDER "
+    "BY e.event_id DESC LIMIT 8)), '')";
+
+std::vector<std::string> SplitNotKept(const std::string& lines) {
+  std::vector<std::string> notes;
+  if (lines.empty()) return notes;
+  notes = absl::StrSplit(lines, '\n');
+  std::reverse(notes.begin(), notes.end());  // oldest first
+  return notes;
+}
+
 // The parameter filters of a jobs query: per key, its JSON path and values
 // bound from ?6 on.
 std::string WhereSql(
@@ -94,7 +109,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
       // Its device time: GPU ms and CPU-slot ms, a live lease to now (?6;
       // job_hours writes it as ?1).
       absl::StrReplaceAll(StoreSql("job_hours"), {{"?1", "?6"}}), ", ",
-      kBestCheckpointStep,
+      kBestCheckpointStep, ", ", kNotKept,
       " FROM sweeps s JOIN sweep_jobs sj USING (sweep_id) "
       "JOIN jobs j USING (job_id) LEFT JOIN results r USING (job_id) "
       "WHERE s.name = ?1 AND (?2 = '' OR ",
@@ -141,6 +156,7 @@ absl::StatusOr<std::vector<JobRow>> Store::Jobs(const JobsQuery& q) {
     r.gpu_hours = st->Real(12) / kMsPerHour;
     r.cpu_hours = st->Real(13) / kMsPerHour;
     r.best_checkpoint_step = st->Int(14);
+    r.not_kept = SplitNotKept(st->Text(15));
     bytes += static_cast<int64_t>(r.result_json.size() + st->Text(10).size() +
                                   st->Text(1).size());
     out.push_back(std::move(r));
@@ -384,7 +400,7 @@ absl::StatusOr<JobRow> Store::Job(const std::string& job) {
       "COALESCE(j.last_error, ''), COALESCE(r.result, ''), j.params, "
       "j.updated_ms, (SELECT sj.cell FROM sweep_jobs sj WHERE sj.job_id = "
       "j.job_id ORDER BY sj.sweep_id LIMIT 1), ",
-      kBestCheckpointStep,
+      kBestCheckpointStep, ", ", kNotKept,
       " FROM jobs j LEFT JOIN results r USING (job_id) WHERE j.job_id = ?"));
   if (!st.ok()) return st.status();
   st->Bind(1, *id);
@@ -405,6 +421,7 @@ absl::StatusOr<JobRow> Store::Job(const std::string& job) {
   r.updated_ms = st->Int(7);
   if (!st->IsNull(8)) r.cell = FromJson(st->Text(8));
   r.best_checkpoint_step = st->Int(9);
+  r.not_kept = SplitNotKept(st->Text(10));
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/schema/job_state.h"
+#include "core/schema/run_outputs.h"
 #include "core/schema/status_macros.h"
 
 namespace tailsweep {
@@ -60,6 +61,19 @@ absl::Status CheckSize(absl::string_view field, const std::string& value,
   if (static_cast<int64_t>(value.size()) > max) {
     return Invalid(absl::StrCat(field, " must be at most ", max, " bytes (got ",
                                 value.size(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+// An attempt's end report's notes of what was not stored.
+absl::Status CheckNotKept(
+    const google::protobuf::RepeatedPtrField<std::string>& notes) {
+  if (notes.size() > kMaxNotKeptNotes) {
+    return Invalid(absl::StrCat("at most ", kMaxNotKeptNotes,
+                                " not_kept notes (got ", notes.size(), ")"));
+  }
+  for (const std::string& note : notes) {
+    TS_RETURN_IF_ERROR(CheckSize("a not_kept note", note, kMaxNotKeptBytes));
   }
   return absl::OkStatus();
 }
@@ -246,6 +260,7 @@ absl::Status Validate(const v1::ReportMetricsRequest& req) {
 
 absl::Status Validate(const v1::CompleteJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  TS_RETURN_IF_ERROR(CheckNotKept(req.not_kept()));
   if (req.result_json().empty()) return Invalid("result_json is empty");
   TS_RETURN_IF_ERROR(
       CheckSize("stderr_tail", req.stderr_tail(), kMaxStderrTailBytes));
@@ -254,6 +269,7 @@ absl::Status Validate(const v1::CompleteJobRequest& req) {
 
 absl::Status Validate(const v1::FailJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  TS_RETURN_IF_ERROR(CheckNotKept(req.not_kept()));
   TS_RETURN_IF_ERROR(
       CheckSize("stderr_tail", req.stderr_tail(), kMaxStderrTailBytes));
   return CheckSize("error", req.error(), kMaxErrorBytes);
@@ -360,6 +376,7 @@ absl::Status Validate(const v1::GetJobRequest& req) {
 
 absl::Status Validate(const v1::ReleaseJobRequest& req) {
   TS_RETURN_IF_ERROR(CheckLeaseCall(req));
+  TS_RETURN_IF_ERROR(CheckNotKept(req.not_kept()));
   return CheckSize("reason", req.reason(), kMaxReasonBytes);
 }
 

@@ -325,13 +325,15 @@ absl::Status WorkerApi::DownloadCheckpoint(const JobLease& lease,
 
 absl::Status WorkerApi::CompleteJob(const JobLease& lease,
                                     const std::string& result_json,
-                                    const std::string& stderr_tail) {
+                                    const std::string& stderr_tail,
+                                    const std::vector<std::string>& not_kept) {
   v1::CompleteJobRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id);
   req.set_epoch(lease.epoch);
   req.set_result_json(result_json);
   req.set_stderr_tail(stderr_tail);
+  for (const std::string& note : not_kept) req.add_not_kept(note);
   v1::CompleteJobResponse resp;
   return Call(
       [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
@@ -340,13 +342,15 @@ absl::Status WorkerApi::CompleteJob(const JobLease& lease,
 }
 
 absl::Status WorkerApi::FailJob(const JobLease& lease, const std::string& error,
-                                const std::string& stderr_tail) {
+                                const std::string& stderr_tail,
+                                const std::vector<std::string>& not_kept) {
   v1::FailJobRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id);
   req.set_epoch(lease.epoch);
   req.set_error(error);
   req.set_stderr_tail(stderr_tail);
+  for (const std::string& note : not_kept) req.add_not_kept(note);
   v1::FailJobResponse resp;
   return Call(
       [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {
@@ -355,12 +359,14 @@ absl::Status WorkerApi::FailJob(const JobLease& lease, const std::string& error,
 }
 
 absl::Status WorkerApi::ReleaseJob(const JobLease& lease,
-                                   const std::string& reason) {
+                                   const std::string& reason,
+                                   const std::vector<std::string>& not_kept) {
   v1::ReleaseJobRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id);
   req.set_epoch(lease.epoch);
   req.set_reason(reason);
+  for (const std::string& note : not_kept) req.add_not_kept(note);
   v1::ReleaseJobResponse resp;
   return Call(
       [&](grpc::ClientContext* ctx, v1::Coordinator::StubInterface* stub) {

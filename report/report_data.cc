@@ -11,6 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/job_config.h"
@@ -230,6 +233,59 @@ std::map<std::string, int> RowsByCell(const ResultsTable& table) {
   return out;
 }
 
+// The MIME type of an artifact shown as an image (as the dashboard shows
+// them: PNG, JPEG, GIF, WebP); "" for any other file.
+std::string ImageType(const std::string& name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  for (const auto& [ext, type] :
+       {std::pair{".png", "image/png"}, std::pair{".jpg", "image/jpeg"},
+        std::pair{".jpeg", "image/jpeg"}, std::pair{".gif", "image/gif"},
+        std::pair{".webp", "image/webp"}}) {
+    if (absl::EndsWith(lower, ext)) return type;
+  }
+  return "";
+}
+
+// A job's image artifacts, each with "src" a data: URI while `*budget`
+// bytes last (null past it, or when it could not be read): the report file
+// has no coordinator to ask.
+json ImageArtifacts(const CoordinatorApi& calls, const std::string& job_id,
+                    int64_t* budget) {
+  json out = json::array();
+  v1::GetJobRequest req;
+  req.set_job(job_id);
+  v1::GetJobResponse job;
+  if (!calls.GetJob(req, &job).ok()) return out;
+  for (const v1::StoredJobFile& f : job.files()) {
+    const std::string type = ImageType(f.name());
+    if (f.kind() != "artifact" || type.empty()) continue;
+    json a = {{"name", f.name()},
+              {"bytes", f.bytes()},
+              {"epoch", f.epoch()},
+              {"src", nullptr}};
+    if (f.bytes() <= *budget) {
+      v1::ReadJobFileRequest read;
+      read.set_job(job_id);
+      read.set_kind("artifact");
+      read.set_name(f.name());
+      std::unique_ptr<JobFileStream> stream = calls.ReadJobFile(read);
+      std::string data;
+      v1::JobFileChunk chunk;
+      while (stream->Next(&chunk)) {
+        if (!chunk.has_header()) data += chunk.data();
+      }
+      if (stream->Finish().ok() &&
+          static_cast<int64_t>(data.size()) == f.bytes()) {
+        *budget -= f.bytes();
+        a["src"] =
+            absl::StrCat("data:", type, ";base64,", absl::Base64Escape(data));
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 // Fills doc's "cells" (the sweep's cells, seed left out: each with its
 // jobs, its table row and one seed's point clouds) and "jobs" (each with
 // its curves) and the collapse threshold.
@@ -246,6 +302,7 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
   if (!curves.ok()) return curves.status();
   json job_docs = json::array();
   double threshold = kDefaultCollapseThreshold;
+  int64_t image_budget = options.artifact_image_bytes;
   for (const v1::JobInfo& job : jobs) {
     double t = 0;
     if (absl::SimpleAtod(ParamOr(job, "collapse_threshold", ""), &t)) {
@@ -261,6 +318,10 @@ absl::Status AddCellsAndJobs(const CoordinatorApi& calls,
       absl::StatusOr<json> series = Series(calls, job, LayersOf(job), options);
       if (!series.ok()) return series.status();
       d["series"] = std::move(*series);
+    }
+    if (options.artifact_image_bytes > 0 && job.state() != "queued") {
+      json images = ImageArtifacts(calls, job.job_id(), &image_budget);
+      if (!images.empty()) d["artifacts"] = std::move(images);
     }
     json grid = Object(job.cell(), "seed");
     const std::string key = Dump(grid);

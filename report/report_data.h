@@ -28,7 +28,9 @@
 //    them; null: none), "version" (of the build that ran it; null:
 //    unknown), "series": {name: [[step...], [value...]]}: a run that
 //    logs the collapse signals its loss, spread_ratio and attention per
-//    layer, any other run its every metric}],
+//    layer, any other run its every metric; with artifact_image_bytes,
+//    "artifacts": [{"name", "bytes", "epoch", "src": a data: URI, or null
+//    past the budget}] of its image artifacts (PNG, JPEG, GIF, WebP)}],
 //  a boundary sweep: "search": {"key", "outcome", "lo", "hi", "log_scale",
 //    "cells"}}
 //
@@ -53,6 +55,9 @@ struct ReportOptions {
   int curve_points = 300;
   int attention_points = 100;
   int64_t now_ms = 0;  // "generated_ms"
+  // Image artifacts inlined into the document, in bytes in all (jobs in
+  // order); 0: none (the live page asks the coordinator for them).
+  int64_t artifact_image_bytes = 0;
   // Called after each job's curves are read: (jobs read, jobs in all).
   std::function<void(int64_t, int64_t)> progress;
 };

@@ -119,23 +119,27 @@ absl::Status CoordinatorClient::DownloadCheckpoint(
   return Answered("download checkpoint", std::move(status));
 }
 
-absl::Status CoordinatorClient::CompleteJob(const JobLease& lease,
-                                            const std::string& result_json,
-                                            const std::string& stderr_tail) {
+absl::Status CoordinatorClient::CompleteJob(
+    const JobLease& lease, const std::string& result_json,
+    const std::string& stderr_tail, const std::vector<std::string>& not_kept) {
   return Call("complete", [&] {
-    return api_.CompleteJob(lease, result_json, stderr_tail);
+    return api_.CompleteJob(lease, result_json, stderr_tail, not_kept);
   });
 }
 
-absl::Status CoordinatorClient::FailJob(const JobLease& lease,
-                                        const std::string& error,
-                                        const std::string& stderr_tail) {
-  return Call("fail", [&] { return api_.FailJob(lease, error, stderr_tail); });
+absl::Status CoordinatorClient::FailJob(
+    const JobLease& lease, const std::string& error,
+    const std::string& stderr_tail, const std::vector<std::string>& not_kept) {
+  return Call("fail", [&] {
+    return api_.FailJob(lease, error, stderr_tail, not_kept);
+  });
 }
 
-absl::Status CoordinatorClient::ReleaseJob(const JobLease& lease,
-                                           const std::string& reason) {
-  return Call("release", [&] { return api_.ReleaseJob(lease, reason); });
+absl::Status CoordinatorClient::ReleaseJob(
+    const JobLease& lease, const std::string& reason,
+    const std::vector<std::string>& not_kept) {
+  return Call("release",
+              [&] { return api_.ReleaseJob(lease, reason, not_kept); });
 }
 
 }  // namespace tailsweep

@@ -78,12 +78,16 @@ class CoordinatorClient {
                                   const std::string& checkpoint_dir,
                                   int64_t local_step, int64_t* stored_step,
                                   TransferCancel* cancel = nullptr);
+  // `not_kept`: what the attempt made but did not store, and why.
   absl::Status CompleteJob(const JobLease& lease,
                            const std::string& result_json,
-                           const std::string& stderr_tail);
+                           const std::string& stderr_tail,
+                           const std::vector<std::string>& not_kept = {});
   absl::Status FailJob(const JobLease& lease, const std::string& error,
-                       const std::string& stderr_tail);
-  absl::Status ReleaseJob(const JobLease& lease, const std::string& reason);
+                       const std::string& stderr_tail,
+                       const std::vector<std::string>& not_kept = {});
+  absl::Status ReleaseJob(const JobLease& lease, const std::string& reason,
+                          const std::vector<std::string>& not_kept = {});
 
  private:
   // fn() makes the call through api_, unless backing off.

@@ -207,6 +207,8 @@ class Worker {
     // Its ended attempt's logs and artifacts wait to be sent (before its
     // report).
     bool outputs_pending = false;
+    // What that upload left out, and why: the report carries them.
+    std::vector<std::string> not_kept;
     // `checkpoints: {keep: best | all}`: the metric's values by step since
     // the last checkpoint sent (and the one at or before it), and the
     // best value sent to be kept this attempt.

@@ -173,6 +173,7 @@ void Worker::TransferEnded(Job& job) {
     for (const std::string& note : t->notes) {
       spdlog::warn("{}: {}", job.tag, note);
     }
+    job.not_kept = NotKeptNotes(t->notes);
     if (LeaseGone(t->status)) Fence(job, "upload of its files", t->status);
     return;
   }
@@ -261,7 +262,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
                    : job.early                    ? job.early->stopped_for()
                                                   : ""})
             : job.finished.result_json;
-    status = client_.CompleteJob(job.lease, result, tail);
+    status = client_.CompleteJob(job.lease, result, tail, job.not_kept);
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {
     what = "fail";
@@ -272,15 +273,17 @@ void Worker::Report(Job& job, Action::Kind kind) {
           tail.substr(tail.size() -
                       std::min<size_t>(tail.size(), kErrorStderrBytes)));
     }
-    status = client_.FailJob(job.lease, ValidUtf8(error), tail);
+    status = client_.FailJob(job.lease, ValidUtf8(error), tail, job.not_kept);
     if (status.ok()) ++failed_;
   } else {
     what = "release";
     status = client_.ReleaseJob(
-        job.lease, job.lapsed ? "stopped: its lease ran out on the worker"
-                   : !job.give_back_reason.empty() ? job.give_back_reason
-                   : stop_reason_.empty()          ? "preempted (SIGTERM)"
-                                                   : stop_reason_);
+        job.lease,
+        job.lapsed ? "stopped: its lease ran out on the worker"
+        : !job.give_back_reason.empty() ? job.give_back_reason
+        : stop_reason_.empty()          ? "preempted (SIGTERM)"
+                                        : stop_reason_,
+        job.not_kept);
   }
   if (Unreachable(status)) return;  // again next round
   if (LeaseGone(status)) return Fence(job, what, status);

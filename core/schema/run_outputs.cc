@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "core/schema/spec_yaml.h"
 #include "core/schema/status_macros.h"
+#include "core/schema/utf8.h"
 
 namespace tailsweep {
 namespace {
@@ -396,6 +397,27 @@ absl::Status ValidateNotifyUrl(absl::string_view url) {
 
 bool Wants(const NotifyTarget& t, absl::string_view kind) {
   return std::find(t.on.begin(), t.on.end(), kind) != t.on.end();
+}
+
+std::vector<std::string> NotKeptNotes(const std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  for (const std::string& note : notes) {
+    if (out.size() + 1 == kMaxNotKeptNotes && notes.size() > out.size() + 1) {
+      out.push_back(absl::StrCat("and ", notes.size() - out.size(),
+                                 " more (the worker's log names each)"));
+      break;
+    }
+    std::string n = ValidUtf8(note);
+    if (n.size() > kMaxNotKeptBytes) {
+      size_t cut = kMaxNotKeptBytes - 3;
+      while (cut > 0 && (static_cast<unsigned char>(n[cut]) & 0xC0) == 0x80) {
+        --cut;  // not inside a character
+      }
+      n = absl::StrCat(n.substr(0, cut), "...");
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
 }
 
 }  // namespace tailsweep

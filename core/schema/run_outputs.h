@@ -75,6 +75,15 @@ struct AttemptFile {
   bool gzip = false;
 };
 
+// What an attempt made that was not stored, as its end report carries it
+// (not_kept): at most this many notes, each at most this many bytes.
+inline constexpr int kMaxNotKeptNotes = 16;
+inline constexpr int kMaxNotKeptBytes = 1024;
+// `notes` within those bounds: each cut to kMaxNotKeptBytes (on a character
+// boundary, valid UTF-8), and past kMaxNotKeptNotes - 1 the rest counted
+// in a last note.
+std::vector<std::string> NotKeptNotes(const std::vector<std::string>& notes);
+
 inline constexpr char kNotifyEvents[] = "failed, done, sweep_done, stalled";
 // Whether `event` is one of kNotifyEvents.
 bool IsNotifyEvent(absl::string_view event);

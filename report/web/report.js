@@ -438,11 +438,18 @@
       name.split('/').map(encodeURIComponent).join('/');
   }
 
+  // A report file's artifacts come in the document, each image's "src" a
+  // data: URI (null: past the report's budget, named only).
   function fillArtifacts(strip, label, id, list) {
     strip.hidden = list.length === 0;
     strip.replaceChildren(el('span', {class: 'label', text: label + ': '}), ...list.map((a) => {
-      const href = artifactUrl(id, String(a.name));
       const title = a.name + ' (' + a.bytes + ' bytes, attempt ' + a.epoch + ')';
+      if (a.src === null) {
+        return el('span', {class: 'artifact', title: title,
+          text: a.name + ' (not in this file: past --artifact-images-mib)'});
+      }
+      const inline = typeof a.src === 'string' && a.src.startsWith('data:image/');
+      const href = inline ? a.src : artifactUrl(id, String(a.name));
       if (IMAGE.test(a.name)) {
         return el('figure', {class: 'artifact'},
             el('a', {href: href, target: '_blank', rel: 'noopener'},
@@ -496,11 +503,18 @@
     if (collapseSignals) trainCharts(d, c, i, jobs, line, grid);
     else grid.append(...metricCharts(jobs, line, i));
     sec.append(grid);
+    const stripLabel = (j, k) => 'job ' + j.id.slice(0, 12) +
+        (jobs.length > 1 ? ' (seed ' + (j.seed || k) + ')' : '') + ' artifacts';
     if (mode === 'live') {
       jobs.forEach((j, k) => {
-        if (j.state !== 'queued') {
-          sec.append(artifactStrip(j, 'job ' + j.id.slice(0, 12) +
-              (jobs.length > 1 ? ' (seed ' + (j.seed || k) + ')' : '') + ' artifacts'));
+        if (j.state !== 'queued') sec.append(artifactStrip(j, stripLabel(j, k)));
+      });
+    } else {
+      jobs.forEach((j, k) => {
+        if (Array.isArray(j.artifacts) && j.artifacts.length > 0) {
+          const strip = el('div', {class: 'artifacts', 'data-job': j.id});
+          fillArtifacts(strip, stripLabel(j, k), j.id, j.artifacts);
+          sec.append(strip);
         }
       });
     }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/schema/file_util.h"
 #include "report/page.h"
 #include "tests/coordinator/service_fixture.h"
 #include "tests/testing/results.h"
@@ -136,6 +137,66 @@ fixed:
 
   EXPECT_EQ(ReportJson(Calls(), "nope", options).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST_F(ReportDataTest, ImageArtifactsComeInlinedWhileTheBudgetLasts) {
+  grpc::Status status;
+  Submit(
+      "name: pics\nkind: command\ncommand: [./x.sh]\n"
+      "artifacts: ['*.png', '*.csv']\ngrid:\n  x: [1]\n",
+      &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  v1::LeaseJobsRequest lease;
+  lease.set_worker_id("w");
+  lease.set_max_jobs(1);
+  lease.add_kinds("command");
+  lease.set_lease_ms(60000);
+  v1::LeaseJobsResponse leased;
+  ASSERT_TRUE(stub_->LeaseJobs(Context().get(), lease, &leased).ok());
+  ASSERT_EQ(leased.leases_size(), 1);
+  const v1::JobLease& l = leased.leases(0);
+  auto upload = [&](const std::string& name, const std::string& data) {
+    v1::UploadJobFileResponse resp;
+    auto ctx = Context();
+    auto writer = stub_->UploadJobFile(ctx.get(), &resp);
+    v1::JobFileChunk chunk;
+    v1::JobFileHeader* h = chunk.mutable_header();
+    h->set_worker_id("w");
+    h->set_job_id(l.job_id());
+    h->set_epoch(l.epoch());
+    h->set_kind("artifact");
+    h->set_name(name);
+    h->set_bytes(static_cast<int64_t>(data.size()));
+    h->set_original_bytes(static_cast<int64_t>(data.size()));
+    h->set_sha256(Sha256Hex(data));
+    writer->Write(chunk);
+    v1::JobFileChunk body;
+    body.set_data(data);
+    writer->Write(body);
+    writer->WritesDone();
+    const grpc::Status s = writer->Finish();
+    ASSERT_TRUE(s.ok()) << name << ": " << s.error_message();
+  };
+  upload("a.png", std::string("\x89PNG\0a", 6));
+  upload("b.png", std::string(100, 'b'));
+  upload("table.csv", "x,y\n");
+  ReportOptions options;
+  options.artifact_image_bytes = 50;  // a.png fits, b.png does not
+  absl::StatusOr<std::string> text = ReportJson(Calls(), "pics", options);
+  ASSERT_TRUE(text.ok()) << text.status();
+  const nlohmann::json doc = nlohmann::json::parse(*text);
+  ASSERT_EQ(doc["jobs"].size(), 1u);
+  const nlohmann::json& arts = doc["jobs"][0]["artifacts"];
+  ASSERT_EQ(arts.size(), 2u) << arts.dump();  // images only
+  EXPECT_EQ(arts[0]["name"], "a.png");
+  EXPECT_EQ(arts[0]["src"], "data:image/png;base64,iVBORwBh");
+  EXPECT_EQ(arts[1]["name"], "b.png");
+  EXPECT_TRUE(arts[1]["src"].is_null());
+  // Without a budget (the live page asks for them itself): none.
+  options.artifact_image_bytes = 0;
+  text = ReportJson(Calls(), "pics", options);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_FALSE(nlohmann::json::parse(*text)["jobs"][0].contains("artifacts"));
 }
 
 TEST(ReportPage, EscapesTextAndKeepsInlinedJsonInsideItsScript) {

@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "proto/checkpoint_transfer.h"
 #include "tests/coordinator/service_fixture.h"
 #include "tests/testing/raw_call.h"
@@ -418,6 +420,90 @@ TEST_F(CheckpointBudgetTest, WhatNoJobNeedsGoesFirstThenUploadsAreRefused) {
   // What was stored is intact and downloadable.
   ASSERT_TRUE(Download(lease_.epoch(), dir_ + "/got.pt").ok());
   EXPECT_EQ(Read(dir_ + "/got.pt"), Read(newer));
+}
+
+class CheckpointJobCapTest : public CheckpointServiceTest {
+ protected:
+  void SetUp() override {
+    budget_.max_job_bytes = 1'300'000;
+    CheckpointServiceTest::SetUp();
+  }
+  std::vector<std::string> NotKept() {
+    absl::StatusOr<JobRow> job = store_->Job(lease_.job_id());
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? job->not_kept : std::vector<std::string>{};
+  }
+};
+
+TEST_F(CheckpointJobCapTest, AnUploadPastAJobsCapIsRefusedAndTheJobSaysSo) {
+  // 600 KB each: the newest and the one before fit 1.3 MB; the fallback
+  // before those is dropped by an upload, so it does not count.
+  for (int64_t step : {40, 60, 80}) {
+    const std::string file =
+        absl::StrCat(dir_, "/step-", absl::StrFormat("%08d", step), ".pt");
+    std::ofstream(file) << std::string(600 * 1024, 'x') << "tail";
+    const grpc::Status up = Upload(file, step, lease_.epoch());
+    ASSERT_TRUE(up.ok()) << step << ": " << up.error_message();
+  }
+  const std::string big = dir_ + "/step-00000100.pt";
+  std::ofstream(big) << std::string(900 * 1024, 'b');
+  const grpc::Status over = Upload(big, 100, lease_.epoch());
+  EXPECT_EQ(over.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(over.error_message().find("--max-job-checkpoint-bytes"),
+            std::string::npos)
+      << over.error_message();
+  // Over --max-checkpoint-bytes (1 MiB here) too.
+  const std::string huge = dir_ + "/step-00000120.pt";
+  std::ofstream(huge) << std::string(1100 * 1024, 'h');
+  EXPECT_EQ(Upload(huge, 120, lease_.epoch()).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // The job's record names both, with their steps and sizes; the job
+  // still holds its lease and its step-80 checkpoint.
+  const std::vector<std::string> notes = NotKept();
+  ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
+  EXPECT_NE(notes[0].find("step 100 (0.9 MB)"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("--max-checkpoint-bytes"), std::string::npos)
+      << notes[1];
+  EXPECT_EQ(store_->Job(lease_.job_id())->state, JobState::kLeased);
+  ASSERT_TRUE(Download(lease_.epoch(), dir_ + "/got.pt").ok());
+  EXPECT_EQ(Read(dir_ + "/got.pt"), Read(dir_ + "/step-00000080.pt"));
+  // A caller without the lease leaves no note.
+  v1::JobLease held = lease_;
+  lease_.set_epoch(lease_.epoch() + 7);
+  EXPECT_FALSE(Upload(huge, 140, lease_.epoch()).ok());
+  lease_ = held;
+  EXPECT_EQ(NotKept().size(), 2u);
+}
+
+TEST_F(CheckpointJobCapTest, AnEndReportsNotesAreKeptWithTheJob) {
+  v1::CompleteJobRequest done;
+  done.set_worker_id("w1");
+  done.set_job_id(lease_.job_id());
+  done.set_epoch(lease_.epoch());
+  done.set_result_json(testing::TestResult());
+  for (int i = 0; i < 17; ++i) done.add_not_kept("artifact a.bin not kept");
+  v1::CompleteJobResponse resp;
+  // At most 16 notes (run_outputs.h); the worker's NotKeptNotes folds more.
+  EXPECT_EQ(stub_->CompleteJob(Context().get(), done, &resp).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  done.clear_not_kept();
+  done.add_not_kept("artifact big.bin (2.2 MB) not uploaded: past 2 MiB");
+  done.add_not_kept("log stdout (40 MB) not stored:\nrefused");
+  const grpc::Status ok = stub_->CompleteJob(Context().get(), done, &resp);
+  ASSERT_TRUE(ok.ok()) << ok.error_message();
+  // Oldest first, one line each, in ListJobs too.
+  EXPECT_EQ(NotKept(), (std::vector<std::string>{
+                           "artifact big.bin (2.2 MB) not uploaded: past 2 MiB",
+                           "log stdout (40 MB) not stored: refused"}));
+  v1::ListJobsRequest list;
+  list.set_sweep("svc");
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(stub_->ListJobs(Context().get(), list, &jobs).ok());
+  int noted = 0;
+  for (const v1::JobInfo& j : jobs.jobs()) {
+    if (j.job_id() == lease_.job_id()) noted = j.not_kept_size();
+  }
+  EXPECT_EQ(noted, 2);
 }
 
 }  // namespace

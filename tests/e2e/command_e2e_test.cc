@@ -199,6 +199,13 @@ TEST_F(CommandE2E, WholeLogsAndArtifactsLeaveTheNode) {
   EXPECT_NE(out.out.find("artifact big.bin (2.2 MB) not uploaded"),
             std::string::npos)
       << out.out;
+  // And in `tailsweep jobs`, under the table; the job is done all the same.
+  out = Cli("jobs outs");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("not kept"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find(": artifact big.bin (2.2 MB) not uploaded"),
+            std::string::npos)
+      << out.out;
   // Only regular files inside the job directory; the links stay behind.
   out = Cli("artifacts " + id + " --format json");
   ASSERT_EQ(out.exit_code, 0) << out.err;
@@ -312,6 +319,43 @@ TEST_F(CommandE2E, NoticesReachAWebhookRetriedAndPreemptionsNever) {
   EXPECT_EQ(kinds, (std::map<std::string, int>{
                        {"done", 2}, {"failed", 1}, {"sweep_done", 1}}));
   EXPECT_EQ(posts, 5);  // (a retried notice may come after later ones)
+}
+
+TEST_F(CommandE2E, AJobWhoseLastLeaseRunsOutFailsWithANotice) {
+  // The worker dies with its job (kill -9): its lease runs out, and with
+  // one attempt allowed the job has failed for good: that is a notice too.
+  httplib::Server hook;
+  std::mutex mu;
+  std::vector<json> notices;
+  hook.Post("/hook", [&](const httplib::Request& req, httplib::Response&) {
+    std::lock_guard<std::mutex> lock(mu);
+    notices.push_back(json::parse(req.body, nullptr, false));
+  });
+  const int port = hook.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { hook.listen_after_bind(); });
+  // (It ends when its worker is gone.)
+  Script("lost.sh", absl::StrCat("touch '", dir_, "/started'\n",
+                                 "while kill -0 $PPID; do sleep 0.05; done\n"));
+  StartCoordinator({"--max-attempts", "1", "--lease-grace-ms", "0"});
+  Submit(absl::StrCat("name: lost\nkind: command\ncommand: [./lost.sh]\n",
+                      "notify:\n  - {on: [failed], url: 'http://127.0.0.1:",
+                      port, "/hook'}\ngrid:\n  x: [1]\n"));
+  ChildProcess& worker = StartWorker("w", {"--lease-ms", "2000"});
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return std::filesystem::exists(dir_ + "/started"); }));
+  worker.Signal(SIGKILL);
+  const bool told = testing::WaitUntil([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !notices.empty();
+  });
+  hook.stop();
+  serving.join();
+  ASSERT_TRUE(told) << QueryText("SELECT state FROM jobs");
+  EXPECT_EQ(notices[0]["event"], "failed") << notices[0].dump();
+  EXPECT_NE(notices[0]["reason"].get<std::string>().find("lease"),
+            std::string::npos)
+      << notices[0].dump();
+  EXPECT_EQ(QueryText("SELECT state FROM jobs"), "failed");
 }
 
 TEST_F(CommandE2E, ThePreemptExitCodeRequeuesWithoutSpendingAnAttempt) {

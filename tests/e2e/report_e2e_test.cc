@@ -252,6 +252,7 @@ while [ $i -le 10 ]; do
   echo "{\"step\": $i, \"my_loss\": $((100 / i)), \"acc/top1\": $i}" >> "$TAILSWEEP_METRICS_FILE"
   i=$((i+1))
 done
+echo iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg== | base64 -d > "$TAILSWEEP_JOB_DIR/plot.png"
 )";
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   SubmitWithToken(R"(name: cmd
@@ -259,6 +260,7 @@ kind: command
 command: [./two.sh, "${args}"]
 outcomes:
   good: {metric: acc/top1, above: 5}
+artifacts: [plot.png]
 grid:
   width: [1, 2]
   seed: [0, 1]
@@ -280,6 +282,27 @@ grid:
   for (const char* shown : {"my_loss", "acc/top1", "good", "2/2"}) {
     EXPECT_NE(text.find(shown), std::string::npos) << shown << "\n" << text;
   }
+  // Each job's plot beside its cell's curves: in the file, inlined; on the
+  // live page, from the coordinator.
+  auto expect_plots = [](const nlohmann::json& page, const std::string& src) {
+    const nlohmann::json strips =
+        page.value("artifacts", nlohmann::json::array());
+    ASSERT_EQ(strips.size(), 4u) << page.dump();
+    for (const nlohmann::json& strip : strips) {
+      ASSERT_EQ(strip["images"].size(), 1u) << strip.dump();
+      EXPECT_EQ(strip["images"][0]["alt"], "plot.png");
+      EXPECT_TRUE(strip["images"][0]["loaded"].get<bool>()) << strip.dump();
+      EXPECT_NE(strip["images"][0]["src"].get<std::string>().find(src),
+                std::string::npos)
+          << strip.dump();
+    }
+  };
+  expect_plots(cmd, "data:image/png;base64,");
+  const nlohmann::json live =
+      Browser(Http("/sweeps/cmd"), "cmd-live",
+              std::string("--header 'Authorization: Bearer ") + kToken + "'");
+  ExpectCleanPage(live);
+  expect_plots(live, "/artifacts/plot.png");
 }
 
 TEST_F(ReportE2E, TheLivePageShowsANewPointWithoutAReload) {

@@ -106,5 +106,22 @@ TEST(RunOutputs, GlobsMatchWithinOneComponent) {
   EXPECT_FALSE(ArtifactMatches("*", ".hidden"));
 }
 
+TEST(RunOutputs, NotKeptNotesFitTheReport) {
+  // A long note is cut on a character boundary, still valid UTF-8.
+  const std::string long_note =
+      std::string(1020, 'a') + "\xc3\xa9\xc3\xa9\xc3\xa9";
+  const std::vector<std::string> cut = NotKeptNotes({long_note, "\xff ok"});
+  ASSERT_EQ(cut.size(), 2u);
+  EXPECT_LE(cut[0].size(), static_cast<size_t>(kMaxNotKeptBytes));
+  EXPECT_EQ(cut[0].substr(cut[0].size() - 4), "a...");
+  EXPECT_EQ(cut[1], "\xef\xbf\xbd ok");  // U+FFFD
+  // Past the count, the rest are counted in a last note.
+  std::vector<std::string> many(40, "artifact x not uploaded");
+  const std::vector<std::string> folded = NotKeptNotes(many);
+  ASSERT_EQ(folded.size(), static_cast<size_t>(kMaxNotKeptNotes));
+  EXPECT_EQ(folded.back(), "and 25 more (the worker's log names each)");
+  EXPECT_EQ(NotKeptNotes(std::vector<std::string>(16, "n")).size(), 16u);
+}
+
 }  // namespace
 }  // namespace tailsweep
