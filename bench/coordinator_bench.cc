@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -169,8 +170,64 @@ std::string Gzip(const std::string& text) {
 // `clients` lease + heartbeat + complete `jobs` jobs of another sweep: those
 // leases' latencies into *lease_ms. Then each log is read back (ReadJobFile)
 // and compared: the byte-exact count.
-bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int n,
-                int64_t bytes, int jobs, int clients,
+// The uploads of a --log-jobs round, from the process LogUploads starts:
+// each job of `list` ("JOB_ID EPOCH" lines) uploads `bytes` of stdout,
+// gzip-compressed, from 4 threads. Exit 0 when every one was stored.
+int UploadChild(const std::string& list, int port, int64_t bytes) {
+  setpriority(PRIO_PROCESS, 0, 19);  // before any thread: they inherit it
+  std::vector<std::pair<std::string, int64_t>> held;
+  std::ifstream in(list);
+  for (std::string id; in >> id;) {
+    int64_t epoch = 0;
+    in >> epoch;
+    held.emplace_back(id, epoch);
+  }
+  const int n = static_cast<int>(held.size());
+  std::vector<std::string> payloads(n);
+  for (int i = 0; i < n; ++i) payloads[i] = Gzip(JobStdout(i, bytes));
+  std::printf("ready\n");
+  std::fflush(stdout);
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                     grpc::InsecureChannelCredentials());
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> uploaders;
+  for (int u = 0; u < 4; ++u) {
+    uploaders.emplace_back([&] {
+      auto own = v1::Coordinator::NewStub(channel);
+      for (int i; (i = next.fetch_add(1)) < n;) {
+        const std::string& gz = payloads[i];
+        v1::JobFileChunk chunk;
+        v1::JobFileHeader* h = chunk.mutable_header();
+        h->set_job_id(held[i].first);
+        h->set_epoch(held[i].second);
+        h->set_worker_id("uploader");
+        h->set_kind("log");
+        h->set_name("stdout");
+        h->set_bytes(static_cast<int64_t>(gz.size()));
+        h->set_sha256(Sha256Hex(gz));
+        h->set_original_bytes(bytes);
+        h->set_gzip(true);
+        v1::UploadJobFileResponse resp;
+        auto ctx = BenchContext();
+        auto writer = own->UploadJobFile(ctx.get(), &resp);
+        bool ok = writer->Write(chunk);
+        for (size_t at = 0; ok && at < gz.size(); at += 256 * 1024) {
+          v1::JobFileChunk data;
+          data.set_data(gz.substr(at, 256 * 1024));
+          ok = writer->Write(data);
+        }
+        writer->WritesDone();
+        if (!writer->Finish().ok() || !ok) failed = true;
+      }
+    });
+  }
+  for (auto& t : uploaders) t.join();
+  return failed ? 1 : 0;
+}
+
+bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port,
+                int n, int64_t bytes, int jobs, int clients,
                 std::vector<double>* lease_ms, int* exact, double* upload_s) {
   auto stub = v1::Coordinator::NewStub(channel);
   const auto submit = [&](const std::string& name, int count, int first) {
@@ -200,48 +257,37 @@ bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int n,
     held.insert(held.end(), leased.leases().begin(), leased.leases().end());
   }
   if (!submit("cycles", jobs, 200000)) return false;
-  // Made before the clock starts: the workers compress, not the
-  // coordinator (and this machine's cores are the coordinator's here).
-  std::vector<std::string> payloads(n);
-  for (int i = 0; i < n; ++i) payloads[i] = Gzip(JobStdout(i, bytes));
-  std::atomic<int> next{0};
-  std::atomic<bool> failed{false};
-  std::vector<std::thread> uploaders;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int u = 0; u < 4; ++u) {
-    uploaders.emplace_back([&] {
-      auto own = v1::Coordinator::NewStub(channel);
-      for (int i; (i = next.fetch_add(1)) < n;) {
-        const std::string& gz = payloads[i];
-        v1::JobFileChunk chunk;
-        v1::JobFileHeader* h = chunk.mutable_header();
-        h->set_job_id(held[i].job_id());
-        h->set_epoch(held[i].epoch());
-        h->set_worker_id("uploader");
-        h->set_kind("log");
-        h->set_name("stdout");
-        h->set_bytes(static_cast<int64_t>(gz.size()));
-        h->set_sha256(Sha256Hex(gz));
-        h->set_original_bytes(bytes);
-        h->set_gzip(true);
-        v1::UploadJobFileResponse resp;
-        auto ctx = BenchContext();
-        auto writer = own->UploadJobFile(ctx.get(), &resp);
-        bool ok = writer->Write(chunk);
-        for (size_t at = 0; ok && at < gz.size(); at += 256 * 1024) {
-          v1::JobFileChunk data;
-          data.set_data(gz.substr(at, 256 * 1024));
-          ok = writer->Write(data);
-        }
-        writer->WritesDone();
-        if (!writer->Finish().ok() || !ok) failed = true;
-      }
-    });
+  // The uploaders stand for workers on other machines: they run in a
+  // process of their own at nice 19 (every thread of it, gRPC's included),
+  // so they take only the cores the coordinator leaves, and the round
+  // measures what taking the files costs the coordinator.
+  const std::string list =
+      (std::filesystem::temp_directory_path() / "tailsweep_bench_uploads.txt")
+          .string();
+  {
+    std::ofstream out(list);
+    for (const v1::JobLease& l : held) {
+      out << l.job_id() << " " << l.epoch() << "\n";
+    }
   }
+  const std::string command =
+      absl::StrCat("/proc/", getpid(), "/exe --upload-child ", list,
+                   " --upload-port ", port, " --log-kib ", bytes >> 10);
+  FILE* child = popen(command.c_str(), "r");
+  if (child == nullptr) return false;
+  char line[64] = {0};
+  // "ready" once its payloads are made (before the clock starts: the
+  // workers compress, not the coordinator).
+  if (std::fgets(line, sizeof line, child) == nullptr ||
+      std::string(line) != "ready\n") {
+    pclose(child);
+    return false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<double> beats;
   const bool cycled =
       Cycles(channel, jobs, clients, "uploads", lease_ms, &beats);
-  for (auto& t : uploaders) t.join();
+  const bool failed = pclose(child) != 0;
   *upload_s = SecondsSince(t0);
   if (failed || !cycled) {
     std::fprintf(stderr, "uploads %s, cycles %s\n", failed ? "failed" : "ok",
@@ -290,6 +336,10 @@ int Main(int argc, char** argv) {
   app.add_option("--log-kib", log_kib, "KiB of stdout per --log-jobs job")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  std::string upload_child;  // the uploads' own process (LogUploads)
+  int upload_port = 0;
+  app.add_option("--upload-child", upload_child)->group("");
+  app.add_option("--upload-port", upload_port)->group("");
   app.add_option("--readers", readers,
                  "Clients pulling the whole history in a loop during a "
                  "second round of lease + complete cycles (0: none)")
@@ -330,6 +380,9 @@ int Main(int argc, char** argv) {
                "Leave glibc's malloc thresholds as they are "
                "(coordinator/serving_process.h)");
   CLI11_PARSE(app, argc, argv);
+  if (!upload_child.empty()) {
+    return UploadChild(upload_child, upload_port, log_kib << 10);
+  }
 
   service.read_lane_max_yield = std::chrono::milliseconds(max_yield_ms);
   PrepareServingProcess(!malloc_defaults);
@@ -535,8 +588,9 @@ int Main(int argc, char** argv) {
   std::vector<double> upload_ms;
   int exact = 0;
   double upload_s = 0;
-  if (log_jobs > 0 && !LogUploads(channel, log_jobs, log_kib << 10, jobs,
-                                  clients, &upload_ms, &exact, &upload_s)) {
+  if (log_jobs > 0 &&
+      !LogUploads(channel, coordinator->port(), log_jobs, log_kib << 10, jobs,
+                  clients, &upload_ms, &exact, &upload_s)) {
     std::fprintf(stderr, "the log uploads' round failed\n");
     return 1;
   }

@@ -59,6 +59,7 @@ class LoopbackCoordinator {
                              &port);
     builder.RegisterService(c->service_.get());
     c->server_ = builder.BuildAndStart();
+    c->port_ = port;
     c->channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
                                       grpc::InsecureChannelCredentials());
     return c;
@@ -76,6 +77,7 @@ class LoopbackCoordinator {
   Store& store() { return *store_; }
   const std::string& dir() const { return dir_; }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  int port() const { return port_; }
   grpc::Server& server() { return *server_; }
 
  private:
@@ -86,6 +88,7 @@ class LoopbackCoordinator {
   std::unique_ptr<CheckpointStore> checkpoints_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
 };
 
