@@ -31,8 +31,9 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 TEST(LabCli, HelpOnEveryCommand) {
-  for (const char* sub : {"", "sample", "instance", "energy", "reference",
-                          "tails", "bench export", "bench judge"}) {
+  for (const char* sub :
+       {"", "sample", "instance", "energy", "reference", "tails",
+        "bench export", "bench judge", "bench list"}) {
     const CommandResult r = Lab(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub << r.err;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
@@ -131,59 +132,109 @@ TEST_F(LabFiles, InstanceWritesEnsemblesAndParameters) {
   EXPECT_EQ(testing::ReadFile(Path("input.csv")), first);
 }
 
-TEST_F(LabFiles, BenchExportsTheHeldOutInputsAndJudgesAnyProgramsPredictions) {
+TEST_F(LabFiles, BenchExportsSealedInputsAndJudgesAnyProgramsPredictions) {
   const std::string data = Path("bench"), pred = Path("pred");
+  const std::string seed = " --seed-file " + Path("secret/seed");
+  const std::string sizes =
+      "--set n_points=512 --set eval_instances=16 --set reference_trials=16 ";
   const CommandResult e =
-      Lab("bench export --set n_points=64 --set eval_instances=3 "
-          "--set reference_trials=3 --targets --out-dir " +
-          data);
+      Lab("bench export " + sizes + "--out-dir " + data + seed);
   ASSERT_EQ(e.exit_code, 0) << e.err;
-  const nlohmann::json bench =
-      nlohmann::json::parse(testing::ReadFile(data + "/bench.json"));
-  EXPECT_EQ(bench["instances"], 3);
-  EXPECT_EQ(bench["config"]["n_points"], "64");
+  // The seed file was made, for its owner only; no targets, no seed.
+  EXPECT_EQ(
+      std::filesystem::status(Path("secret/seed")).permissions() &
+          std::filesystem::perms::all,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_FALSE(std::filesystem::exists(data + "/target-0.csv"));
+  const std::string bench_text = testing::ReadFile(data + "/bench.json");
+  const nlohmann::json bench = nlohmann::json::parse(bench_text);
+  EXPECT_EQ(bench["benchmark"]["name"], "sheared_swap/mirrored_pareto/n512");
+  EXPECT_EQ(bench["benchmark"]["hash"].get<std::string>().size(), 16u);
+  EXPECT_EQ(bench["instances"], 16);
+  EXPECT_EQ(bench_text.find("eval_seed"), std::string::npos) << bench_text;
   EXPECT_GT(bench["delta"].get<double>(), 0);
   std::filesystem::create_directories(pred);
-  auto judge = [&] {
-    const CommandResult j =
-        Lab("bench judge --data " + data + " --predictions " + pred +
-            " --out " + Path("verdict.json"));
-    EXPECT_EQ(j.exit_code, 0) << j.err;
-    EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(Path("verdict.json"))),
-              nlohmann::json::parse(j.out));
-    return nlohmann::json::parse(j.out);
+  auto judge = [&](const std::string& extra = "") {
+    return Lab("bench judge --data " + data + " --predictions " + pred +
+               " --out " + Path("verdict.json") + extra);
   };
-  // A program that outputs the targets themselves: distance 0, full spread.
-  for (int k = 0; k < 3; ++k) {
+  // The targets regenerated from public information (the config's
+  // eval_seed, as `--debug-targets` draws them) are other instances: far
+  // from 0, as any guess.
+  const std::string open = Path("open");
+  ASSERT_EQ(
+      Lab("bench export " + sizes + "--debug-targets --out-dir " + open + seed)
+          .exit_code,
+      0);
+  for (int k = 0; k < 16; ++k) {
     std::filesystem::copy_file(
-        data + "/target-" + std::to_string(k) + ".csv",
+        open + "/target-" + std::to_string(k) + ".csv",
         pred + "/prediction-" + std::to_string(k) + ".csv",
         std::filesystem::copy_options::overwrite_existing);
   }
-  nlohmann::json v = judge();
-  EXPECT_LT(std::abs(v["eval"]["ratio_median"].get<double>()), 1e-9) << v;
-  EXPECT_DOUBLE_EQ(v["eval"]["spread_ratio"].get<double>(), 1.0);
-  EXPECT_EQ(v["collapsed"], false);
-  EXPECT_EQ(v["ratios"].size(), 3u);
-  // One that outputs a single point for every input point: collapsed.
-  for (int k = 0; k < 3; ++k) {
+  CommandResult j = judge(seed);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  nlohmann::json v = nlohmann::json::parse(j.out);
+  EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(Path("verdict.json"))), v);
+  EXPECT_GT(v["eval"]["ratio_median"].get<double>(), 0.5) << v;
+  EXPECT_EQ(v["benchmark"], bench["benchmark"]);
+  EXPECT_EQ(v["eval_spread_threshold"], 0.25);
+  EXPECT_EQ(v["ratios"].size(), 16u);
+  // A debug export is never judged.
+  CommandResult bad =
+      Lab("bench judge --data " + open + " --predictions " + pred + seed);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("a debug export"), std::string::npos) << bad.err;
+  // One point for every input point: collapsed, by its final spread.
+  for (int k = 0; k < 16; ++k) {
     std::string rows;
-    for (int i = 0; i < 64; ++i) rows += "0.5,-0.25\n";
+    for (int i = 0; i < 512; ++i) rows += "0.5,-0.25\n";
     Write("pred/prediction-" + std::to_string(k) + ".csv", rows);
   }
-  v = judge();
-  EXPECT_EQ(v["collapsed"], true) << v;
+  v = nlohmann::json::parse(judge(seed).out);
+  EXPECT_EQ(v["eval_spread_collapsed"], true) << v;
   EXPECT_GT(v["eval"]["ratio_median"].get<double>(), 1.0);
-  // A wrong shape, a missing file: exit 2, one line naming the file.
-  Write("pred/prediction-1.csv", "1,2\n3,4\n");
-  CommandResult bad =
-      Lab("bench judge --data " + data + " --predictions " + pred);
+  // Another seed file, an edited bench.json, sizes below the benchmark's,
+  // a config that is no benchmark: refused, saying why.
+  bad = judge(" --seed-file " + Path("other-seed"));
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("prediction-1.csv: 2 rows of 2 columns; expected 64"),
+  EXPECT_NE(bad.err.find("no seed file"), std::string::npos) << bad.err;
+  Write("other-seed", std::string(64, 'f') + "\n");
+  bad = judge(" --seed-file " + Path("other-seed"));
+  EXPECT_NE(bad.err.find("sealed with another seed file"), std::string::npos)
+      << bad.err;
+  nlohmann::json edited = bench;
+  edited["config"]["eval_instances"] = 1;
+  Write("bench/bench.json", edited.dump());
+  bad = judge(seed);
+  EXPECT_NE(bad.err.find("judges at least 16 instances"), std::string::npos)
+      << bad.err;
+  edited["config"]["eval_instances"] = 17;
+  Write("bench/bench.json", edited.dump());
+  bad = judge(seed);
+  EXPECT_NE(bad.err.find("the file was changed"), std::string::npos) << bad.err;
+  bad = Lab("bench export --set n_points=64 --out-dir " + Path("x") + seed);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no named benchmark is sheared_swap/mirrored_pareto "
+                         "at n_points 64"),
+            std::string::npos)
+      << bad.err;
+  bad =
+      Lab("bench export --set n_points=512 --set eval_instances=3 "
+          "--out-dir " +
+          Path("x") + seed);
+  EXPECT_NE(bad.err.find("judges at least 16 instances"), std::string::npos)
+      << bad.err;
+  // A wrong shape, a missing file: exit 2, one line naming the file.
+  Write("bench/bench.json", bench_text);
+  Write("pred/prediction-1.csv", "1,2\n3,4\n");
+  bad = judge(seed);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("prediction-1.csv: 2 rows of 2 columns; expected 512"),
             std::string::npos)
       << bad.err;
   std::filesystem::remove(pred + "/prediction-1.csv");
-  bad = Lab("bench judge --data " + data + " --predictions " + pred);
+  bad = judge(seed);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("prediction-1.csv"), std::string::npos) << bad.err;
   EXPECT_EQ(Lines(bad.err).size(), 1u) << bad.err;
