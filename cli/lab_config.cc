@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <yaml-cpp/yaml.h>
 
+#include <CLI/CLI.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 

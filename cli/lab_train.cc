@@ -75,9 +75,23 @@ class ProgressSink : public MetricsSink {
   Progress progress_;
 };
 
-// result.json of a run (job_result.h).
+// The logged steps' spread ratios in `metrics_path`: every attempt's lines,
+// those past a resumed checkpoint dropped (metrics_file.h).
+std::vector<std::pair<int64_t, double>> LoggedSpreads(
+    const std::string& metrics_path) {
+  std::vector<std::pair<int64_t, double>> out;
+  std::ifstream in(metrics_path);
+  for (std::string line; std::getline(in, line);) {
+    absl::StatusOr<StepMetrics> m = ParseMetricsLine(line);
+    if (m.ok() && m->step > 0) out.emplace_back(m->step, m->spread_ratio);
+  }
+  return out;
+}
+
+// result.json of a run (job_result.h); `metrics_path`: its metrics lines.
 TrainResult ResultOf(const JobResult& result, const JobConfig& config,
-                     const torch::Device& device, bool lease_ran_out) {
+                     const torch::Device& device, bool lease_ran_out,
+                     const std::string& metrics_path) {
   const TrainOutcome& t = result.training;
   TrainResult r;
   r.steps_done = t.steps_done;
@@ -100,6 +114,14 @@ TrainResult ResultOf(const JobResult& result, const JobConfig& config,
   if (result.evaluation) {
     r.evaluation = SummaryOf(*result.evaluation);
     r.samples = result.evaluation->samples;
+    // Judged under every rule; collapsed follows the config's.
+    r.collapse_onsets =
+        JudgeCollapse(result.training_onset, LoggedSpreads(metrics_path),
+                      config.collapse_threshold, t.steps_done,
+                      result.evaluation->spread_ratio);
+    r.collapse_rule = std::string(CollapseRuleName(config.collapse_rule));
+    r.collapse_step = OnsetUnder(*r.collapse_onsets, config.collapse_rule);
+    r.collapsed = r.collapse_step >= 0;
   }
   return r;
 }
@@ -167,7 +189,8 @@ RunFn DefineTrain(CLI::App& app) {
     if (!open_status.ok()) return open_status;
     if (!result.ok()) return result.status();
     const TrainOutcome& t = result->training;
-    const TrainResult r = ResultOf(*result, config, *device, lease_ran_out);
+    const TrainResult r = ResultOf(*result, config, *device, lease_ran_out,
+                                   (dir / kMetricsFileName).string());
     if (absl::Status s = WriteFileAtomic((dir / kResultFileName).string(),
                                          TrainResultJson(r) + "\n");
         !s.ok()) {

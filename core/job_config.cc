@@ -302,6 +302,15 @@ std::vector<KeySpec> MakeSpecs() {
       IntKey("key_tile", "attention keys per tile", &JobConfig::key_tile, 1),
       Added(GpusKey()),
       Added(StopAfterCollapseKey()),
+      Added(EnumKey("collapse_rule",
+                    "which rule collapsed and collapse_step follow (the "
+                    "result keeps all four): any_step (the first step below "
+                    "collapse_threshold), logged_step (the first logged "
+                    "one), logged_3 (the first of 3 consecutive logged "
+                    "steps below) or final_eval (the final evaluation's "
+                    "spread ratio below 0.25)",
+                    &JobConfig::collapse_rule, &ParseCollapseRule,
+                    &CollapseRuleName)),
   };
   for (KeySpec& spec : rest) specs.push_back(std::move(spec));
   return specs;
@@ -397,6 +406,29 @@ absl::Status BadKeyValue(absl::string_view key, absl::string_view value,
                          absl::string_view allowed) {
   return absl::InvalidArgumentError(absl::StrCat(
       "key '", key, "': bad value '", value, "'; allowed: ", allowed));
+}
+
+namespace {
+constexpr std::pair<CollapseRule, absl::string_view> kCollapseRules[] = {
+    {CollapseRule::kAnyStep, "any_step"},
+    {CollapseRule::kLoggedStep, "logged_step"},
+    {CollapseRule::kLoggedRun, "logged_3"},
+    {CollapseRule::kFinalEval, "final_eval"}};
+}  // namespace
+
+absl::StatusOr<CollapseRule> ParseCollapseRule(absl::string_view name) {
+  for (const auto& [rule, n] : kCollapseRules) {
+    if (n == name) return rule;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", name, "'; allowed: any_step, logged_step, logged_3, final_eval"));
+}
+
+absl::string_view CollapseRuleName(CollapseRule rule) {
+  for (const auto& [r, n] : kCollapseRules) {
+    if (r == rule) return n;
+  }
+  return "?";
 }
 
 }  // namespace tailsweep

@@ -13,12 +13,24 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/instance.h"
 #include "core/marginal.h"
 #include "core/model_kinds.h"
 
 namespace tailsweep {
+
+// Which rule `collapsed` and `collapse_step` follow (training_signals.h's
+// CollapseOnsets; every result keeps all four): the first step below
+// collapse_threshold, every step checked (any_step); the first logged step
+// below it (logged_step); the first of kCollapseRunLength consecutive logged
+// steps below it (logged_3, the default, chosen before the rerun: a
+// collapse that lasts, as the paper's); the final evaluation's spread ratio
+// below kEvalCollapseSpread (final_eval).
+enum class CollapseRule { kAnyStep, kLoggedStep, kLoggedRun, kFinalEval };
+absl::StatusOr<CollapseRule> ParseCollapseRule(absl::string_view name);
+absl::string_view CollapseRuleName(CollapseRule rule);
 
 // A run has collapsed once its spread ratio stays below this (science.md;
 // the job key collapse_threshold overrides it per job).
@@ -52,6 +64,7 @@ struct JobConfig {
   int64_t reference_trials = 64;  // trials of the sampling reference [choice]
   double collapse_threshold = kDefaultCollapseThreshold;
   Precision precision = Precision::kFloat32;
+  CollapseRule collapse_rule = CollapseRule::kLoggedRun;
   // The instances' priors: "tail_index_min", "tail_index_max", "scale1_min",
   // ... "sd2_max" (NAME_min and NAME_max for each range of InstancePrior).
   InstancePrior prior;

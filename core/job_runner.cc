@@ -54,6 +54,7 @@ absl::StatusOr<JobResult> RunJob(const JobConfig& config,
     if (!eval.ok()) return eval.status();
     result.evaluation = *eval;
     TrainOutcome& t = result.training;
+    result.training_onset = t.collapse_step;
     t.collapse_step = CollapseOnsetAfterEvaluation(
         t.collapse_step, t.steps_done, eval->spread_ratio);
     t.collapsed = t.collapse_step >= 0;

@@ -32,6 +32,9 @@ struct JobResult {
   TrainOutcome training;
   // Empty when training stopped early on request (it will be resumed).
   std::optional<EvalResult> evaluation;
+  // The training onset alone (every step checked; -1: none), before the
+  // final evaluation's spread is weighed into training.collapse_step.
+  int64_t training_onset = -1;
 };
 
 // FailedPrecondition when resume is asked for and no checkpoint exists.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -98,6 +99,23 @@ class CollapseTracker {
 // the evaluation's spread is below kEvalCollapseSpread (or NaN), else -1.
 int64_t CollapseOnsetAfterEvaluation(int64_t onset, int64_t final_step,
                                      double eval_spread);
+
+// A run's collapse under each rule (job_config.h's CollapseRule), chosen
+// before the data: the step of its onset, -1 for none. A logged or
+// evaluated spread that is NaN counts as below.
+inline constexpr int kCollapseRunLength = 3;  // logged_3
+struct CollapseOnsets {
+  int64_t any_step = -1;     // the tracker's: every training step
+  int64_t logged_step = -1;  // the first logged step below
+  int64_t logged_run = -1;   // the first of kCollapseRunLength in a row
+  int64_t final_eval = -1;   // the last step, when the evaluation is below
+};
+// `logged`: the logged steps' (step, spread ratio) in step order.
+CollapseOnsets JudgeCollapse(
+    int64_t any_step_onset,
+    const std::vector<std::pair<int64_t, double>>& logged, double threshold,
+    int64_t final_step, double eval_spread);
+int64_t OnsetUnder(const CollapseOnsets& onsets, CollapseRule rule);
 
 }  // namespace tailsweep
 

@@ -110,6 +110,14 @@ std::string TrainResultJson(const TrainResult& r) {
               {"collapse_step", StepOrNull(r.collapse_step)},
               {"stopped", r.stopped},
               {"config", ConfigJson(r.config)}};
+  if (!r.collapse_rule.empty()) doc["collapse_rule"] = r.collapse_rule;
+  if (r.collapse_onsets) {
+    const CollapseOnsets& o = *r.collapse_onsets;
+    doc["collapse_onsets"] = {{"any_step", StepOrNull(o.any_step)},
+                              {"logged_step", StepOrNull(o.logged_step)},
+                              {"logged_3", StepOrNull(o.logged_run)},
+                              {"final_eval", StepOrNull(o.final_eval)}};
+  }
   if (r.lease_ran_out) doc["lease_ran_out"] = true;
   if (!r.early_stop.empty()) doc["early_stop"] = r.early_stop;
   if (!r.version.empty()) doc["version"] = r.version;
@@ -135,6 +143,19 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   r.collapse_step = in.StepOrNone("collapse_step");
   r.stopped = in.Bool("stopped");
   if (doc.contains("lease_ran_out")) r.lease_ran_out = in.Bool("lease_ran_out");
+  if (doc.contains("collapse_rule") && doc["collapse_rule"].is_string()) {
+    r.collapse_rule = doc["collapse_rule"].get<std::string>();
+  }
+  if (doc.contains("collapse_onsets") && doc["collapse_onsets"].is_object()) {
+    JsonFields o(doc["collapse_onsets"], "train result's collapse_onsets");
+    CollapseOnsets onsets;
+    onsets.any_step = o.StepOrNone("any_step");
+    onsets.logged_step = o.StepOrNone("logged_step");
+    onsets.logged_run = o.StepOrNone("logged_3");
+    onsets.final_eval = o.StepOrNone("final_eval");
+    if (!o.status().ok()) return o.status();
+    r.collapse_onsets = onsets;
+  }
   if (doc.contains("early_stop")) {
     const json& why = doc["early_stop"];
     if (!why.is_string() ||

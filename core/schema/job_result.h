@@ -8,7 +8,10 @@
 // does not exist (no collapse) is null. Torch-free.
 //
 // train: {"steps_done", "resumed_from_step", "final_loss", "diverged",
-//   "diverged_step", "collapsed", "collapse_step", "stopped", optionally
+//   "diverged_step", "collapsed", "collapse_step" (under "collapse_rule"),
+//   optionally "collapse_rule" and "collapse_onsets": {"any_step",
+//   "logged_step", "logged_3", "final_eval": a step or null}, "stopped",
+//   optionally
 //   "lease_ran_out" (true), optionally "early_stop" ("diverged" or
 //   "collapse"), optionally "version", "config": {key: typed value},
 //   and unless stopped the evaluation: "ratio_mean", "ratio_median",
@@ -46,6 +49,11 @@ struct TrainResult {
   int64_t diverged_step = -1;  // -1: none
   bool collapsed = false;
   int64_t collapse_step = -1;  // -1: none
+  // The rule those two follow (job_config.h's CollapseRule, by name) and
+  // the onset under every rule; written only when known (results before
+  // 0.3.0 have neither: their rule was any_step or final_eval).
+  std::string collapse_rule;
+  std::optional<CollapseOnsets> collapse_onsets;
   // A stop was requested (SIGTERM): the job checkpointed before its last
   // step and must be resumed; it has no evaluation.
   bool stopped = false;

@@ -159,7 +159,21 @@ int64_t StepsSaved(const TrainResult& r) {
 struct CellValues {
   std::vector<double> medians, means, lows, highs, onsets, hills;
   int64_t collapsed = 0, diverged = 0, stopped_early = 0, steps_saved = 0;
+  // Collapsed under each rule (any_step, logged_step, logged_3,
+  // final_eval), of the results that say; `unjudged`: those that do not.
+  int64_t by_rule[4] = {0, 0, 0, 0};
+  int64_t unjudged = 0;
   void Add(const TrainResult& r) {
+    if (r.collapse_onsets) {
+      const CollapseOnsets& o = *r.collapse_onsets;
+      int rule = 0;
+      for (int64_t onset :
+           {o.any_step, o.logged_step, o.logged_run, o.final_eval}) {
+        by_rule[rule++] += onset >= 0 ? 1 : 0;
+      }
+    } else if (r.evaluation) {
+      ++unjudged;
+    }
     auto add = [](std::vector<double>& to, double v) {
       if (!std::isnan(v)) to.push_back(v);
     };
@@ -223,6 +237,12 @@ ResultsTable Summarize(absl::Span<const ResultJob> jobs, bool over_seeds) {
   t.AddColumn("bold", ColumnType::kBoolean);
   t.AddColumn("collapsed", ColumnType::kInteger);
   t.AddColumn("collapse_step", ColumnType::kNumber);
+  // Side by side, whatever rule `collapsed` follows (job_config.h's
+  // collapse_rule): NaN where a seed's result predates the rules.
+  for (const char* rule :
+       {"any_step", "logged_step", "logged_3", "final_eval"}) {
+    t.AddColumn(absl::StrCat("collapsed_", rule), ColumnType::kNumber);
+  }
   t.AddColumn("diverged", ColumnType::kInteger);
   t.AddColumn("hill_stat", ColumnType::kNumber);
   t.AddColumn("stopped_early", ColumnType::kInteger);
@@ -257,6 +277,9 @@ ResultsTable Summarize(absl::Span<const ResultJob> jobs, bool over_seeds) {
     row[c++] = !std::isnan(low) && low <= 1.0;
     row[c++] = v.collapsed;
     row[c++] = MedianOrNaN(v.onsets);
+    for (int64_t n : v.by_rule) {
+      row[c++] = v.unjudged > 0 ? kNaN : static_cast<double>(n);
+    }
     row[c++] = v.diverged;
     row[c++] = MedianOrNaN(v.hills);
     row[c++] = v.stopped_early;

@@ -39,8 +39,9 @@ TEST(JobConfig, SetsEveryKeyAndRoundTripsThroughText) {
   }
   EXPECT_EQ(JobConfigToKeyValues(rebuilt), JobConfigToKeyValues(c));
   // Every key but those added later (eval_every, precision, the prior's 12
-  // ends, gpus, stop_after_collapse), listed only off their defaults.
-  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 16);
+  // ends, gpus, stop_after_collapse, collapse_rule), listed only off their
+  // defaults.
+  EXPECT_EQ(JobConfigToKeyValues(c).size(), JobKeys().size() - 17);
 }
 
 // Keys added after job ids were first issued leave the key/values of a job

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -62,6 +63,53 @@ TEST(CollapseCurves, TheLogKernelTwinIsHealthy) {
   // distance ratio of 9.1 against log's 2.5).
   EXPECT_EQ(CollapseOnsetAfterEvaluation(t.onset(), curve.back().first, 1.19),
             -1);
+}
+
+TEST(CollapseRules, EachRuleJudgesTheSameCurveItsOwnWay) {
+  // Logged every 20 steps: one dip (step 40), then a stretch of three
+  // (100-140), a NaN (a diverged output counts as below) and a recovery.
+  const std::vector<std::pair<int64_t, double>> logged = {
+      {20, 0.9},   {40, 0.01},  {60, 0.5},   {80, 0.04},
+      {100, 0.03}, {120, 0.02}, {140, 0.01}, {160, 0.8}};
+  CollapseOnsets o = JudgeCollapse(/*any_step_onset=*/33, logged, 0.05,
+                                   /*final_step=*/160, /*eval_spread=*/0.3);
+  EXPECT_EQ(o.any_step, 33);     // a step between two logged ones
+  EXPECT_EQ(o.logged_step, 40);  // the first logged dip
+  EXPECT_EQ(o.logged_run, 80);   // 80, 100, 120 in a row
+  EXPECT_EQ(o.final_eval, -1);   // 0.3 is not below 0.25
+  EXPECT_EQ(OnsetUnder(o, CollapseRule::kLoggedRun), 80);
+  EXPECT_EQ(OnsetUnder(o, CollapseRule::kFinalEval), -1);
+  // Two in a row, a NaN third: three; a final spread below 0.25 (or NaN).
+  o = JudgeCollapse(-1, {{20, 0.01}, {40, 0.02}, {60, std::nan("")}}, 0.05, 60,
+                    std::nan(""));
+  EXPECT_EQ(o.any_step, -1);
+  EXPECT_EQ(o.logged_run, 20);
+  EXPECT_EQ(o.final_eval, 60);
+  // Dips of two, never three: no sustained collapse.
+  o = JudgeCollapse(5, {{20, 0.01}, {40, 0.02}, {60, 0.9}, {80, 0.01}}, 0.05,
+                    80, 1.0);
+  EXPECT_EQ(o.logged_step, 20);
+  EXPECT_EQ(o.logged_run, -1);
+}
+
+TEST(CollapseRules, TheRecordedSoftmaxProbeUnderEachRule) {
+  // The softmax probe above, logged every 20 steps: below 0.05 at steps
+  // 480 and 500 only (0.007, 0.015), then back up. Collapsed under
+  // any_step and logged_step, not under logged_3 (the default): two logged
+  // steps are not three.
+  const auto curve = Curve("probe_spread_softmax.csv");
+  CollapseTracker t(0.05);
+  for (const auto& [step, spread] : curve) t.Observe(step, spread);
+  const CollapseOnsets o =
+      JudgeCollapse(t.onset(), curve, 0.05, curve.back().first, 0.5);
+  EXPECT_EQ(o.logged_step, 480);
+  EXPECT_EQ(o.logged_step, t.onset());
+  EXPECT_EQ(o.logged_run, -1);
+  const auto log = Curve("probe_spread_log.csv");
+  const CollapseOnsets healthy =
+      JudgeCollapse(-1, log, 0.05, log.back().first, 1.0);
+  EXPECT_EQ(healthy.logged_step, -1);
+  EXPECT_EQ(healthy.logged_run, -1);
 }
 
 }  // namespace

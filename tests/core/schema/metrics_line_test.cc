@@ -132,9 +132,16 @@ TEST(JobResult, TrainRoundTripsAndGivesItsPoints) {
   e.eval_instances = 8;
   e.hill_stat = 1.4;
   r.evaluation = e;
+  r.collapse_rule = "logged_3";
+  r.collapse_onsets = CollapseOnsets{40, 60, 60, -1};
   TS_ASSERT_OK_AND_ASSIGN(TrainResult back,
                           ParseTrainResult(TrainResultJson(r)));
   EXPECT_TRUE(std::isnan(back.final_loss));
+  EXPECT_EQ(back.collapse_rule, "logged_3");
+  ASSERT_TRUE(back.collapse_onsets.has_value());
+  EXPECT_EQ(back.collapse_onsets->any_step, 40);
+  EXPECT_EQ(back.collapse_onsets->logged_run, 60);
+  EXPECT_EQ(back.collapse_onsets->final_eval, -1);
   EXPECT_EQ(back.config, r.config);
   EXPECT_EQ(ResultPoints(back), ResultPoints(r));
   const std::vector<MetricPoint> expected = {
