@@ -8,7 +8,12 @@ reproduction's cell (EXPERIMENTS.md): a post-norm transformer maps an input
 point cloud of N = 512 points to an output cloud, trained with the energy
 distance on heavy-tailed (mirrored Pareto) operator instances; the
 attention kernel is the axis. Post-norm softmax collapses (the prediction's
-spread goes to ~0); the log kernel does not.
+spread goes to ~0); the log kernel does not. Its data (training and
+held-out) come from sampling.py, written from docs/science.md's definitions
+with numpy's generator and its own seeds, not a copy of core/sampling.cc's
+stream: the instances differ from `lab train`'s, their law does not
+(test_sampling.py). judge.py judges a checkpoint on the C++ core's own
+benchmark instances (`lab bench`).
 
 The tailsweep side (docs/child-contract.md) goes through tailsweep.child:
 parameters, metrics lines (loss, spread_ratio, ...), a checkpoint
@@ -23,12 +28,15 @@ import os
 import sys
 import time
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+import sampling  # noqa: E402  the instances, from their definitions
 from tailsweep import child  # noqa: E402
 
 DEFAULTS = dict(  # the CPU cell of EXPERIMENTS.md; keys as in docs/cli.md
@@ -41,55 +49,34 @@ DEFAULTS = dict(  # the CPU cell of EXPERIMENTS.md; keys as in docs/cli.md
 EVAL_COLLAPSE_SPREAD = 0.25  # training_signals.h: kEvalCollapseSpread
 
 
-# ---- Data: instances and ensembles (science.md 2-3, core/sampling.cc) ----
+# ---- Data: instances and ensembles (science.md 2-3; sampling.py) ----
+#
+# sampling.py draws them from the definitions with numpy's PCG64 and its own
+# seed offsets (sampling.TRAIN_STREAM, EVAL_STREAM, REFERENCE_STREAM), not
+# the C++ core's torch stream, so this is an independent check of the
+# benchmark; test_sampling.py checks the two agree in distribution.
 
-def draw_instance(cfg, gen):
+def prior(cfg):
+    """The instance priors, with the tail index's range from the config."""
+    return sampling.Prior(tail_index=(cfg.tail_index_min, cfg.tail_index_max))
+
+
+def draw_instance(cfg, rng):
     """One operator instance: latent marginals and the matrices A_in, A_out."""
-    u = torch.rand(8, generator=gen, dtype=torch.float64).tolist()
-    between = lambda lo, hi, v: lo + (hi - lo) * v  # noqa: E731
-    if cfg.marginal == "mirrored_pareto":  # (index a, scale lam) per axis
-        t = (cfg.tail_index_min, cfg.tail_index_max)
-        axes = [(between(*t, u[0]), between(0.5, 1.0, u[1])),
-                (between(*t, u[2]), between(1.0, 2.0, u[3]))]
-    else:  # (mean, sd) per axis
-        axes = [(between(-1, 1, u[0]), between(0.5, 1.0, u[1])),
-                (between(-1, 1, u[2]), between(1.0, 2.0, u[3]))]
-    if cfg.operator == "sheared_swap":  # x = M z, y = M E z, M = S1 S2
-        h1, h2 = between(-1, 1, u[4]), between(-1, 1, u[5])
-        m = (torch.tensor([[1.0, h1], [0.0, 1.0]], dtype=torch.float64)
-             @ torch.tensor([[1.0, 0.0], [h2, 1.0]], dtype=torch.float64))
-        a_in, a_out = m, m @ torch.tensor([[0.0, 1.0], [1.0, 0.0]],
-                                          dtype=torch.float64)
-    else:  # matrix inverse: x = B z, y = B^-1 z
-        b = torch.tensor([[between(1, 2, u[4]), between(-0.5, 0.5, u[5])],
-                          [between(-0.5, 0.5, u[6]), between(1, 2, u[7])]],
-                         dtype=torch.float64)
-        a_in, a_out = b, torch.linalg.inv(b)
-    return axes, a_in, a_out
+    return sampling.draw_operator(rng, cfg.operator, cfg.marginal, prior(cfg))
 
 
-def sample_points(cfg, instances, side, n, gen):
+def sample_points(instances, side, n, rng):
     """[B, n, 2] float64 points A z, with fresh latent z per trial."""
-    p1 = torch.tensor([[list(ax[0] for ax in i[0])] for i in instances],
-                      dtype=torch.float64)  # [B, 1, 2]: index a or mean
-    p2 = torch.tensor([[list(ax[1] for ax in i[0])] for i in instances],
-                      dtype=torch.float64)  # scale lam or sd
-    shape = (len(instances), n, 2)
-    if cfg.marginal == "gaussian":
-        z = torch.randn(shape, generator=gen, dtype=torch.float64) * p2 + p1
-    else:  # quantile transform: Q(u) = sign(u-1/2) lam ((2 min(u,1-u))^(-1/a) - 1)
-        u = torch.rand(shape, generator=gen, dtype=torch.float64).clamp(
-            2.0 ** -54, 1 - 2.0 ** -53)
-        mag = ((2 * torch.minimum(u, 1 - u)) ** (-1 / p1) - 1) * p2
-        z = torch.where(u < 0.5, -mag, mag)
-    mats = torch.stack([i[1] if side == "input" else i[2] for i in instances])
-    return z @ mats.transpose(1, 2)
+    return torch.from_numpy(np.stack(
+        [sampling.sample(rng, inst, side, n) for inst in instances]))
 
 
-def next_batch(cfg, gen, trials, n):
-    instances = [draw_instance(cfg, gen) for _ in range(trials)]
-    return (instances, sample_points(cfg, instances, "input", n, gen),
-            sample_points(cfg, instances, "target", n, gen))
+def next_batch(cfg, rng, trials, n):
+    """`trials` fresh instances: inputs and targets [trials, n, 2] float64."""
+    x, y = sampling.draw_instances(rng, cfg.operator, cfg.marginal, trials, n,
+                                   prior(cfg))
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 # ---- Model (science.md 5, core/model.cc, core/kernel_attention.h) ----
@@ -208,21 +195,23 @@ def learning_rate(cfg, step):
 def evaluate(cfg, model):
     """Distance ratios ED(prediction, target) / delta on held-out instances."""
     model.eval()
-    gen = torch.Generator().manual_seed(cfg.eval_seed + 1)  # sampling reference
+    rng = sampling.make_rng(cfg.eval_seed, sampling.REFERENCE_STREAM)
     refs = []
     for _ in range(cfg.reference_trials):
-        one = [draw_instance(cfg, gen)]
-        a, b = (sample_points(cfg, one, "target", cfg.n_points, gen)
+        one = [draw_instance(cfg, rng)]
+        a, b = (sample_points(one, "target", cfg.n_points, rng)
                 for _ in range(2))
         refs.append(energy_distance(a, b).item())
     delta = sum(refs) / len(refs)
-    gen = torch.Generator().manual_seed(cfg.eval_seed)  # the same for all cells
-    instances = [draw_instance(cfg, gen) for _ in range(cfg.eval_instances)]
+    # The same instances for every cell sharing eval_seed (paired cells), but
+    # not those of `lab train` (judge.py: the C++ core's benchmark instances).
+    rng = sampling.make_rng(cfg.eval_seed, sampling.EVAL_STREAM)
+    instances = [draw_instance(cfg, rng) for _ in range(cfg.eval_instances)]
     ratios, spreads = [], []
     for i in range(0, len(instances), cfg.batch):
         chunk = instances[i:i + cfg.batch]
-        x, y, _ = (sample_points(cfg, chunk, side, cfg.n_points, gen)  # _: a
-                   for side in ("input", "target", "target"))  # 2nd target, as C++
+        x, y = (sample_points(chunk, side, cfg.n_points, rng)
+                for side in ("input", "target"))
         pred = model(x.float()).double()
         ratios += (energy_distance(pred, y) / delta).tolist()
         spreads += spread_ratio(pred, y).tolist()
@@ -262,7 +251,7 @@ def main():
     model = PointTransformer(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr,
                             weight_decay=cfg.weight_decay)
-    gen = torch.Generator().manual_seed(cfg.seed ^ 0x5eed0da7a5eed0da)  # data
+    rng = sampling.make_rng(cfg.seed, sampling.TRAIN_STREAM)  # data
     step, onset, diverged = 0, -1, -1
 
     resume = child.resume_checkpoint()
@@ -272,7 +261,7 @@ def main():
             sys.exit("%s belongs to another config" % resume)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
-        gen.set_state(state["data_rng"])
+        rng.bit_generator.state = state["data_rng"]
         torch.set_rng_state(state["torch_rng"])
         step, onset = state["step"], state["collapse_onset"]
         print("resumed from %s (attempt %d)" % (resume, child.attempt()),
@@ -282,7 +271,7 @@ def main():
         with child.save_checkpoint(step) as d:
             torch.save({"config": vars(cfg), "step": step, "collapse_onset": onset,
                         "model": model.state_dict(), "optimizer": opt.state_dict(),
-                        "data_rng": gen.get_state(),
+                        "data_rng": rng.bit_generator.state,
                         "torch_rng": torch.get_rng_state()},
                        os.path.join(d, "state.pt"))
 
@@ -292,7 +281,7 @@ def main():
         lr = learning_rate(cfg, now)
         for group in opt.param_groups:
             group["lr"] = lr
-        _, x, y = next_batch(cfg, gen, cfg.batch, cfg.n_points)
+        x, y = next_batch(cfg, rng, cfg.batch, cfg.n_points)
         x, y = x.float(), y.float()  # float32, as the C++ trainer
         pred = model(x)
         loss = energy_distance(pred, y).mean()
