@@ -29,6 +29,7 @@ Command TrainCommand();    // lab_train.cc
 Command EvalCommand();     // lab_train.cc
 Command DevicesCommand();  // lab_train.cc
 Command BenchCommand();    // lab_bench.cc
+Command ConcentrationCommand();  // lab_concentration.cc
 
 namespace {
 
@@ -335,7 +336,8 @@ Command ReferenceCommand() {
 std::vector<Command> LabCommands() {
   return {SampleCommand(),    InstanceCommand(), EnergyCommand(),
           ReferenceCommand(), TailsCommand(),    TrainCommand(),
-          EvalCommand(),      BenchCommand(),    DevicesCommand()};
+          EvalCommand(),      BenchCommand(),    ConcentrationCommand(),
+          DevicesCommand()};
 }
 
 }  // namespace tailsweep::cli

@@ -363,7 +363,8 @@ AttentionStats SampleAttentionStats(const at::Tensor& q, const at::Tensor& k,
   const at::Tensor w =
       NaiveWeights(q.slice(2, 0, queries), k, kernel).to(at::kDouble);
   const at::Tensor entropy = -(w * w.clamp_min(1e-300).log()).sum(-1);
-  return {entropy.mean().item<double>(), w.max().item<double>()};
+  return {entropy.mean().item<double>(), w.max().item<double>(),
+          std::get<0>(w.max(-1)).mean().item<double>()};
 }
 
 at::Tensor NaiveKernelAttention(const at::Tensor& q, const at::Tensor& k,

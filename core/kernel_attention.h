@@ -61,6 +61,9 @@ at::Tensor KernelAttention(const at::Tensor& q, const at::Tensor& k,
 struct AttentionStats {
   double entropy = 0;
   double max_weight = 0;
+  // Each sampled query's largest weight, averaged: how concentrated a
+  // typical query is (1/M when uniform over M keys, 1 on one key).
+  double row_max_mean = 0;
 };
 AttentionStats SampleAttentionStats(const at::Tensor& q, const at::Tensor& k,
                                     AttentionKernel kernel, int64_t queries);

@@ -97,6 +97,16 @@ torch::Tensor KernelSelfAttentionImpl::forward(
   return output(attended.transpose(1, 2).reshape({b, n, options_.d_model}));
 }
 
+AttentionStats KernelSelfAttentionImpl::Stats(const torch::Tensor& x) {
+  const int64_t b = x.size(0), n = x.size(1);
+  const int64_t h = options_.heads, dh = options_.d_model / h;
+  auto heads = [&](const torch::Tensor& t) {
+    return t.view({b, n, h, dh}).transpose(1, 2);  // [B, H, N, dh]
+  };
+  return SampleAttentionStats(heads(query(x)), heads(key(x)), options_.kernel,
+                              options_.stats_queries);
+}
+
 TransformerBlockImpl::TransformerBlockImpl(const ModelOptions& options)
     : options_(options), alpha_(options.ResidualScale()) {
   const int64_t d = options.d_model, width = options.ffn_multiple * d;
@@ -148,6 +158,16 @@ torch::Tensor PointTransformerImpl::forward(
   if (final_norm) x = final_norm(x);
   const torch::Tensor out = unembed(x);
   return options_.symlog ? InverseSymlog(out) : out;
+}
+
+AttentionStats PointTransformerImpl::FirstLayerAttentionStats(
+    const torch::Tensor& points) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = embed(options_.symlog ? Symlog(points) : points);
+  auto* first = (*blocks)[0]->as<TransformerBlock>();
+  // What the first block's attention sees (TransformerBlockImpl::forward).
+  return first->attention->Stats(
+      options_.norm == NormPlacement::kPre ? first->norm1(x) : x);
 }
 
 }  // namespace tailsweep

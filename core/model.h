@@ -66,6 +66,8 @@ class KernelSelfAttentionImpl : public torch::nn::Module {
   // `stats` when it is not null.
   torch::Tensor forward(const torch::Tensor& x,
                         std::vector<AttentionStats>* stats = nullptr);
+  // Only the weight statistics forward would append, for input x.
+  AttentionStats Stats(const torch::Tensor& x);
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr},
       output{nullptr};
@@ -99,6 +101,10 @@ class PointTransformerImpl : public torch::nn::Module {
   // one AttentionStats per layer, in order.
   torch::Tensor forward(const torch::Tensor& points,
                         std::vector<AttentionStats>* stats = nullptr);
+
+  // The first layer's AttentionStats on `points` [B, N, 2], without
+  // running the model: O(B H stats_queries N), whatever N is.
+  AttentionStats FirstLayerAttentionStats(const torch::Tensor& points);
 
   const ModelOptions& options() const { return options_; }
 

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/number_text.h"
 #include "core/point_csv.h"
@@ -238,6 +240,35 @@ TEST_F(LabFiles, BenchExportsSealedInputsAndJudgesAnyProgramsPredictions) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("prediction-1.csv"), std::string::npos) << bad.err;
   EXPECT_EQ(Lines(bad.err).size(), 1u) << bad.err;
+}
+
+TEST(LabCli, ConcentrationAtInitGrowsWithNForSoftmaxOnHeavyTailsOnly) {
+  // The paper's mechanism (Appendix A), measured without training: on a
+  // heavy-tailed input softmax's largest weight per query grows with N
+  // (far above uniform 1/N); log's stays near uniform; on Gaussian inputs
+  // every kernel is near uniform.
+  const CommandResult r =
+      Lab("concentration --n 256,4096 --kernels softmax,log --seeds 3 "
+          "--set d_model=64 --set heads=4 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 8u);
+  std::map<std::string, double> c;
+  for (const nlohmann::json& row : rows) {
+    c[absl::StrCat(row["marginal"].get<std::string>(), "/",
+                   row["kernel"].get<std::string>(), "/",
+                   row["n"].get<int64_t>())] = row["concentration"];
+    EXPECT_LE(row["row_max_ci_low"], row["row_max_mean"]);
+    EXPECT_GE(row["row_max_ci_high"], row["row_max_mean"]);
+  }
+  EXPECT_GT(c["mirrored_pareto/softmax/4096"],
+            10 * c["mirrored_pareto/softmax/256"]);
+  EXPECT_GT(c["mirrored_pareto/softmax/4096"],
+            100 * c["mirrored_pareto/log/4096"]);
+  EXPECT_LT(c["mirrored_pareto/log/4096"], 10);
+  for (const char* k : {"softmax", "log"}) {
+    EXPECT_LT(c[absl::StrCat("gaussian/", k, "/4096")], 1.5) << k;
+  }
 }
 
 TEST_F(LabFiles, EnergyOfFilesInAnyDimension) {
