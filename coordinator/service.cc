@@ -295,7 +295,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
                req->error().substr(0, 300));
   const absl::Status s =
       store_->Fail(req->worker_id(), req->job_id(), req->epoch(), req->error(),
-                   req->stderr_tail());
+                   req->stderr_tail(), req->permanent());
   if (s.ok()) {
     RecordNotKeptOf(store_, *req);
     files_.ForgetLive(req->job_id());

@@ -353,9 +353,10 @@ absl::Status Store::KeepLog(sql::Db& db, const std::string& job_id,
 }
 
 absl::Status Store::RetryOrFail(sql::Db& db, const std::string& job_id,
-                                int64_t attempt, const std::string& error) {
+                                int64_t attempt, const std::string& error,
+                                bool permanent) {
   const int64_t now = clock_->WallMs();
-  const bool final = attempt >= options_.max_attempts;
+  const bool final = permanent || attempt >= options_.max_attempts;
   const int64_t backoff = std::min(
       options_.backoff_cap_ms, options_.backoff_base_ms << std::min<int64_t>(
                                    std::max<int64_t>(attempt - 1, 0), 20));

@@ -255,9 +255,11 @@ class Store {
   // Records a failed attempt: back to the queue after a capped backoff, or
   // failed for good after max_attempts. Keeps the stderr tail. Stale epoch:
   // FailedPrecondition.
+  // `permanent`: it would fail again; no attempt is left for it.
   absl::Status Fail(const std::string& worker, const std::string& job_id,
                     int64_t epoch, const std::string& error,
-                    const std::string& stderr_tail = "");
+                    const std::string& stderr_tail = "",
+                    bool permanent = false);
 
   // Gives the lease back without counting the attempt (preemption): the job
   // is queued again at once; past kMaxReleases such give-backs it fails
@@ -595,8 +597,10 @@ class Store {
         options_(std::move(options)),
         dir_(std::move(dir)) {}
   // Helpers for mutations; `db` is the writer's connection.
+  // Fails the job for good when `attempt` is its last or `permanent`.
   absl::Status RetryOrFail(sql::Db& db, const std::string& job_id,
-                           int64_t attempt, const std::string& error);
+                           int64_t attempt, const std::string& error,
+                           bool permanent = false);
   // Records an event of the job; an outcome (done, failed, preempted,
   // expired) also ends the lease `epoch` in the lease history (EndAttempt).
   absl::Status Event(sql::Db& db, const std::string& job_id, int64_t epoch,

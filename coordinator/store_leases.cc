@@ -489,7 +489,7 @@ absl::StatusOr<int64_t> Store::Heartbeat(const std::string& worker,
 
 absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
                          int64_t epoch, const std::string& error,
-                         const std::string& stderr_tail) {
+                         const std::string& stderr_tail, bool permanent) {
   const ChangesJobs changes{&generation_};
   const absl::Status status = writer_->Run([&](sql::Db& db) -> absl::Status {
     TS_RETURN_IF_ERROR(store_internal::CheckLease(db, worker, job_id, epoch,
@@ -500,10 +500,13 @@ absl::Status Store::Fail(const std::string& worker, const std::string& job_id,
     st->Bind(1, job_id);
     absl::StatusOr<bool> row = st->Step();
     if (!row.ok()) return row.status();
-    TS_RETURN_IF_ERROR(RetryOrFail(db, job_id, st->Int(0), error));
+    const std::string why =
+        permanent ? absl::StrCat(error, " (not retried: it would fail again)")
+                  : error;
+    TS_RETURN_IF_ERROR(RetryOrFail(db, job_id, st->Int(0), why, permanent));
     TS_RETURN_IF_ERROR(CountFailure(db, job_id));
     TS_RETURN_IF_ERROR(KeepLog(db, job_id, epoch, "failed", stderr_tail));
-    return Event(db, job_id, epoch, "failed", error);
+    return Event(db, job_id, epoch, "failed", why);
   });
   // A fail-fast hold may have begun.
   SweepsChanged();

@@ -343,13 +343,15 @@ absl::Status WorkerApi::CompleteJob(const JobLease& lease,
 
 absl::Status WorkerApi::FailJob(const JobLease& lease, const std::string& error,
                                 const std::string& stderr_tail,
-                                const std::vector<std::string>& not_kept) {
+                                const std::vector<std::string>& not_kept,
+                                bool permanent) {
   v1::FailJobRequest req;
   req.set_worker_id(options_.worker_id);
   req.set_job_id(lease.job_id);
   req.set_epoch(lease.epoch);
   req.set_error(error);
   req.set_stderr_tail(stderr_tail);
+  req.set_permanent(permanent);
   for (const std::string& note : not_kept) req.add_not_kept(note);
   v1::FailJobResponse resp;
   return Call(

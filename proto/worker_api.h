@@ -122,9 +122,11 @@ class WorkerApi {
                            const std::string& result_json,
                            const std::string& stderr_tail,
                            const std::vector<std::string>& not_kept = {});
+  // `permanent`: a retry would fail again (FailJobRequest.permanent).
   absl::Status FailJob(const JobLease& lease, const std::string& error,
                        const std::string& stderr_tail,
-                       const std::vector<std::string>& not_kept = {});
+                       const std::vector<std::string>& not_kept = {},
+                       bool permanent = false);
   absl::Status ReleaseJob(const JobLease& lease, const std::string& reason,
                           const std::vector<std::string>& not_kept = {});
 

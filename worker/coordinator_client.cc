@@ -129,9 +129,10 @@ absl::Status CoordinatorClient::CompleteJob(
 
 absl::Status CoordinatorClient::FailJob(
     const JobLease& lease, const std::string& error,
-    const std::string& stderr_tail, const std::vector<std::string>& not_kept) {
+    const std::string& stderr_tail, const std::vector<std::string>& not_kept,
+    bool permanent) {
   return Call("fail", [&] {
-    return api_.FailJob(lease, error, stderr_tail, not_kept);
+    return api_.FailJob(lease, error, stderr_tail, not_kept, permanent);
   });
 }
 

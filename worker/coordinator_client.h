@@ -85,7 +85,8 @@ class CoordinatorClient {
                            const std::vector<std::string>& not_kept = {});
   absl::Status FailJob(const JobLease& lease, const std::string& error,
                        const std::string& stderr_tail,
-                       const std::vector<std::string>& not_kept = {});
+                       const std::vector<std::string>& not_kept = {},
+                       bool permanent = false);
   absl::Status ReleaseJob(const JobLease& lease, const std::string& reason,
                           const std::vector<std::string>& not_kept = {});
 

@@ -262,6 +262,13 @@ void Worker::Report(Job& job, Action::Kind kind) {
                    : job.early                    ? job.early->stopped_for()
                                                   : ""})
             : job.finished.result_json;
+    if (static_cast<int64_t>(result.size()) > kMaxResultFileBytes) {
+      // Refused by the coordinator every time: failed now, with why.
+      job.finished.outcome = JobOutcome::kFailed;
+      job.finished.error = ResultTooLarge(static_cast<int64_t>(result.size()));
+      job.finished.permanent = true;
+      return Report(job, Action::Kind::kFail);
+    }
     status = client_.CompleteJob(job.lease, result, tail, job.not_kept);
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {
@@ -273,7 +280,8 @@ void Worker::Report(Job& job, Action::Kind kind) {
           tail.substr(tail.size() -
                       std::min<size_t>(tail.size(), kErrorStderrBytes)));
     }
-    status = client_.FailJob(job.lease, ValidUtf8(error), tail, job.not_kept);
+    status = client_.FailJob(job.lease, ValidUtf8(error), tail, job.not_kept,
+                             job.finished.permanent);
     if (status.ok()) ++failed_;
   } else {
     what = "release";

@@ -89,8 +89,13 @@ FinishedJob ReadFinished(const std::string& dir, int exit_code) {
   if (std::optional<FinishedJob> ended = ReadExit(exit_code, false)) {
     return *ended;
   }
-  absl::StatusOr<std::string> text = ReadFile(JobPath(dir, kResultFileName));
   FinishedJob out;
+  absl::StatusOr<std::string> text = ReadResultFile(dir);
+  if (absl::IsResourceExhausted(text.status())) {  // over the limit
+    out.error = std::string(text.status().message());
+    out.permanent = true;
+    return out;
+  }
   out.outcome = JobOutcome::kDone;
   out.result_json = text.ok() ? *text : "null";
   return out;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "core/schema/disk_space.h"
 #include "core/schema/file_util.h"
 
 namespace tailsweep {
@@ -32,12 +33,17 @@ std::optional<FinishedJob> ReadExit(int exit_code, bool bad_input_code) {
     return out;
   }
   if (exit_code == kExitOk) return std::nullopt;
+  // The shell's and exec's codes for a program that cannot be run, and
+  // input the job refused, fail the same way every time.
+  const char* permanent =
+      exit_code == 126 || exit_code == 127 ? " (the program could not be run)"
+      : exit_code == kExitBadInput && bad_input_code ? " (input refused)"
+                                                     : nullptr;
+  out.permanent = permanent != nullptr;
   out.error = exit_code > 128
                   ? absl::StrCat("killed by signal ", exit_code - 128)
                   : absl::StrCat("exit code ", exit_code,
-                                 exit_code == kExitBadInput && bad_input_code
-                                     ? " (input refused)"
-                                     : "");
+                                 permanent != nullptr ? permanent : "");
   return out;
 }
 
@@ -53,6 +59,7 @@ FinishedJob ReadDoneResult(const std::string& dir, int exit_code,
       text.ok() && check != nullptr ? check(*text) : text.status();
   if (!checked.ok()) {
     out.error = std::string(checked.message());
+    out.permanent = absl::IsResourceExhausted(checked);  // over a limit
     return out;
   }
   out.outcome = JobOutcome::kDone;
@@ -60,7 +67,21 @@ FinishedJob ReadDoneResult(const std::string& dir, int exit_code,
   return out;
 }
 
+std::string ResultTooLarge(int64_t bytes) {
+  return absl::StrCat("the result file is ", Megabytes(bytes),
+                      ", over the 1 MiB a result may hold; write large "
+                      "outputs as files the spec's `artifacts:` names");
+}
+
 absl::StatusOr<std::string> ReadResultFile(const std::string& dir) {
+  std::error_code ec;
+  const uintmax_t size =
+      std::filesystem::file_size(JobPath(dir, kResultFileName), ec);
+  if (!ec && size > static_cast<uintmax_t>(kMaxResultFileBytes)) {
+    // Not read: it could be any size.
+    return absl::ResourceExhaustedError(
+        ResultTooLarge(static_cast<int64_t>(size)));
+  }
   absl::StatusOr<std::string> text = ReadFile(JobPath(dir, kResultFileName));
   if (!text.ok()) {
     return absl::Status(

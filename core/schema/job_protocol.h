@@ -101,7 +101,17 @@ struct FinishedJob {
   // kStopped by the child's lease watchdog (a train result with
   // "lease_ran_out"), not by a signal.
   bool lease_ran_out = false;
+  // kFailed for a reason a retry would meet again (a limit, a program that
+  // cannot be run, input refused): the job fails now, its other attempts
+  // unspent (FailJobRequest.permanent).
+  bool permanent = false;
 };
+
+// The most a job's result may hold (its result.json, as the worker sends
+// it in CompleteJob): larger outputs are artifacts.
+inline constexpr int64_t kMaxResultFileBytes = 1 << 20;
+// Why a result of `bytes` is over kMaxResultFileBytes, for the job's error.
+std::string ResultTooLarge(int64_t bytes);
 
 // The outcome every kind reads the same from a child's exit status
 // (`exit_code`, 128 + S when killed by signal S): stopped (kExitStopped,

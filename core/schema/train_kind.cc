@@ -101,6 +101,7 @@ FinishedJob ReadFinished(const std::string& dir, int exit_code) {
   absl::StatusOr<std::string> text = ReadResultFile(dir);
   if (!text.ok()) {
     out.error = std::string(text.status().message());
+    out.permanent = absl::IsResourceExhausted(text.status());  // too large
     return out;
   }
   absl::StatusOr<TrainResult> result = ParseTrainResult(*text);

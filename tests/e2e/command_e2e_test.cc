@@ -431,7 +431,8 @@ TEST_F(CommandE2E, AGrandchildThatOutlivesItsParentIsKilledWithTheGroup) {
 
 TEST_F(CommandE2E, AProgramThatCannotRunFailsWithTheReasonInJobsAndLogs) {
   std::ofstream(dir_ + "/not-executable.sh") << "#!/bin/sh\nexit 0\n";
-  StartCoordinator({"--max-attempts", "1"});
+  // Three attempts allowed, one spent: it would fail the same again.
+  StartCoordinator({"--max-attempts", "3"});
   StartWorker("w");
   Submit(Spec("missing", "[no-such-program-tailsweep]"));
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 1));
@@ -440,6 +441,8 @@ TEST_F(CommandE2E, AProgramThatCannotRunFailsWithTheReasonInJobsAndLogs) {
                        "file or directory"),
             std::string::npos)
       << error;
+  EXPECT_NE(error.find("not retried"), std::string::npos) << error;
+  EXPECT_EQ(Query("SELECT attempt FROM jobs"), 1);
   const std::string id = QueryText("SELECT job_id FROM jobs");
   EXPECT_NE(Cli("logs " + id).out.find("cannot run"), std::string::npos);
   Submit(Spec("noexec", "[./not-executable.sh]"));
@@ -448,6 +451,30 @@ TEST_F(CommandE2E, AProgramThatCannotRunFailsWithTheReasonInJobsAndLogs) {
                   "'%not-executable.sh%Permission denied%'"),
             1)
       << QueryText("SELECT last_error FROM jobs");
+}
+
+TEST_F(CommandE2E, AResultOverItsLimitFailsAtOnceWithWhyAndIsNotRetried) {
+  // 3 MB of result: the coordinator would refuse it every time. The worker
+  // fails the attempt itself, at once, saying why; no lease runs out.
+  Script(
+      "big.sh",
+      "printf '{\"x\": \"' > \"$TAILSWEEP_RESULT_FILE\"\n"
+      "head -c 3000000 /dev/zero | tr '\\0' a >> \"$TAILSWEEP_RESULT_FILE\"\n"
+      "printf '\"}' >> \"$TAILSWEEP_RESULT_FILE\"\n");
+  StartCoordinator({"--max-attempts", "3"});
+  StartWorker("w");
+  Submit(Spec("bigresult", "[./big.sh]"));
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'failed'", 1))
+      << QueryText("SELECT state || ' ' || COALESCE(last_error, '') FROM jobs");
+  const std::string error = QueryText("SELECT last_error FROM jobs");
+  EXPECT_NE(error.find("the result file is 3.0 MB, over the 1 MiB"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("not retried"), std::string::npos) << error;
+  EXPECT_EQ(Query("SELECT attempt FROM jobs"), 1);
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM events WHERE kind = 'expired'"), 0);
+  const testing::CommandResult jobs = Cli("jobs bigresult");
+  EXPECT_NE(jobs.out.find("over the 1 MiB"), std::string::npos) << jobs.out;
 }
 
 TEST_F(CommandE2E, GarbageAndHugeMetricLinesAreSkippedAndCounted) {

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "core/schema/file_util.h"
 #include "core/schema/job_kinds.h"
 #include "core/schema/job_result.h"
@@ -120,6 +121,31 @@ TEST_F(JobProtocolTest, OutcomesFromExitCodeAndResult) {
 
   TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json", "{\"torn\": "));
   EXPECT_EQ(ReadFinishedJob("train", dir_, 0).outcome, JobOutcome::kFailed);
+}
+
+// Failures a retry would meet again are marked permanent; others are not.
+TEST_F(JobProtocolTest, FailuresThatWouldRepeatArePermanent) {
+  EXPECT_TRUE(ReadFinishedJob("train", dir_, 2).permanent);     // input refused
+  EXPECT_FALSE(ReadFinishedJob("command", dir_, 2).permanent);  // its own
+  for (int code : {126, 127}) {
+    const FinishedJob f = ReadFinishedJob("command", dir_, code);
+    EXPECT_TRUE(f.permanent) << code;
+    EXPECT_EQ(f.error, absl::StrCat("exit code ", code,
+                                    " (the program could not be run)"));
+  }
+  EXPECT_FALSE(ReadFinishedJob("command", dir_, 1).permanent);
+  EXPECT_FALSE(ReadFinishedJob("command", dir_, 137).permanent);
+  // A result file over 1 MiB is not even read.
+  TS_ASSERT_OK(WriteFileAtomic(dir_ + "/result.json",
+                               std::string(kMaxResultFileBytes + 1, ' ')));
+  for (const char* kind : {"command", "train"}) {
+    const FinishedJob big = ReadFinishedJob(kind, dir_, 0);
+    EXPECT_EQ(big.outcome, JobOutcome::kFailed) << kind;
+    EXPECT_TRUE(big.permanent) << kind;
+    EXPECT_NE(big.error.find("over the 1 MiB a result may hold"),
+              std::string::npos)
+        << big.error;
+  }
 }
 
 // Preemption of every kind: a child that died of SIGTERM (before its
