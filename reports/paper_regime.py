@@ -9,7 +9,8 @@ config, else the directory name), steps logged, the lowest logged loss and
 its step, the last logged loss, the lowest logged spread ratio and its step,
 how many logged steps were below 0.05, the onset under each collapse rule
 (result.json's collapse_onsets; "-" none), and the final evaluation's spread
-ratio and median distance ratio [95% interval]. Standard library only.
+ratio and median distance ratio [95% interval]. Then per 500 steps the
+mean logged loss and the lowest logged spread ratio. Standard library only.
 """
 import json
 import os
@@ -80,6 +81,26 @@ def row(run):
                 onset("final_eval"), final))
 
 
+def windows(runs, width=500):
+    """Mean logged loss and lowest logged spread per `width` steps."""
+    print("\n| kernel | seed | steps | mean loss | lowest spread |")
+    print("|---|---|---|---|---|")
+    for run in runs:
+        name = os.path.basename(os.path.normpath(run))
+        with open(os.path.join(run, "metrics.jsonl")) as f:
+            pts = [json.loads(line) for line in f]
+        pts = [p for p in pts if "loss" in p]
+        last = pts[-1]["step"] if pts else 0
+        for a in range(0, last, width):
+            xs = [p for p in pts if a < p["step"] <= a + width]
+            if not xs:
+                continue
+            print("| %s | %s | %d-%d | %.3f | %.2f |" % (
+                name.split("-")[0], name.split("-s")[-1], a + 1, a + width,
+                sum(p["loss"] for p in xs) / len(xs),
+                min(p["spread_ratio"] for p in xs)))
+
+
 def main():
     print("| kernel | seed | steps logged to | lowest loss (step) | last loss "
           "| lowest spread (step) | logged steps < 0.05 | onset any_step "
@@ -88,6 +109,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for run in sys.argv[1:]:
         print(row(run))
+    windows(sys.argv[1:])
 
 
 if __name__ == "__main__":
