@@ -212,6 +212,10 @@ class JobRow(NamedTuple):
     # {keep: best}`); 0: none, or not known (a database file, a coordinator
     # before 0.3.0).
     best_checkpoint_step: int = 0
+    # What its attempts made that was not stored, and why (an artifact or
+    # checkpoint over its cap), oldest first; () when none or not known (a
+    # database file, a coordinator before 0.3.0).
+    not_kept: Tuple[str, ...] = ()
 
 
 class CheckpointRow(TypedDict):
@@ -458,7 +462,8 @@ class Database:
                 yield JobRow._make(r[:7] + (json.loads(r[7]),
                                             json.loads(r[8]), r[9], r[10],
                                             (r[11] or 0) / _MS_PER_HOUR,
-                                            (r[12] or 0) / _MS_PER_HOUR, 0))
+                                            (r[12] or 0) / _MS_PER_HOUR, 0,
+                                            ()))
 
     def result_rows(self, name: str,
                     where: Where = None) -> Iterator[Tuple[str, str, str]]:
@@ -575,7 +580,7 @@ class Database:
         r = rows[0]
         return JobRow._make(r[:7] + (None, json.loads(r[8]), r[9], r[10],
                                      (r[11] or 0) / _MS_PER_HOUR,
-                                     (r[12] or 0) / _MS_PER_HOUR, 0))
+                                     (r[12] or 0) / _MS_PER_HOUR, 0, ()))
 
     def logs(self, job_id: str) -> List[LogRow]:
         return [{"epoch": e, "outcome": o, "stderr_tail": t, "at": utc(at)}

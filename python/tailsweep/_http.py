@@ -97,7 +97,8 @@ def _job_row(j: Json) -> JobRow:
                   j.get("result_json") or None, int(j.get("updated_ms", 0)),
                   float(j.get("gpu_hours", 0.0)),
                   float(j.get("cpu_hours", 0.0)),
-                  int(j.get("best_checkpoint_step", 0)))
+                  int(j.get("best_checkpoint_step", 0)),
+                  tuple(str(n) for n in j.get("not_kept") or []))
 
 
 def _retry_after(answer: http.client.HTTPResponse) -> float:

@@ -649,6 +649,9 @@ class Job:
         # 0.3.0).
         self.best_checkpoint_step: Optional[int] = \
             row.best_checkpoint_step or None
+        # What its attempts made that was not stored, and why, oldest
+        # first (`tailsweep jobs` prints them); [] when none or not said.
+        self.not_kept: List[str] = list(row.not_kept)
 
     def __repr__(self) -> str:
         return "Job(%r, state=%r)" % (self.id[:12], self.state)

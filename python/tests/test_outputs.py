@@ -130,6 +130,7 @@ def test_the_checkpoint_comes_back_as_its_directory(services, tmp_path):
     assert kept[0].name == "step-00000005.pt" and kept[0].bytes > 0
     assert (kept[0].best, kept[0].metric) == (False, None)
     assert job.best_checkpoints() == [] and job.best_checkpoint_step is None
+    assert job.not_kept == []  # nothing over a cap
     dest = tmp_path / "ck"
     for _ in range(2):  # the second replaces the first
         top = job.download_checkpoint(dest)
