@@ -226,8 +226,8 @@ int UploadChild(const std::string& list, int port, int64_t bytes) {
   return failed ? 1 : 0;
 }
 
-bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port,
-                int n, int64_t bytes, int jobs, int clients,
+bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port, int n,
+                int64_t bytes, int jobs, int clients,
                 std::vector<double>* lease_ms, int* exact, double* upload_s) {
   auto stub = v1::Coordinator::NewStub(channel);
   const auto submit = [&](const std::string& name, int count, int first) {

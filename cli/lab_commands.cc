@@ -24,11 +24,11 @@
 
 namespace tailsweep::cli {
 
-Command TailsCommand();    // lab_tails.cc
-Command TrainCommand();    // lab_train.cc
-Command EvalCommand();     // lab_train.cc
-Command DevicesCommand();  // lab_train.cc
-Command BenchCommand();    // lab_bench.cc
+Command TailsCommand();          // lab_tails.cc
+Command TrainCommand();          // lab_train.cc
+Command EvalCommand();           // lab_train.cc
+Command DevicesCommand();        // lab_train.cc
+Command BenchCommand();          // lab_bench.cc
 Command ConcentrationCommand();  // lab_concentration.cc
 
 namespace {
