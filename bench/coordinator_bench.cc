@@ -289,6 +289,7 @@ bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port, int n,
       Cycles(channel, jobs, clients, "uploads", lease_ms, &beats);
   const bool failed = pclose(child) != 0;
   *upload_s = SecondsSince(t0);
+  std::filesystem::remove(list);
   if (failed || !cycled) {
     std::fprintf(stderr, "uploads %s, cycles %s\n", failed ? "failed" : "ok",
                  cycled ? "ok" : "failed");

@@ -315,13 +315,11 @@ RunFn DefineBench(CLI::App& app) {
                 "Draw from the config's public eval_seed and write "
                 "DIR/target-K.csv too: for figures and debugging; judge "
                 "refuses such an export");
-  for (CLI::App* sub : {exp}) {
-    sub->add_option("--seed-file", f->seed_file,
-                    "The secret the held-out instances are drawn from (made "
-                    "on first use, mode 0600; keep it where the judged "
-                    "program cannot read it)")
-        ->capture_default_str();
-  }
+  exp->add_option("--seed-file", f->seed_file,
+                  "The secret the held-out instances are drawn from (made "
+                  "on first use, mode 0600; keep it where the judged "
+                  "program cannot read it)")
+      ->capture_default_str();
   CLI::App* judge = app.add_subcommand(
       "judge",
       "Judge a program's predictions PDIR/prediction-K.csv for the "

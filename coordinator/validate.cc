@@ -264,7 +264,7 @@ absl::Status Validate(const v1::CompleteJobRequest& req) {
   if (req.result_json().empty()) return Invalid("result_json is empty");
   TS_RETURN_IF_ERROR(
       CheckSize("stderr_tail", req.stderr_tail(), kMaxStderrTailBytes));
-  return CheckSize("result_json", req.result_json(), kMaxResultBytes);
+  return CheckSize("result_json", req.result_json(), kMaxResultFileBytes);
 }
 
 absl::Status Validate(const v1::FailJobRequest& req) {

@@ -23,7 +23,6 @@ inline constexpr int64_t kMinLeaseMs = 1000, kMaxLeaseMs = 3600000;
 inline constexpr int kMaxLeasesPerCall = 64;
 // Entries of LeaseJobsRequest.free_slots (placement units of one worker).
 inline constexpr int kMaxPlacementUnits = 1024;
-inline constexpr int64_t kMaxResultBytes = kMaxResultFileBytes;
 inline constexpr int64_t kMaxErrorBytes = 64 << 10;
 inline constexpr int64_t kMaxStderrTailBytes = 64 << 10;
 inline constexpr int kMaxMetricsPage = 10000, kDefaultMetricsPage = 5000;

@@ -112,11 +112,14 @@ std::string TrainResultJson(const TrainResult& r) {
               {"config", ConfigJson(r.config)}};
   if (!r.collapse_rule.empty()) doc["collapse_rule"] = r.collapse_rule;
   if (r.collapse_onsets) {
-    const CollapseOnsets& o = *r.collapse_onsets;
-    doc["collapse_onsets"] = {{"any_step", StepOrNull(o.any_step)},
-                              {"logged_step", StepOrNull(o.logged_step)},
-                              {"logged_3", StepOrNull(o.logged_run)},
-                              {"final_eval", StepOrNull(o.final_eval)}};
+    json onsets = json::object();
+    for (CollapseRule rule :
+         {CollapseRule::kAnyStep, CollapseRule::kLoggedStep,
+          CollapseRule::kLoggedRun, CollapseRule::kFinalEval}) {
+      onsets[std::string(CollapseRuleName(rule))] =
+          StepOrNull(OnsetUnder(*r.collapse_onsets, rule));
+    }
+    doc["collapse_onsets"] = std::move(onsets);
   }
   if (r.lease_ran_out) doc["lease_ran_out"] = true;
   if (!r.early_stop.empty()) doc["early_stop"] = r.early_stop;
@@ -148,11 +151,14 @@ absl::StatusOr<TrainResult> ParseTrainResult(absl::string_view text) {
   }
   if (doc.contains("collapse_onsets") && doc["collapse_onsets"].is_object()) {
     JsonFields o(doc["collapse_onsets"], "train result's collapse_onsets");
+    auto onset = [&](CollapseRule rule) {
+      return o.StepOrNone(std::string(CollapseRuleName(rule)).c_str());
+    };
     CollapseOnsets onsets;
-    onsets.any_step = o.StepOrNone("any_step");
-    onsets.logged_step = o.StepOrNone("logged_step");
-    onsets.logged_run = o.StepOrNone("logged_3");
-    onsets.final_eval = o.StepOrNone("final_eval");
+    onsets.any_step = onset(CollapseRule::kAnyStep);
+    onsets.logged_step = onset(CollapseRule::kLoggedStep);
+    onsets.logged_run = onset(CollapseRule::kLoggedRun);
+    onsets.final_eval = onset(CollapseRule::kFinalEval);
     if (!o.status().ok()) return o.status();
     r.collapse_onsets = onsets;
   }

@@ -157,20 +157,22 @@ int64_t StepsSaved(const TrainResult& r) {
   return 0;
 }
 
+// The collapse rules side by side, in the table's order.
+constexpr CollapseRule kRules[4] = {
+    CollapseRule::kAnyStep, CollapseRule::kLoggedStep, CollapseRule::kLoggedRun,
+    CollapseRule::kFinalEval};
+
 struct CellValues {
   std::vector<double> medians, means, lows, highs, onsets, hills;
   int64_t collapsed = 0, diverged = 0, stopped_early = 0, steps_saved = 0;
-  // Collapsed under each rule (any_step, logged_step, logged_3,
-  // final_eval), of the results that say; `unjudged`: those that do not.
+  // Collapsed under each of kRules, of the results that say;
+  // `unjudged`: those that do not.
   int64_t by_rule[4] = {0, 0, 0, 0};
   int64_t unjudged = 0;
   void Add(const TrainResult& r) {
     if (r.collapse_onsets) {
-      const CollapseOnsets& o = *r.collapse_onsets;
-      int rule = 0;
-      for (int64_t onset :
-           {o.any_step, o.logged_step, o.logged_run, o.final_eval}) {
-        by_rule[rule++] += onset >= 0 ? 1 : 0;
+      for (size_t i = 0; i < 4; ++i) {
+        by_rule[i] += OnsetUnder(*r.collapse_onsets, kRules[i]) >= 0 ? 1 : 0;
       }
     } else if (r.evaluation) {
       ++unjudged;
@@ -240,9 +242,9 @@ ResultsTable Summarize(absl::Span<const ResultJob> jobs, bool over_seeds) {
   t.AddColumn("collapse_step", ColumnType::kNumber);
   // Side by side, whatever rule `collapsed` follows (job_config.h's
   // collapse_rule): NaN where a seed's result predates the rules.
-  for (const char* rule :
-       {"any_step", "logged_step", "logged_3", "final_eval"}) {
-    t.AddColumn(absl::StrCat("collapsed_", rule), ColumnType::kNumber);
+  for (CollapseRule rule : kRules) {
+    t.AddColumn(absl::StrCat("collapsed_", CollapseRuleName(rule)),
+                ColumnType::kNumber);
   }
   t.AddColumn("diverged", ColumnType::kInteger);
   t.AddColumn("hill_stat", ColumnType::kNumber);
