@@ -164,12 +164,6 @@ std::string Gzip(const std::string& text) {
   return out;
 }
 
-// `n` jobs of a sweep of their own, leased to "uploader", each sending
-// `bytes` of stdout (UploadJobFile, gzip, in 256 KiB chunks; compressed
-// before the clock starts, as workers do it elsewhere) from 4 threads, while
-// `clients` lease + heartbeat + complete `jobs` jobs of another sweep: those
-// leases' latencies into *lease_ms. Then each log is read back (ReadJobFile)
-// and compared: the byte-exact count.
 // The uploads of a --log-jobs round, from the process LogUploads starts:
 // each job of `list` ("JOB_ID EPOCH" lines) uploads `bytes` of stdout,
 // gzip-compressed, from 4 threads. Exit 0 when every one was stored.
@@ -226,9 +220,17 @@ int UploadChild(const std::string& list, int port, int64_t bytes) {
   return failed ? 1 : 0;
 }
 
+// `n` jobs of a sweep of their own, leased to "uploader" and left running
+// while `clients` lease + heartbeat + complete `jobs` jobs of another sweep
+// (those leases' latencies into *held_ms), then each sending `bytes` of
+// stdout (UploadJobFile, gzip, in 256 KiB chunks; compressed before the
+// clock starts, as workers do it elsewhere) from a child process while the
+// clients cycle `jobs` jobs of a third sweep (into *lease_ms). Then each log
+// is read back (ReadJobFile) and compared: the byte-exact count.
 bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port, int n,
                 int64_t bytes, int jobs, int clients,
-                std::vector<double>* lease_ms, int* exact, double* upload_s) {
+                std::vector<double>* held_ms, std::vector<double>* lease_ms,
+                int* exact, double* upload_s) {
   auto stub = v1::Coordinator::NewStub(channel);
   const auto submit = [&](const std::string& name, int count, int first) {
     std::string seeds;
@@ -256,7 +258,13 @@ bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port, int n,
     }
     held.insert(held.end(), leased.leases().begin(), leased.leases().end());
   }
-  if (!submit("cycles", jobs, 200000)) return false;
+  // The yardstick: the same store (n jobs leased and running), no uploads.
+  std::vector<double> beats;
+  if (!submit("quiet", jobs, 200000) ||
+      !Cycles(channel, jobs, clients, "quiet", held_ms, &beats)) {
+    return false;
+  }
+  if (!submit("cycles", jobs, 300000)) return false;
   // The uploaders stand for workers on other machines: they run in a
   // process of their own at nice 19 (every thread of it, gRPC's included),
   // so they take only the cores the coordinator leaves, and the round
@@ -284,7 +292,7 @@ bool LogUploads(const std::shared_ptr<grpc::Channel>& channel, int port, int n,
     return false;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> beats;
+  beats.clear();
   const bool cycled =
       Cycles(channel, jobs, clients, "uploads", lease_ms, &beats);
   const bool failed = pclose(child) != 0;
@@ -586,12 +594,12 @@ int Main(int argc, char** argv) {
     for (auto& t : pullers) t.join();
     if (!ok) return 1;
   }
-  std::vector<double> upload_ms;
+  std::vector<double> held_ms, upload_ms;
   int exact = 0;
   double upload_s = 0;
   if (log_jobs > 0 &&
       !LogUploads(channel, coordinator->port(), log_jobs, log_kib << 10, jobs,
-                  clients, &upload_ms, &exact, &upload_s)) {
+                  clients, &held_ms, &upload_ms, &exact, &upload_s)) {
     std::fprintf(stderr, "the log uploads' round failed\n");
     return 1;
   }
@@ -628,11 +636,14 @@ int Main(int argc, char** argv) {
                 Spread(idle_curve_ms, "ms").c_str());
   }
   if (log_jobs > 0) {
+    std::printf("with %d more jobs leased and running: %d cycles\n", log_jobs,
+                jobs);
+    std::printf("  lease latency: %s\n", Latencies(held_ms).c_str());
     std::printf(
-        "while %d jobs upload %lld KiB of stdout each (gzip, 4 uploaders, "
-        "%.1f s): %d cycles\n",
+        "while those %d jobs upload %lld KiB of stdout each (gzip, 4 "
+        "uploaders, %.1f s): %d cycles\n",
         log_jobs, static_cast<long long>(log_kib), upload_s, jobs);
-    std::printf("  lease latency: %s (idle above)\n",
+    std::printf("  lease latency: %s (no uploads just above)\n",
                 Latencies(upload_ms).c_str());
     std::printf("  logs read back byte-exact: %d of %d\n", exact, log_jobs);
   }

@@ -60,6 +60,15 @@ ReadLane::WorkerCall::~WorkerCall() {
   if (--lane_.worker_calls_ == 0) lane_.workers_idle_.notify_all();
 }
 
+void ReadLane::YieldToWorkers() {
+  if (threads_.empty()) return;  // no lane: nothing is held back
+  std::unique_lock<std::mutex> lock(mu_);
+  if (worker_calls_ == 0 || stopping_) return;
+  ++yields_;
+  workers_idle_.wait_for(lock, max_yield_,
+                         [&] { return worker_calls_ == 0 || stopping_; });
+}
+
 int64_t ReadLane::yields() const {
   std::lock_guard<std::mutex> lock(mu_);
   return yields_;

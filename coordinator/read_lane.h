@@ -61,6 +61,12 @@ class ReadLane {
   // many are queued, and the other way round.
   void Run(Kind kind, absl::FunctionRef<void()> work);
 
+  // Inside a long piece of work (an upload taken chunk by chunk), between
+  // its pieces: waits while a worker's call is in flight, for up to
+  // max_yield, as a lane thread does before it starts new work (with no
+  // lane threads, not at all).
+  void YieldToWorkers();
+
   // Calls waiting for a lane thread now (of both kinds).
   int64_t queued() const;
 

@@ -465,13 +465,17 @@ grpc::Status CoordinatorService::UploadJobFile(
   TS_GRPC_RETURN_IF_ERROR(Validate(h));
   TS_GRPC_RETURN_IF_ERROR(JobFileStore::Validate(h));
   // Logs and artifacts are not urgent: they are taken in the read lane,
-  // behind the workers' leases, heartbeats and results (read_lane.h).
+  // behind the workers' leases, heartbeats and results (read_lane.h), and
+  // each chunk waits for those in flight too.
   v1::JobFileChunk chunk;
   absl::Status s;
   reads_.Run(ReadLane::Kind::kExport, [&] {
-    s = files_.Upload(
-        h, transfer::JobFileData(
-               [&](v1::JobFileChunk* c) { return reader->Read(c); }, &chunk));
+    s = files_.Upload(h, transfer::JobFileData(
+                             [&](v1::JobFileChunk* c) {
+                               reads_.YieldToWorkers();
+                               return reader->Read(c);
+                             },
+                             &chunk));
   });
   if (!s.ok()) {
     spdlog::warn("{}: {} {} not stored: {}", JobTag(h.job_id(), h.epoch()),

@@ -275,6 +275,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   }
   TS_RETURN_IF_ERROR((*db)->Exec(kSchema));
   TS_RETURN_IF_ERROR(Migrate(**db, add_column));
+  TS_RETURN_IF_ERROR(store_internal::KeepRunningCounts(**db));
   TS_RETURN_IF_ERROR((*db)->Exec(
       absl::StrCat("PRAGMA application_id = ", kStoreApplicationId,
                    "; PRAGMA user_version = ", kStoreSchemaVersion)));
@@ -364,13 +365,14 @@ absl::Status Store::RetryOrFail(sql::Db& db, const std::string& job_id,
       "UPDATE jobs SET state = ?, holder = NULL, lease_deadline_ms = NULL, "
       "not_before_ms = ?, last_error = ?, updated_ms = ? WHERE job_id = ?");
   if (!st.ok()) return st.status();
-  return st
-      ->Bind(1, JobStateName(final ? JobState::kFailed : JobState::kQueued))
-      .Bind(2, final ? int64_t{0} : now + backoff)
-      .Bind(3, error)
-      .Bind(4, now)
-      .Bind(5, job_id)
-      .Run();
+  TS_RETURN_IF_ERROR(
+      st->Bind(1, JobStateName(final ? JobState::kFailed : JobState::kQueued))
+          .Bind(2, final ? int64_t{0} : now + backoff)
+          .Bind(3, error)
+          .Bind(4, now)
+          .Bind(5, job_id)
+          .Run());
+  return final ? absl::OkStatus() : ForgetCursorsOf(db, job_id);
 }
 
 }  // namespace tailsweep

@@ -568,6 +568,11 @@ class Store {
   // damaged database (then until a restart). A full disk or an I/O error
   // heals by itself once a write works again (BatchWriter).
   absl::Status Healthy() const;
+
+  // OK when the running-job counts leasing keeps (KeepRunningCounts in
+  // store_internal.h) agree with a count made afresh; Internal naming the
+  // first sweep that differs otherwise. For tests.
+  absl::Status CheckRunningCounts();
   // Times writes healed, and writes refused while they did not work.
   int64_t StorageHeals() const { return writer_->heals(); }
   int64_t StorageRefused() const { return writer_->refused(); }
@@ -616,7 +621,7 @@ class Store {
   absl::StatusOr<bool> MayLease(const std::string& worker,
                                 const std::string& request_id, int64_t now);
   // Picks the jobs a lease call grants (store_leases.cc), into *granted;
-  // how far each sweep is finished into *cursors (open_from_).
+  // how far each sweep has nothing queued into *cursors (scan_from_).
   absl::Status PickQueued(sql::Db& db, int64_t now, int64_t lease_ms,
                           int64_t max_jobs, const std::vector<int>& free_slots,
                           const std::vector<std::string>& kinds, bool cpu_only,
@@ -628,9 +633,12 @@ class Store {
   absl::StatusOr<LeaseSweepList> LeaseSweeps();
   // A sweep's settings, held state or existence changed and committed.
   void SweepsChanged();
-  // Forgets how far the sweep is finished: its jobs may be queued again
-  // (a submit, a resume, a removal).
+  // Forgets how far the sweep has nothing queued: its jobs may be queued
+  // again (a submit, a resume, a removal).
   void ForgetCursor(int64_t sweep_id);
+  // The same for every sweep of a job that goes back to the queue (a
+  // retry, a release, an expired lease). In the writer's transaction.
+  absl::Status ForgetCursorsOf(sql::Db& db, const std::string& job_id);
   // Keeps what a lease call found of how far sweeps are finished, unless a
   // ForgetCursor came after `generation` (cursor_generation_ then).
   void KeepCursors(const std::vector<std::pair<int64_t, int64_t>>& cursors,
@@ -680,11 +688,12 @@ class Store {
   absl::flat_hash_map<std::string, WorkerDevices> worker_devices_
       ABSL_GUARDED_BY(lease_mu_);
   int64_t next_upkeep_steady_ = 0;  // the writer thread's only
-  // Per sweep, the grid position before which every job is finished for
-  // it (done, failed, or cancelled by it): a lease's scan starts there.
-  // Jobs only go back to the queue from there on a submit or a resume,
-  // which forget the sweep's entry and bump the generation.
-  absl::flat_hash_map<int64_t, int64_t> open_from_ ABSL_GUARDED_BY(lease_mu_);
+  // Per sweep, the grid position before which no job is queued for it
+  // (each is leased, finished, or cancelled by it): a lease's scan starts
+  // there, so it does not step over every running job each time. Whatever
+  // puts a job before it back in the queue (a submit, a resume, a retry, a
+  // release, an expired lease) forgets the entry and bumps the generation.
+  absl::flat_hash_map<int64_t, int64_t> scan_from_ ABSL_GUARDED_BY(lease_mu_);
   uint64_t cursor_generation_ ABSL_GUARDED_BY(lease_mu_) = 0;
   // LeaseSweeps' copy, valid while lease_sweeps_of_ == sweeps_generation_.
   LeaseSweepList lease_sweeps_ ABSL_GUARDED_BY(lease_mu_);

@@ -64,6 +64,15 @@ absl::StatusOr<std::vector<MetricSummary>> MetricSummaries(
 // tags merge with those it has.
 absl::Status ApplyControl(sql::Db& db, int64_t sweep_id,
                           const SweepControl& control);
+// Sets up, on the writer's connection, the running-job count of each sweep
+// that leasing reads (temp.sweep_running: the sweep's jobs leased and not
+// cancelled by it), counted once now and kept by temporary triggers on
+// every change after, so a lease does not count every running job anew.
+absl::Status KeepRunningCounts(sql::Db& db);
+// OK when temp.sweep_running agrees with a count made afresh; Internal
+// naming the first sweep that differs otherwise (for tests).
+absl::Status CheckRunningCounts(sql::Db& db);
+
 // Ends the live lease `epoch` of the job in its lease history: its time
 // since leased_ms goes to gpu_ms (x lease_gpus) or cpu_ms, and also to the
 // preempted columns when `preempted` (given back or expired). Nothing when

@@ -72,14 +72,14 @@ struct Candidate {
   const LeaseSweep* sweep = nullptr;  // its settings
   int64_t running = 0;
   int64_t after = -1;           // the grid position scanned to in this call
-  int64_t open_from = 0;        // every job before it is finished for the sweep
-  int64_t known_open_from = 0;  // open_from as the call began
-  bool contiguous = true;       // no unfinished job seen since open_from
+  int64_t scan_from = 0;        // no job before it is queued for the sweep
+  int64_t known_scan_from = 0;  // scan_from as the call began
+  bool contiguous = true;       // no queued job seen since scan_from
   bool exhausted = false;       // nothing more to lease in this call
 };
 
-// The sweeps that may lease, with their jobs leased now counted from the
-// few leased jobs.
+// The sweeps that may lease, with their jobs leased now (as
+// KeepRunningCounts keeps them).
 absl::StatusOr<std::vector<Candidate>> Candidates(
     sql::Db& db, const std::vector<LeaseSweep>& sweeps) {
   std::vector<Candidate> out;
@@ -90,8 +90,7 @@ absl::StatusOr<std::vector<Candidate>> Candidates(
     out.push_back(c);
   }
   absl::StatusOr<sql::Statement> running = db.Prepare(
-      "SELECT sj.sweep_id FROM jobs j JOIN sweep_jobs sj ON sj.job_id = "
-      "j.job_id WHERE j.state = 'leased' AND sj.cancelled = 0");
+      "SELECT sweep_id, running FROM temp.sweep_running WHERE running > 0");
   if (!running.ok()) return running.status();
   while (true) {
     absl::StatusOr<bool> row = running->Step();
@@ -101,7 +100,9 @@ absl::StatusOr<std::vector<Candidate>> Candidates(
     auto it = std::lower_bound(
         out.begin(), out.end(), id,
         [](const Candidate& c, int64_t v) { return c.sweep->sweep_id < v; });
-    if (it != out.end() && it->sweep->sweep_id == id) ++it->running;
+    if (it != out.end() && it->sweep->sweep_id == id) {
+      it->running = running->Int(1);
+    }
   }
   return out;
 }
@@ -190,14 +191,14 @@ absl::Status Store::PickQueued(
   {
     absl::MutexLock lock(&lease_mu_);
     for (Candidate& c : *sweeps) {
-      auto it = open_from_.find(c.sweep->sweep_id);
-      c.open_from = it == open_from_.end() ? 0 : it->second;
-      c.known_open_from = c.open_from;
-      c.after = c.open_from - 1;
+      auto it = scan_from_.find(c.sweep->sweep_id);
+      c.scan_from = it == scan_from_.end() ? 0 : it->second;
+      c.known_scan_from = c.scan_from;
+      c.after = c.scan_from - 1;
     }
   }
-  // A page of the sweep's jobs in grid order past `after`; finished ones
-  // too, so the sweep's open_from can move past them.
+  // A page of the sweep's jobs in grid order past `after`; those not
+  // queued too, so the sweep's scan_from can move past them.
   absl::StatusOr<sql::Statement> page = db.Prepare(absl::StrCat(
       // Only a queued job's params are read and parsed.
       "SELECT sj.position, j.state, sj.cancelled, j.not_before_ms, j.job_id, "
@@ -231,15 +232,12 @@ absl::Status Store::PickQueued(
         if (!*row) break;
         ++rows;
         c->after = page->Int(0);
-        const std::string state = page->Text(1);
-        const bool finished = state == "done" || state == "failed" ||
-                              state == "cancelled" || page->Int(2) != 0;
-        if (finished) {
-          if (c->contiguous) c->open_from = c->after + 1;
+        // Leased, finished, or cancelled by this sweep: not to lease.
+        if (page->Text(1) != "queued" || page->Int(2) != 0) {
+          if (c->contiguous) c->scan_from = c->after + 1;
           continue;
         }
         c->contiguous = false;
-        if (state != "queued") continue;
         found = LeaseOfRow(*page, *c, rules);
       }
       if (!found && rows < 256) c->exhausted = true;
@@ -255,9 +253,9 @@ absl::Status Store::PickQueued(
     }
   }
   for (const Candidate& c : *sweeps) {
-    // Only what this call found finished past what was known.
-    if (c.open_from > c.known_open_from) {
-      cursors->emplace_back(c.sweep->sweep_id, c.open_from);
+    // Only what this call scanned past beyond what was known.
+    if (c.scan_from > c.known_scan_from) {
+      cursors->emplace_back(c.sweep->sweep_id, c.scan_from);
     }
   }
   return absl::OkStatus();
@@ -309,16 +307,29 @@ void Store::KeepCursors(const std::vector<std::pair<int64_t, int64_t>>& cursors,
                         uint64_t generation) {
   absl::MutexLock lock(&lease_mu_);
   if (generation != cursor_generation_) return;  // jobs came back meanwhile
-  for (const auto& [sweep_id, open_from] : cursors) {
-    int64_t& kept = open_from_[sweep_id];
-    kept = std::max(kept, open_from);
+  for (const auto& [sweep_id, scan_from] : cursors) {
+    int64_t& kept = scan_from_[sweep_id];
+    kept = std::max(kept, scan_from);
   }
 }
 
 void Store::ForgetCursor(int64_t sweep_id) {
   absl::MutexLock lock(&lease_mu_);
-  open_from_.erase(sweep_id);
+  scan_from_.erase(sweep_id);
   ++cursor_generation_;
+}
+
+absl::Status Store::ForgetCursorsOf(sql::Db& db, const std::string& job_id) {
+  absl::StatusOr<sql::Statement> st =
+      db.Prepare("SELECT sweep_id FROM sweep_jobs WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+    ForgetCursor(st->Int(0));
+  }
 }
 
 absl::StatusOr<bool> Store::MayLease(const std::string& worker,
@@ -365,8 +376,9 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
   }
   std::vector<Lease> leases;
   std::vector<Lease> granted;  // by this call (not a retry's)
-  // How far each sweep is finished, kept once the call has committed, and
-  // only when no sweep's jobs came back meanwhile (ForgetCursor).
+  // How far each sweep has nothing queued, kept once the call has
+  // committed, and only when no job came back to the queue meanwhile
+  // (ForgetCursor).
   std::vector<std::pair<int64_t, int64_t>> cursors;
   uint64_t cursor_generation;
   {
@@ -434,6 +446,11 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
     leases.push_back(std::move(l));
   }
   return leases;
+}
+
+absl::Status Store::CheckRunningCounts() {
+  return writer_->Run(
+      [](sql::Db& db) { return store_internal::CheckRunningCounts(db); });
 }
 
 absl::StatusOr<bool> Store::HasUnfinishedJobs() {
@@ -551,6 +568,7 @@ absl::Status Store::Release(const std::string& worker,
         "updated_ms = ? WHERE job_id = ?");
     if (!st.ok()) return st.status();
     TS_RETURN_IF_ERROR(st->Bind(1, now).Bind(2, job_id).Run());
+    TS_RETURN_IF_ERROR(ForgetCursorsOf(db, job_id));
     return Event(db, job_id, epoch, "preempted", reason);
   });
 }
@@ -662,4 +680,86 @@ absl::StatusOr<int64_t> Store::ExpireLeases(int64_t now_steady,
   return expired;
 }
 
+namespace store_internal {
+namespace {
+
+// Each sweep's jobs leased and not cancelled by it, counted afresh.
+constexpr char kCountRunning[] =
+    "SELECT sj.sweep_id, COUNT(*) FROM sweep_jobs sj JOIN jobs j "
+    "ON j.job_id = sj.job_id WHERE j.state = 'leased' AND sj.cancelled = 0 "
+    "GROUP BY sj.sweep_id";
+
+}  // namespace
+
+absl::Status KeepRunningCounts(sql::Db& db) {
+  // Temporary: on this connection only (every write goes through it), made
+  // afresh on each open, never in the file. Each change to a job's state,
+  // to a sweep's hold on a job, or to which sweeps hold it moves the count.
+  return db.Exec(absl::StrCat(
+      "PRAGMA temp_store = MEMORY; "
+      "DROP TABLE IF EXISTS temp.sweep_running; "
+      "CREATE TEMP TABLE sweep_running (sweep_id INTEGER PRIMARY KEY, "
+      "  running INTEGER NOT NULL); "
+      "INSERT INTO temp.sweep_running ",
+      kCountRunning,
+      "; "
+      "CREATE TEMP TRIGGER running_by_state AFTER UPDATE OF state ON main.jobs "
+      "WHEN (old.state = 'leased') != (new.state = 'leased') BEGIN "
+      "  INSERT INTO sweep_running (sweep_id, running) "
+      "  SELECT sweep_id, CASE WHEN new.state = 'leased' THEN 1 ELSE -1 END "
+      "  FROM sweep_jobs WHERE job_id = new.job_id AND cancelled = 0 "
+      "  ON CONFLICT (sweep_id) DO UPDATE SET "
+      "  running = running + excluded.running; "
+      "END; "
+      "CREATE TEMP TRIGGER running_by_removal AFTER DELETE ON main.jobs "
+      "WHEN old.state = 'leased' BEGIN "
+      "  UPDATE sweep_running SET running = running - 1 WHERE sweep_id IN "
+      "  (SELECT sweep_id FROM sweep_jobs WHERE job_id = old.job_id "
+      "  AND cancelled = 0); "
+      "END; "
+      "CREATE TEMP TRIGGER running_by_cancel AFTER UPDATE OF cancelled ON "
+      "main.sweep_jobs WHEN (old.cancelled = 0) != (new.cancelled = 0) AND "
+      "(SELECT state FROM jobs WHERE job_id = new.job_id) = 'leased' BEGIN "
+      "  INSERT INTO sweep_running (sweep_id, running) VALUES (new.sweep_id, "
+      "  CASE WHEN new.cancelled = 0 THEN 1 ELSE -1 END) "
+      "  ON CONFLICT (sweep_id) DO UPDATE SET "
+      "  running = running + excluded.running; "
+      "END; "
+      "CREATE TEMP TRIGGER running_by_join AFTER INSERT ON main.sweep_jobs "
+      "WHEN new.cancelled = 0 AND "
+      "(SELECT state FROM jobs WHERE job_id = new.job_id) = 'leased' BEGIN "
+      "  INSERT INTO sweep_running (sweep_id, running) VALUES (new.sweep_id, "
+      "1) "
+      "  ON CONFLICT (sweep_id) DO UPDATE SET running = running + 1; "
+      "END; "
+      "CREATE TEMP TRIGGER running_by_leave AFTER DELETE ON main.sweep_jobs "
+      "WHEN old.cancelled = 0 AND "
+      "(SELECT state FROM jobs WHERE job_id = old.job_id) = 'leased' BEGIN "
+      "  UPDATE sweep_running SET running = running - 1 "
+      "  WHERE sweep_id = old.sweep_id; "
+      "END; "
+      "CREATE TEMP TRIGGER running_of_removed AFTER DELETE ON main.sweeps "
+      "BEGIN DELETE FROM sweep_running WHERE sweep_id = old.sweep_id; END;"));
+}
+
+absl::Status CheckRunningCounts(sql::Db& db) {
+  absl::StatusOr<sql::Statement> st = db.Prepare(absl::StrCat(
+      "WITH fresh (sweep_id, n) AS (", kCountRunning,
+      ") SELECT s.sweep_id, COALESCE(f.n, 0), COALESCE(r.running, 0) "
+      "FROM sweeps s LEFT JOIN fresh f USING (sweep_id) "
+      "LEFT JOIN temp.sweep_running r USING (sweep_id) "
+      "WHERE COALESCE(f.n, 0) != COALESCE(r.running, 0) "
+      "UNION ALL SELECT r.sweep_id, 0, r.running FROM temp.sweep_running r "
+      "WHERE r.running != 0 AND r.sweep_id NOT IN (SELECT sweep_id FROM "
+      "sweeps) LIMIT 1"));
+  if (!st.ok()) return st.status();
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("sweep ", st->Int(0), " runs ",
+                                          st->Int(1), " jobs; its count says ",
+                                          st->Int(2)));
+}
+
+}  // namespace store_internal
 }  // namespace tailsweep

@@ -126,6 +126,28 @@ TEST(ReadLaneTest, WorkersCallsHoldAReadUpToMaxYieldOnly) {
   EXPECT_EQ(lane.yields(), 3);
 }
 
+TEST(ReadLaneTest, ALongReadWaitsBetweenItsPiecesForWorkersCalls) {
+  ReadLane lane(1, 0, std::chrono::minutes(1));
+  std::atomic<int> pieces{0};
+  std::atomic<bool> started{false};
+  std::thread reader([&] {
+    lane.Run(ReadLane::Kind::kExport, [&] {
+      ++pieces;
+      started = true;
+      while (lane.yields() == 0) lane.YieldToWorkers();  // till the call
+      ++pieces;
+    });
+  });
+  while (!started) std::this_thread::yield();
+  {
+    ReadLane::WorkerCall call(lane);
+    while (lane.yields() == 0) std::this_thread::yield();
+    EXPECT_EQ(pieces.load(), 1);  // the second piece waits for the call
+  }
+  reader.join();
+  EXPECT_EQ(pieces.load(), 2);
+}
+
 TEST(ReadLaneTest, WithNoThreadsAWorkersCallHoldsNothing) {
   ReadLane lane(0, 0, std::chrono::minutes(1));
   ReadLane::WorkerCall lease(lane);
