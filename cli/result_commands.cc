@@ -48,9 +48,6 @@ bool PrintIn(const std::string& format, const Table& table) {
   return true;
 }
 
-// A number for CSV and tables: "" when it does not exist.
-std::string Cell(double v) { return std::isnan(v) ? "" : FormatDouble(v); }
-
 RunFn DefineJobs(CLI::App& app) {
   struct Flags {
     Connection c;

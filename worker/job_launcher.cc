@@ -34,6 +34,10 @@ absl::StatusOr<std::unique_ptr<JobHandle>> ChildProcessLauncher::Start(
   options.search_path = true;
   options.workdir = command->workdir;
   options.process_group = command->process_group;
+  absl::StatusOr<AttemptGroup> group = NewAttemptGroup(cgroup_root_);
+  if (!group.ok()) return group.status();
+  options.attempt = *std::move(group);
+  options.end_grace_ms = end_grace_ms_;
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(
       command->argv, command->env, (dir / kStdoutFileName).string(),
       (dir / kStderrFileName).string(), options);

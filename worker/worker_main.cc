@@ -39,6 +39,7 @@
 #include "core/schema/clock.h"
 #include "core/schema/logging.h"
 #include "core/schema/version.h"
+#include "process/attempt_processes.h"
 #include "process/child_process.h"
 #include "proto/client_channel.h"
 #include "proto/coordinator_link.h"
@@ -125,7 +126,7 @@ absl::StatusOr<ChannelOptions> WaitForRunDir(const std::string& dir) {
 // What the command line says, before it is resolved against the machine.
 struct Flags {
   std::string coordinator = "127.0.0.1:50551", devices = "auto", work_dir,
-              token_file, tls_ca, log_level, run_dir;
+              token_file, tls_ca, log_level, run_dir, cgroup = "auto";
   bool version = false;
   int64_t lease_margin_ms = -1;
   double shutdown_grace_s = 0, end_margin_s = 0;
@@ -152,6 +153,14 @@ void DefineConnectionFlags(CLI::App& app, Flags& f) {
 // How the worker ends: its grace on a signal, its allocation's end, when
 // idle; what it samples and logs meanwhile.
 void DefineLifetimeFlags(CLI::App& app, Flags& f) {
+  app.add_option("--cgroup", f.cgroup,
+                 "Where each job's processes are kept, so that all end with "
+                 "the job: 'auto' (a cgroup of its own under the worker's "
+                 "cgroup v2 when the worker may make one: systemd's "
+                 "Delegate=yes, root; else a marker in their environment), "
+                 "'off' (the marker only), or a delegated cgroup v2 "
+                 "directory")
+      ->capture_default_str();
   app.add_option("--shutdown-grace", f.shutdown_grace_s,
                  "Seconds that running jobs get, after SIGTERM or SIGUSR1, to "
                  "checkpoint and be given back (keep it below Slurm's "
@@ -401,7 +410,34 @@ int Main(int argc, char** argv) {
     return 2;
   }
   LogStart(f);
-  ChildProcessLauncher launcher;
+  // Orphans of jobs (double-forked, setsid) come back to the worker, not to
+  // init: reaped, and ended with their job (process/attempt_processes.h).
+  if (absl::Status s = BecomeSubreaper(); !s.ok()) {
+    spdlog::warn("{}", std::string(s.message()));
+  }
+  std::string no_cgroup;
+  absl::StatusOr<std::string> cgroup_root =
+      AttemptCgroupRoot(f.cgroup, &no_cgroup);
+  if (!cgroup_root.ok()) {
+    spdlog::error("--cgroup {}: {}", f.cgroup,
+                  std::string(cgroup_root.status().message()));
+    return 2;
+  }
+  if (cgroup_root->empty()) {
+    spdlog::info(
+        "each job's processes are found by a marker in their environment "
+        "(no cgroup: {})",
+        no_cgroup.empty() ? "--cgroup off" : no_cgroup);
+  } else {
+    spdlog::info("each job's processes run in a cgroup of their own under {}",
+                 *cgroup_root);
+  }
+  if (const int stale = EndStaleAttempts(*cgroup_root); stale > 0) {
+    spdlog::warn(
+        "ended {} process(es) or cgroup(s) of jobs of a worker that is gone",
+        stale);
+  }
+  ChildProcessLauncher launcher(*cgroup_root);
   LocalJobFiles files;
   ThreadTaskRunner tasks;
   std::unique_ptr<GpuSampler> sampler;

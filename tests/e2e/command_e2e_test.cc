@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "process/attempt_processes.h"
 #include "tests/testing/cluster.h"
 #include "tests/testing/wait.h"
 
@@ -42,6 +43,23 @@ class CommandE2E : public ::testing::Test, public testing::Cluster {
                    const std::string& extra = "") {
     return absl::StrCat("name: ", name, "\nkind: command\ncommand: ", command,
                         "\n", extra, "grid:\n  x: [1]\n");
+  }
+  // A job that leaves a process in a session of its own that ignores SIGTERM,
+  // and a double-forked one: the job is done only once both have ended, found
+  // by `cgroup` (the worker's --cgroup).
+  void LeaversEndWithTheirJob(const std::string& cgroup) {
+    Script("leaver.sh",
+           "setsid sh -c 'trap \"\" TERM; exec sleep 4324.5' "
+           "</dev/null >/dev/null 2>&1 &\n"
+           "sh -c 'sleep 4325.5 &' </dev/null >/dev/null 2>&1\n"
+           "exit 0\n");
+    StartCoordinator();
+    Submit(Spec("leaver", "[./leaver.sh]"));
+    StartWorker("w", {"--exit-when-idle", "--cgroup", cgroup});
+    ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
+    // Not a moment later: the job was not done while they ran.
+    EXPECT_EQ(ProcessesMentioning("sleep 4324.5"), 0);
+    EXPECT_EQ(ProcessesMentioning("sleep 4325.5"), 0);
   }
   int64_t JobCount(const std::string& state) {
     return Query("SELECT COUNT(*) FROM jobs WHERE state = '" + state + "'");
@@ -427,6 +445,20 @@ TEST_F(CommandE2E, AGrandchildThatOutlivesItsParentIsKilledWithTheGroup) {
   ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
   EXPECT_TRUE(testing::WaitUntil(
       [&] { return ProcessesMentioning("sleep 4322.5") == 0; }));
+}
+
+TEST_F(CommandE2E, WhatAJobLeftInASessionOfItsOwnEndsWithIt) {
+  LeaversEndWithTheirJob("off");
+  EXPECT_TRUE(WaitForLog("w", "found by a marker in their environment"));
+}
+
+TEST_F(CommandE2E, WhatAJobLeftEndsWithItsCgroupWhereTheWorkerMayMakeOne) {
+  std::string why;
+  absl::StatusOr<std::string> root = AttemptCgroupRoot("auto", &why);
+  ASSERT_TRUE(root.ok());
+  if (root->empty()) GTEST_SKIP() << "no cgroup for attempts here: " << why;
+  LeaversEndWithTheirJob("auto");
+  EXPECT_TRUE(WaitForLog("w", "in a cgroup of their own under"));
 }
 
 TEST_F(CommandE2E, AProgramThatCannotRunFailsWithTheReasonInJobsAndLogs) {
