@@ -143,15 +143,18 @@ ProgramRunner SystemProgramRunner() {
 
 namespace {
 
-// The run directory's token, CA and the spec: the file as it is, or the
+// The run directory's tokens, CA and the spec: the file as it is, or the
 // spec with its overrides.
 absl::Status WriteRunFiles(const SlurmUpOptions& o, const SweepSpec& spec,
                            const ProgramRunner& run, const std::string& dir) {
-  absl::StatusOr<std::string> token = RandomHex(32);
-  if (!token.ok()) return token.status();
-  if (absl::Status s = WriteSecret(RunPath(dir, kRunToken), *token + "\n");
-      !s.ok()) {
-    return s;
+  // The admin's token (the CLI's) and the workers' own.
+  for (const char* name : {kRunToken, kRunWorkerToken}) {
+    absl::StatusOr<std::string> token = RandomHex(32);
+    if (!token.ok()) return token.status();
+    if (absl::Status s = WriteSecret(RunPath(dir, name), *token + "\n");
+        !s.ok()) {
+      return s;
+    }
   }
   const std::string ca_key = RunPath(dir, kRunCaKey);
   absl::StatusOr<std::string> ca =

@@ -367,14 +367,28 @@ RunFn DefineCoordinator(CLI::App& app) {
     std::signal(SIGINT, OnSignal);
     std::signal(SIGUSR1, OnSignal);
     const std::string listen = absl::StrCat("0.0.0.0:", *port);
-    absl::StatusOr<ChildProcess> child = ChildProcess::Start(
-        {(ExeDir() / "tailsweep-coordinator").string(), "--db",
-         RunPath(dir, kRunDatabase), "--data-dir", RunPath(dir, kRunDataDir),
-         "--listen", listen, "--token-file", RunPath(dir, kRunToken),
-         "--tls-cert", RunPath(dir, kRunServerCert), "--tls-key",
-         RunPath(dir, kRunServerKey), "--http-listen",
-         absl::StrCat("0.0.0.0:", *http_port)},
-        {}, "", "");
+    std::vector<std::string> argv = {
+        (ExeDir() / "tailsweep-coordinator").string(),
+        "--db",
+        RunPath(dir, kRunDatabase),
+        "--data-dir",
+        RunPath(dir, kRunDataDir),
+        "--listen",
+        listen,
+        "--token-file",
+        RunPath(dir, kRunToken),
+        "--tls-cert",
+        RunPath(dir, kRunServerCert),
+        "--tls-key",
+        RunPath(dir, kRunServerKey),
+        "--http-listen",
+        absl::StrCat("0.0.0.0:", *http_port)};
+    // Workers hold the worker role only (a run made before it: the token).
+    if (fs::exists(RunPath(dir, kRunWorkerToken), ec)) {
+      argv.insert(argv.end(),
+                  {"--worker-token-file", RunPath(dir, kRunWorkerToken)});
+    }
+    absl::StatusOr<ChildProcess> child = ChildProcess::Start(argv, {}, "", "");
     if (!child.ok()) return child.status();
     ChannelOptions self{absl::StrCat(host, ":", *port), RunPath(dir, kRunToken),
                         RunPath(dir, kRunCaCert)};

@@ -39,6 +39,8 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 void OnSignal(int) { stop_requested = true; }
+std::atomic<bool> reload_requested{false};
+void OnReload(int) { reload_requested = true; }
 
 // What the command line says.
 struct Flags {
@@ -47,7 +49,8 @@ struct Flags {
   int64_t lease_grace_ms = StoreOptions{}.lease_grace_ms;
   int max_message_bytes = 4 << 20;
   CheckpointBudget budget;
-  std::string token_file, tls_cert, tls_key, log_level, http_listen;
+  std::string token_file, read_token_file, worker_token_file, tls_cert, tls_key,
+      log_level, http_listen;
   std::vector<std::string> notify_urls;
   std::string notify_format = "json", notify_on = "failed,sweep_done,stalled";
   std::string public_url;
@@ -79,6 +82,21 @@ void AddNotifyFlags(CLI::App& app, Flags& f) {
   app.add_option("--public-url", f.public_url,
                  "The dashboard's address as people reach it, for links in "
                  "notices (default: http://--http-listen)");
+}
+
+// Who may call what (coordinator/auth.h).
+void DefineTokenFlags(CLI::App& app, Flags& f) {
+  app.add_option("--token-file", f.token_file,
+                 "The admin's tokens, one a line: every call then needs "
+                 "'authorization: Bearer TOKEN' of some role; turns "
+                 "reflection off. SIGHUP reads the token files again");
+  app.add_option("--read-token-file", f.read_token_file,
+                 "Read tokens, one a line: the dashboard, the API's reads, "
+                 "/metrics; no writes, no worker calls");
+  app.add_option("--worker-token-file", f.worker_token_file,
+                 "Worker tokens, one a line: lease, heartbeat, metrics, "
+                 "results, checkpoints and files of the jobs a worker holds; "
+                 "no submit, cancel or resume, no reads of sweeps");
 }
 
 void DefineFlags(CLI::App& app, Flags& f) {
@@ -134,15 +152,13 @@ void DefineFlags(CLI::App& app, Flags& f) {
                  "Largest request accepted (RESOURCE_EXHAUSTED above)")
       ->check(CLI::Range(1 << 16, 1 << 30))
       ->capture_default_str();
-  app.add_option("--token-file", f.token_file,
-                 "Require 'authorization: Bearer TOKEN' on every call (the "
-                 "token is the file's first line); turns reflection off");
+  DefineTokenFlags(app, f);
   app.add_option("--tls-cert", f.tls_cert, "PEM certificate chain: serve TLS");
   app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
   app.add_option("--http-listen", f.http_listen,
                  "Also serve the live dashboard, the JSON API under /api/ and "
-                 "Prometheus' /metrics on HOST:PORT (read-only; the same "
-                 "token, and TLS when gRPC has it; off by default)");
+                 "Prometheus' /metrics on HOST:PORT (the same tokens and "
+                 "roles, and TLS when gRPC has it; off by default)");
   app.add_option("--http-trusted-proxy", f.http_trusted_proxies,
                  "IP address of a front proxy (deploy/haproxy): its requests' "
                  "X-Forwarded-For names the peer that the HTTP rate limits "
@@ -212,14 +228,15 @@ NotifierOptions NotifierCounting(Telemetry& telemetry) {
   return o;
 }
 
-ServiceOptions ServiceOptionsFrom(const Flags& f, const std::string& token,
+ServiceOptions ServiceOptionsFrom(const Flags& f,
+                                  std::shared_ptr<const TokenAuth> auth,
                                   Telemetry* telemetry, Notices* notices) {
   ServiceOptions o;
   o.notices = notices;
   o.job_files.max_file_bytes = f.max_job_file_bytes;
   o.job_files.min_free_bytes = f.budget.min_free_bytes;
   o.max_checkpoint_bytes = f.max_checkpoint_bytes;
-  o.token = token;
+  o.auth = std::move(auth);
   o.telemetry = telemetry;
   o.read_lane_nice = f.read_lane_nice;
   return o;
@@ -255,9 +272,34 @@ absl::StatusOr<NoticesOptions> NoticesFrom(const Flags& f) {
   return o;
 }
 
+// ", TLS, tokens: 1 admin, 2 read, 1 worker" for the serving line.
+std::string ServingNote(const Flags& f, const TokenAuth& auth) {
+  const std::vector<int> n = auth.counts();
+  return absl::StrCat(f.tls_cert.empty() ? "" : ", TLS",
+                      auth.enabled()
+                          ? absl::StrCat(", tokens: ", n[0], " admin, ", n[1],
+                                         " read, ", n[2], " worker")
+                          : "");
+}
+
+// Reads the token files again after a SIGHUP.
+void ReloadIfAsked(TokenAuth& auth) {
+  if (!reload_requested.exchange(false)) return;
+  if (absl::Status s = auth.Reload(); !s.ok()) {
+    spdlog::error(
+        "SIGHUP: the token files were not reloaded ({}); the "
+        "tokens before stay in force",
+        std::string(s.message()));
+    return;
+  }
+  const std::vector<int> n = auth.counts();
+  spdlog::info("SIGHUP: token files reloaded: {} admin, {} read, {} worker",
+               n[0], n[1], n[2]);
+}
+
 void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
                               SearchDriver& search, Notices& notices,
-                              Clock* clock) {
+                              TokenAuth& auth, Clock* clock) {
   LeaseExpiry expiry(
       [&](int64_t now, std::vector<Store::ExpiredLease>* out) {
         notices.Scan();  // (each second: it reads only jobs that are due)
@@ -277,9 +319,10 @@ void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
         return n;
       },
       [&](int64_t now) { store.RestartLeaseClocks(now); }, clock,
-      [](int64_t ms) {
+      [&auth](int64_t ms) {
         for (int64_t waited = 0; waited < ms && !stop_requested;
              waited += 100) {
+          ReloadIfAsked(auth);
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
         return !stop_requested;
@@ -290,12 +333,12 @@ void ExpireLeasesUntilStopped(Store& store, Telemetry& telemetry,
 
 // The dashboard, JSON API and /metrics with --http-listen; null without.
 absl::StatusOr<std::unique_ptr<HttpGateway>> StartDashboard(
-    const Flags& f, const std::string& token, grpc::Server& server,
+    const Flags& f, std::shared_ptr<const TokenAuth> auth, grpc::Server& server,
     Telemetry& telemetry, Store& store) {
   if (f.http_listen.empty()) return nullptr;
   HttpGatewayOptions http;
   http.listen = f.http_listen;
-  http.token = token;
+  http.auth = std::move(auth);
   http.tls_cert_file = f.tls_cert;
   http.tls_key_file = f.tls_key;
   http.trusted_proxies = f.http_trusted_proxies;
@@ -335,13 +378,13 @@ int Main(int argc, char** argv) {
     spdlog::error("{}", std::string(credentials.status().message()));
     return 2;
   }
-  absl::StatusOr<std::string> token_read =
-      f.token_file.empty() ? std::string() : ReadTokenFile(f.token_file);
-  if (!token_read.ok()) {
-    spdlog::error("{}", std::string(token_read.status().message()).c_str());
+  absl::StatusOr<std::unique_ptr<TokenAuth>> loaded =
+      TokenAuth::Load({f.token_file, f.read_token_file, f.worker_token_file});
+  if (!loaded.ok()) {
+    spdlog::error("{}", std::string(loaded.status().message()));
     return 2;
   }
-  const std::string token = *token_read;
+  const std::shared_ptr<TokenAuth> auth = *std::move(loaded);
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
   if (ec) {
@@ -368,16 +411,17 @@ int Main(int argc, char** argv) {
   }
   Notifier notifier(NotifierCounting(telemetry));
   Notices notices(store->get(), &clock, &notifier, *notices_options);
-  CoordinatorService service(
-      store->get(), &checkpoints,
-      ServiceOptionsFrom(f, token, &telemetry, &notices));
+  CoordinatorService service(store->get(), &checkpoints,
+                             ServiceOptionsFrom(f, auth, &telemetry, &notices));
   // Boundary sweeps that a restart interrupted get their next probes now.
   if (absl::Status s = service.search().Start(); !s.ok()) {
     spdlog::warn("boundary sweeps not advanced at start: {}", s.ToString());
   }
-  HealthService health(store->get(), token);
+  HealthService health(store->get(), auth, &telemetry);
   // Reflection cannot ask for the token: with one, it is off.
-  if (token.empty()) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (!auth->enabled()) {
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  }
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(f.listen, *credentials, &port);
@@ -395,17 +439,17 @@ int Main(int argc, char** argv) {
     return 1;
   }
   absl::StatusOr<std::unique_ptr<HttpGateway>> gateway =
-      StartDashboard(f, token, *server, telemetry, **store);
+      StartDashboard(f, auth, *server, telemetry, **store);
   if (!gateway.ok()) {
     spdlog::error("{}", std::string(gateway.status().message()));
     return 2;
   }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}{}), db {}",
-               Version(), f.listen, port, f.tls_cert.empty() ? "" : ", TLS",
-               token.empty() ? "" : ", token", f.db_path);
-  ExpireLeasesUntilStopped(**store, telemetry, service.search(), notices,
+  std::signal(SIGHUP, OnReload);
+  spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}), db {}",
+               Version(), f.listen, port, ServingNote(f, *auth), f.db_path);
+  ExpireLeasesUntilStopped(**store, telemetry, service.search(), notices, *auth,
                            &clock);
   spdlog::info("shutting down");
   gateway->reset();

@@ -112,7 +112,7 @@ absl::StatusOr<std::string> ProtoJson(const google::protobuf::Message& m,
   }
   // Most answers hold no non-finite double: written as they are.
   if (legacy ||
-      !absl::StrContains(out, "NaN") && !absl::StrContains(out, "Infinity")) {
+      (!absl::StrContains(out, "NaN") && !absl::StrContains(out, "Infinity"))) {
     return out;
   }
   nlohmann::json doc =

@@ -100,16 +100,43 @@ void SendPage(httplib::Response& res, const PageInput& page) {
   res.set_content(ReportPage(page), "text/html; charset=utf-8");
 }
 
-// The read calls, each with a minute's deadline and the token.
-CoordinatorApi CallsWithToken(v1::Coordinator::Stub* stub, std::string token) {
-  return CoordinatorApi(stub, [token] {
+// The calls made for one request, each with a minute's deadline and the
+// caller's own "authorization" (so the service judges its role too).
+CoordinatorApi CallsAs(v1::Coordinator::Stub* stub, std::string authorization) {
+  return CoordinatorApi(stub, [authorization] {
     auto ctx = std::make_unique<grpc::ClientContext>();
     ctx->set_deadline(std::chrono::system_clock::now() +
                       std::chrono::seconds(60));
-    AddToken(ctx.get(), token);
+    if (!authorization.empty()) {
+      ctx->AddMetadata("authorization", authorization);
+    }
     return ctx;
   });
 }
+
+// The request's "authorization": its header, or the login cookie's token
+// when `cookie`.
+std::string AuthorizationOf(const httplib::Request& req, bool cookie) {
+  std::string authorization = req.get_header_value("Authorization");
+  if (authorization.empty() && cookie) {
+    authorization = CookieAuthorization(req);
+  }
+  return authorization;
+}
+
+// A browser's login: a form that POSTs the token to /login.
+constexpr char kLoginPage[] = R"(<!doctype html>
+<html><head><meta charset="utf-8"><title>tailsweep: sign in</title></head>
+<body style="font-family:sans-serif;margin:3em">
+<h1>tailsweep</h1>
+<form method="post" action="/login">
+<label>Token <input type="password" name="token" autofocus></label>
+<button type="submit">Open the dashboard</button>
+</form>
+<p>A read token (the coordinator's <code>--read-token-file</code>) is enough
+to see everything here.</p>
+</body></html>
+)";
 
 // Each connection on a thread of its own, up to kMaxConnectionThreads at
 // once (more wait in the listen backlog until one ends). httplib's own pool
@@ -161,7 +188,7 @@ HttpGateway::HttpGateway(const HttpGatewayOptions& options,
                          std::shared_ptr<grpc::Channel> channel,
                          std::function<std::string()> metrics_text)
     : options_(options),
-      auth_(options.token),
+      auth_(options.auth ? options.auth : std::make_shared<TokenAuth>()),
       channel_(std::move(channel)),
       metrics_text_(std::move(metrics_text)) {}
 
@@ -314,89 +341,107 @@ bool HttpGateway::TakeUnboundedRead(const std::string& peer) {
 }
 
 bool HttpGateway::Authorized(const httplib::Request& req,
-                             httplib::Response& res) {
-  std::string authorization = req.get_header_value("Authorization");
-  if (authorization.empty()) authorization = CookieAuthorization(req);
-  if (auth_.Check(authorization).ok()) return true;
-  Refused(req, "unauthenticated");
-  SendError(res, absl::UnauthenticatedError(
-                     "missing or wrong token: send 'Authorization: Bearer "
-                     "TOKEN', or open /?token=TOKEN once in a browser"));
+                             httplib::Response& res, Access access,
+                             bool cookie) {
+  const absl::Status s = auth_->Check(
+      AuthorizationOf(req, cookie), access,
+      absl::StrCat(req.method == "POST" ? "write " : "read ", req.path));
+  if (s.ok()) return true;
+  const bool forbidden = absl::IsPermissionDenied(s);
+  Refused(req, forbidden ? "forbidden" : "unauthenticated");
+  SendError(res, forbidden ? s
+                           : absl::UnauthenticatedError(
+                                 "missing or wrong token: send "
+                                 "'Authorization: Bearer TOKEN', or sign in "
+                                 "at / in a browser"));
   return false;
+}
+
+void HttpGateway::ServeLogin(const httplib::Request& req,
+                             httplib::Response& res) {
+  // The form's body (application/x-www-form-urlencoded), or ?token=.
+  const std::string token = req.get_param_value("token");
+  const absl::StatusOr<Role> role = auth_->Authenticate("Bearer " + token);
+  if (token.empty() || !role.ok()) {
+    Refused(req, "unauthenticated");
+    res.status = 401;
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(kLoginPage, "text/html; charset=utf-8");
+    return;
+  }
+  if (*role == Role::kWorker) {
+    Refused(req, "forbidden");
+    return SendError(res, absl::PermissionDeniedError(
+                              "a worker token may not open the dashboard: "
+                              "it needs a read or admin token"));
+  }
+  // The token becomes a cookie; the address never holds it.
+  res.set_header(
+      "Set-Cookie",
+      absl::StrCat(kCookie, "=", Hex(token),
+                   "; Path=/; HttpOnly; SameSite=Strict",
+                   options_.tls_cert_file.empty() ? "" : "; Secure"));
+  res.set_redirect("/", 303);
 }
 
 void HttpGateway::ServeIndex(const httplib::Request& req,
                              httplib::Response& res) {
-  if (req.has_param("token")) {
-    // A browser's login: the token becomes a cookie, the address loses it.
-    if (!auth_.Check("Bearer " + req.get_param_value("token")).ok()) {
-      Refused(req, "unauthenticated");
-      SendError(res, absl::UnauthenticatedError("wrong token"));
-      return;
-    }
-    res.set_header(
-        "Set-Cookie",
-        absl::StrCat(kCookie, "=", Hex(req.get_param_value("token")),
-                     "; Path=/; HttpOnly; SameSite=Strict",
-                     options_.tls_cert_file.empty() ? "" : "; Secure"));
-    res.set_redirect("/", 303);
+  if (req.has_param("token")) return ServeLogin(req, res);
+  if (auth_->enabled() &&
+      !auth_->Authenticate(AuthorizationOf(req, true)).ok()) {
+    // Not signed in: the form (401), not an error in JSON.
+    res.status = 401;
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(kLoginPage, "text/html; charset=utf-8");
     return;
   }
-  if (Authorized(req, res)) {
+  if (Authorized(req, res, Access::kRead)) {
     SendPage(res, {"tailsweep: sweeps", "", "/api/sweeps", true});
   }
 }
 
-void HttpGateway::Route() {
-  httplib::Server& s = *server_;
-  // Every route: the token first.
-  auto guarded = [this](auto handler) {
-    return
-        [this, handler](const httplib::Request& req, httplib::Response& res) {
-          if (Authorized(req, res)) handler(req, res);
-        };
-  };
-  stub_ = v1::Coordinator::NewStub(channel_);
-  const CoordinatorApi calls = CallsWithToken(stub_.get(), options_.token);
+// Writes: the token in the Authorization header only, and a JSON body. A
+// cookie is what a browser sends by itself, to any page's form: it never
+// writes; and no other site's page can send JSON here without a CORS
+// preflight, which this server never grants (even with no token set).
+bool HttpGateway::WriteAllowed(const httplib::Request& req,
+                               httplib::Response& res, Access access) {
+  if (!absl::StartsWith(req.get_header_value("Content-Type"),
+                        "application/json")) {
+    SendError(res, absl::InvalidArgumentError(
+                       "writes take a JSON body: send 'Content-Type: "
+                       "application/json' (an empty body is {})"));
+    return false;
+  }
+  if (req.get_header_value("Authorization").empty() && auth_->enabled()) {
+    SendError(res, absl::UnauthenticatedError(
+                       "writes need the header 'Authorization: Bearer "
+                       "TOKEN' (a browser's cookie does not write)"));
+    return false;
+  }
+  return Authorized(req, res, access, /*cookie=*/false);
+}
 
-  s.Get("/", [this](const httplib::Request& req, httplib::Response& res) {
-    ServeIndex(req, res);
-  });
-  s.Get(R"(/sweeps/([^/]+))",
-        guarded([](const httplib::Request& req, httplib::Response& res) {
-          const std::string sweep = req.matches[1];
-          SendPage(res, {absl::StrCat("tailsweep: ", sweep), "",
-                         absl::StrCat("/api/sweeps/", PercentEncode(sweep),
-                                      "/report"),
-                         false});
-        }));
-  // Writes: the token in the Authorization header only, and a JSON body.
-  // A cookie is what a browser sends by itself, to any page's form: it never
-  // writes; and no other site's page can send JSON here without a CORS
-  // preflight, which this server never grants (even with no token set).
-  auto writes = [this](auto handler) {
-    return
-        [this, handler](const httplib::Request& req, httplib::Response& res) {
-          if (!absl::StartsWith(req.get_header_value("Content-Type"),
-                                "application/json")) {
-            return SendError(res,
-                             absl::InvalidArgumentError(
-                                 "writes take a JSON body: send 'Content-Type: "
-                                 "application/json' (an empty body is {})"));
-          }
-          if (req.get_header_value("Authorization").empty() &&
-              !options_.token.empty()) {
-            return SendError(
-                res, absl::UnauthenticatedError(
-                         "writes need the header 'Authorization: Bearer "
-                         "TOKEN' (a browser's cookie does not write)"));
-          }
-          if (Authorized(req, res)) handler(req, res);
-        };
+HttpGateway::Handler HttpGateway::Guarded(Access access, Handler handler) {
+  return [this, access, handler = std::move(handler)](
+             const httplib::Request& req, httplib::Response& res) {
+    if (Authorized(req, res, access)) handler(req, res);
   };
+}
+
+HttpGateway::Handler HttpGateway::Writes(Access access, Handler handler) {
+  return [this, access, handler = std::move(handler)](
+             const httplib::Request& req, httplib::Response& res) {
+    if (WriteAllowed(req, res, access)) handler(req, res);
+  };
+}
+
+void HttpGateway::RouteApi() {
+  httplib::Server& s = *server_;
   for (const http_api::ApiRoute& route : http_api::ApiRoutes()) {
     const std::string pattern = http_api::RoutePattern(route.path);
-    auto serve = [this, calls, fn = route.serve, unbounded = route.unbounded](
+    auto serve = [this, fn = route.serve, unbounded = route.unbounded,
+                  post = std::string(route.method) == "POST"](
                      const httplib::Request& req, httplib::Response& res) {
       // A read of a whole sweep in one request: a peer's burst, then a
       // steady rate. Paged reads (each page bounded) are not limited.
@@ -414,16 +459,43 @@ void HttpGateway::Route() {
                      " a second; retry after 1 s, or read in pages "
                      "(page_size=)")));
       }
-      fn(calls, req, res);
+      // The calls carry the caller's own token: the service judges it too.
+      fn(CallsAs(stub_.get(), AuthorizationOf(req, !post)), req, res);
     };
+    // What the route's call needs; a page of its own (the report, the API's
+    // description): a read.
+    const Access access =
+        *route.call == '\0' ? Access::kRead : AccessOf(route.call);
     if (std::string(route.method) == "POST") {
-      s.Post(pattern, writes(serve));
+      s.Post(pattern, Writes(access, serve));
     } else {
-      s.Get(pattern, guarded(serve));
+      s.Get(pattern, Guarded(access, serve));
     }
   }
-  s.Get("/metrics",
-        guarded([this](const httplib::Request&, httplib::Response& res) {
+}
+
+void HttpGateway::Route() {
+  httplib::Server& s = *server_;
+  stub_ = v1::Coordinator::NewStub(channel_);
+
+  s.Get("/", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeIndex(req, res);
+  });
+  s.Post("/login", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeLogin(req, res);
+  });
+  s.Get(R"(/sweeps/([^/]+))",
+        Guarded(Access::kRead,
+                [](const httplib::Request& req, httplib::Response& res) {
+                  const std::string sweep = req.matches[1];
+                  SendPage(res, {absl::StrCat("tailsweep: ", sweep), "",
+                                 absl::StrCat("/api/sweeps/",
+                                              PercentEncode(sweep), "/report"),
+                                 false});
+                }));
+  RouteApi();
+  s.Get("/metrics", Guarded(Access::kRead, [this](const httplib::Request&,
+                                                  httplib::Response& res) {
           res.set_content(metrics_text_(), "text/plain; version=0.0.4");
         }));
   s.set_error_handler(

@@ -17,9 +17,14 @@
 // proto field names (64-bit integers as strings, as that mapping says), or
 // {"error": message, "code": "NOT_FOUND"} with 400, 401, 403, 404, 500
 // or 503.
-// With a token, every request needs "Authorization: Bearer TOKEN" or the
-// cookie that GET /?token=TOKEN sets (HttpOnly, SameSite=Strict) for
-// browsers. With --tls-cert/--tls-key it serves HTTPS with them.
+// With tokens (auth.h), every request needs "Authorization: Bearer TOKEN"
+// or, for reads, the cookie that a browser's login sets (HttpOnly,
+// SameSite=Strict): POST /login with the form field `token` (the token stays
+// out of the address and the history), or GET /?token=TOKEN. What a token may
+// do is its role's: an API route needs what its gRPC method needs
+// (AccessOf), pages, the report and /metrics need a read or admin token;
+// the call is made with the caller's own token. A worker token reads
+// nothing here (403). With --tls-cert/--tls-key it serves HTTPS.
 
 #include <grpcpp/grpcpp.h>
 
@@ -47,11 +52,12 @@ namespace tailsweep {
 
 struct HttpGatewayOptions {
   std::string listen;  // host:port; port 0 picks one
-  std::string token;   // empty: no authentication
+  // Who may do what (auth.h); null: no authentication.
+  std::shared_ptr<const TokenAuth> auth;
   // PEM files; both set: HTTPS.
   std::string tls_cert_file, tls_key_file;
-  // Each refused request's reason (unauthenticated, rate_limited,
-  // too_large), for /metrics; may be empty.
+  // Each refused request's reason (unauthenticated, forbidden,
+  // rate_limited, too_large), for /metrics; may be empty.
   std::function<void(const std::string& reason)> on_refusal;
   // Requests to a route that reads a whole sweep (ApiRoute::unbounded) a
   // peer may make: a burst, then this many a second.
@@ -94,9 +100,24 @@ class HttpGateway {
               std::shared_ptr<grpc::Channel> channel,
               std::function<std::string()> metrics_text);
   void Route();
-  // Whether the request carries the token (a header or the login cookie);
-  // if not, answers 401 itself.
-  bool Authorized(const httplib::Request& req, httplib::Response& res);
+  // Whether the request's token (its header, or the login cookie when
+  // `cookie` may stand for it) may do what needs `access`; when not, the
+  // answer is sent (401, 403) and counted.
+  bool Authorized(const httplib::Request& req, httplib::Response& res,
+                  Access access, bool cookie = true);
+  // Whether a write (an API POST) may go on: a JSON body, the token in the
+  // header (never the cookie) and its role; when not, the answer is sent.
+  bool WriteAllowed(const httplib::Request& req, httplib::Response& res,
+                    Access access);
+  // `handler` behind the token check (Authorized, WriteAllowed).
+  using Handler =
+      std::function<void(const httplib::Request&, httplib::Response&)>;
+  Handler Guarded(Access access, Handler handler);
+  Handler Writes(Access access, Handler handler);
+  // The /api/ routes (http_api.h), each needing what its gRPC call needs.
+  void RouteApi();
+  // POST /login: the form's token becomes the cookie.
+  void ServeLogin(const httplib::Request& req, httplib::Response& res);
   // GET /: the sweeps page, or a browser's login with ?token=.
   void ServeIndex(const httplib::Request& req, httplib::Response& res);
 
@@ -109,7 +130,7 @@ class HttpGateway {
   bool TakeUnboundedRead(const std::string& peer);
 
   HttpGatewayOptions options_;
-  TokenAuth auth_;
+  std::shared_ptr<const TokenAuth> auth_;
   std::mutex peers_mu_;
   struct Peer {
     double tokens = 0;

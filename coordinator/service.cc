@@ -21,6 +21,20 @@ std::string Authorization(const grpc::ServerContext* ctx) {
                         : std::string(it->second.data(), it->second.size());
 }
 
+absl::Status Authorize(const TokenAuth& auth, Telemetry* telemetry,
+                       const grpc::ServerContext* ctx,
+                       absl::string_view method) {
+  const std::string authorization = Authorization(ctx);
+  absl::Status s = auth.Check(authorization, AccessOf(method),
+                              absl::StrCat("call ", method));
+  if (!s.ok() && telemetry != nullptr) {
+    const absl::StatusOr<Role> role = auth.Authenticate(authorization);
+    telemetry->AuthRefused(role.ok() ? RoleName(*role) : "none",
+                           std::string(method));
+  }
+  return s;
+}
+
 void ToProto(const SweepSettings& s, v1::SweepSettings* out) {
   out->set_priority(s.priority);
   out->set_max_running(s.max_running);
@@ -69,7 +83,7 @@ grpc::Status Answer(const absl::Status& status) {
 grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
                                              const v1::SubmitSweepRequest* req,
                                              v1::SubmitSweepResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "SubmitSweep");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const std::string source =
       req->source_name().empty() ? "spec" : req->source_name();
@@ -106,7 +120,7 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
                                          const v1::AddJobsRequest* req,
                                          v1::AddJobsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "AddJobs");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<Store::SweepDetail> detail = store_->Sweep(req->sweep());
   if (!detail.ok()) return Answer(detail.status());
@@ -144,7 +158,7 @@ grpc::Status CoordinatorService::AddJobs(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
                                            const v1::LeaseJobsRequest* req,
                                            v1::LeaseJobsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "LeaseJobs");
   ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   // Only kinds the worker runs; one that names none is an older build.
@@ -192,7 +206,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "Heartbeat");
   ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<int64_t> deadline = store_->Heartbeat(
@@ -214,7 +228,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::ReportMetrics(
     grpc::ServerContext* ctx, const v1::ReportMetricsRequest* req,
     v1::ReportMetricsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ReportMetrics");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   std::vector<MetricPoint> points;
   points.reserve(req->points_size());
@@ -262,7 +276,7 @@ void RecordNotKeptOf(Store* store, const Request& req) {
 grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
                                              const v1::CompleteJobRequest* req,
                                              v1::CompleteJobResponse*) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "CompleteJob");
   ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const absl::Status s =
@@ -287,7 +301,7 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
                                          const v1::FailJobRequest* req,
                                          v1::FailJobResponse*) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "FailJob");
   ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   spdlog::warn("{}: attempt failed on {}: {}",
@@ -308,7 +322,7 @@ grpc::Status CoordinatorService::FailJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
                                             const v1::ReleaseJobRequest* req,
                                             v1::ReleaseJobResponse*) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ReleaseJob");
   ReadLane::WorkerCall first(reads_);  // bulk reads wait (read_lane.h)
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   const absl::Status s = store_->Release(req->worker_id(), req->job_id(),
@@ -324,7 +338,7 @@ grpc::Status CoordinatorService::ReleaseJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
                                              const v1::CancelSweepRequest* req,
                                              v1::CancelSweepResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "CancelSweep");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<Store::CancelResult> n =
       store_->CancelSweep(req->sweep(), req->job());
@@ -343,7 +357,7 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
                                              const v1::ResumeSweepRequest* req,
                                              v1::ResumeSweepResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ResumeSweep");
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<int64_t> n = store_->ResumeSweep(req->sweep());
   if (!n.ok()) return Answer(n.status());
@@ -355,7 +369,7 @@ grpc::Status CoordinatorService::ResumeSweep(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::UpdateSweep(grpc::ServerContext* ctx,
                                              const v1::UpdateSweepRequest* req,
                                              v1::UpdateSweepResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "UpdateSweep");
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   Store::SweepUpdate update;
   if (req->has_priority()) update.priority = req->priority();
@@ -376,7 +390,7 @@ grpc::Status CoordinatorService::UpdateSweep(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::RemoveSweep(grpc::ServerContext* ctx,
                                              const v1::RemoveSweepRequest* req,
                                              v1::RemoveSweepResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "RemoveSweep");
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<Store::RemoveResult> r =
       store_->RemoveSweep(req->sweep(), req->force(), req->dry_run());
@@ -403,7 +417,7 @@ grpc::Status CoordinatorService::RemoveSweep(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::UploadCheckpoint(
     grpc::ServerContext* ctx, grpc::ServerReader<v1::CheckpointChunk>* reader,
     v1::UploadCheckpointResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "UploadCheckpoint");
   v1::CheckpointChunk first;
   if (!reader->Read(&first) || !first.has_header()) {
     return Answer(absl::InvalidArgumentError(
@@ -433,7 +447,7 @@ grpc::Status CoordinatorService::UploadCheckpoint(
 grpc::Status CoordinatorService::DownloadCheckpoint(
     grpc::ServerContext* ctx, const v1::DownloadCheckpointRequest* req,
     grpc::ServerWriter<v1::CheckpointChunk>* writer) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "DownloadCheckpoint");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   return Answer(checkpoints_->Download(
       req->worker_id(), req->job_id(), req->epoch(),
@@ -443,7 +457,7 @@ grpc::Status CoordinatorService::DownloadCheckpoint(
 grpc::Status CoordinatorService::FetchCheckpoint(
     grpc::ServerContext* ctx, const v1::FetchCheckpointRequest* req,
     grpc::ServerWriter<v1::CheckpointChunk>* writer) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "FetchCheckpoint");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<JobRow> job = store_->Job(req->job());
   if (!job.ok()) return Answer(job.status());
@@ -455,7 +469,7 @@ grpc::Status CoordinatorService::FetchCheckpoint(
 grpc::Status CoordinatorService::UploadJobFile(
     grpc::ServerContext* ctx, grpc::ServerReader<v1::JobFileChunk>* reader,
     v1::UploadJobFileResponse*) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "UploadJobFile");
   v1::JobFileChunk first;
   if (!reader->Read(&first) || !first.has_header()) {
     return Answer(absl::InvalidArgumentError(
@@ -487,7 +501,7 @@ grpc::Status CoordinatorService::UploadJobFile(
 grpc::Status CoordinatorService::ReadJobFile(
     grpc::ServerContext* ctx, const v1::ReadJobFileRequest* req,
     grpc::ServerWriter<v1::JobFileChunk>* writer) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ReadJobFile");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<JobRow> job = store_->Job(req->job());
   if (!job.ok()) return Answer(job.status());
@@ -503,7 +517,7 @@ grpc::Status CoordinatorService::ReadJobFile(
 grpc::Status HealthService::Check(
     grpc::ServerContext* ctx, const grpc::health::v1::HealthCheckRequest* req,
     grpc::health::v1::HealthCheckResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "Check");
   if (!req->service().empty() &&
       req->service() != v1::Coordinator::service_full_name()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND,

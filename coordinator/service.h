@@ -42,8 +42,9 @@ void ToProto(const RunOutputs& o, v1::JobOutputs* out);
   do {                                                         \
     if (absl::Status s_ = (expr); !s_.ok()) return Answer(s_); \
   } while (0)
-#define TS_AUTHORIZE(ctx) \
-  TS_GRPC_RETURN_IF_ERROR(auth_.Check(Authorization(ctx)))
+// `method`: the gRPC method's name, whose access auth.h's AccessOf says.
+#define TS_AUTHORIZE(ctx, method) \
+  TS_GRPC_RETURN_IF_ERROR(Authorize(*auth_, telemetry_, ctx, method))
 
 struct ServiceOptions {
   // Checkpoints larger than this are refused (RESOURCE_EXHAUSTED).
@@ -53,8 +54,8 @@ struct ServiceOptions {
   JobFileLimits job_files;
   // Told of jobs' and sweeps' events (notices.h) when set.
   Notices* notices = nullptr;
-  // Empty: no authentication.
-  std::string token;
+  // Who may call what (auth.h); null: no authentication.
+  std::shared_ptr<const TokenAuth> auth;
   // Counts leases and points when set (coordinator/telemetry.h).
   Telemetry* telemetry = nullptr;
   // The bulk reads' lane (read_lane.h): its threads (0: none, the reads
@@ -74,7 +75,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
         checkpoints_(checkpoints),
         files_(store, checkpoints->data_dir(), options.job_files),
         max_checkpoint_bytes_(options.max_checkpoint_bytes),
-        auth_(options.token),
+        auth_(options.auth ? options.auth : std::make_shared<TokenAuth>()),
         telemetry_(options.telemetry),
         notices_(options.notices),
         search_(store),
@@ -176,7 +177,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   CheckpointStore* checkpoints_;
   JobFileStore files_;  // logs and artifacts
   int64_t max_checkpoint_bytes_;
-  TokenAuth auth_;
+  std::shared_ptr<const TokenAuth> auth_;
   Telemetry* telemetry_;
   Notices* notices_;  // may be null
   SearchDriver search_;
@@ -191,16 +192,28 @@ class CoordinatorService final : public v1::Coordinator::Service {
 inline constexpr char kHealthReasonKey[] = "tailsweep-reason";
 class HealthService final : public grpc::health::v1::Health::Service {
  public:
-  HealthService(Store* store, const std::string& token)
-      : store_(store), auth_(token) {}
+  // `auth` null: no authentication; `telemetry` (may be null) counts
+  // refusals.
+  HealthService(Store* store, std::shared_ptr<const TokenAuth> auth,
+                Telemetry* telemetry = nullptr)
+      : store_(store),
+        auth_(auth ? std::move(auth) : std::make_shared<TokenAuth>()),
+        telemetry_(telemetry) {}
   grpc::Status Check(grpc::ServerContext*,
                      const grpc::health::v1::HealthCheckRequest*,
                      grpc::health::v1::HealthCheckResponse*) override;
 
  private:
   Store* store_;
-  TokenAuth auth_;
+  std::shared_ptr<const TokenAuth> auth_;
+  Telemetry* telemetry_;
 };
+
+// OK when the call's token may call `method` (AccessOf); else the refusal,
+// counted in `telemetry` (may be null) by role and method.
+absl::Status Authorize(const TokenAuth& auth, Telemetry* telemetry,
+                       const grpc::ServerContext* ctx,
+                       absl::string_view method);
 
 // The metadata "authorization" of a call, "" when absent.
 std::string Authorization(const grpc::ServerContext* ctx);

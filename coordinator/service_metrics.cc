@@ -95,7 +95,7 @@ absl::Status ParseCurvesPageToken(const std::string& token, int64_t* position,
 grpc::Status CoordinatorService::GetMetricsInLane(
     grpc::ServerContext* ctx, const v1::GetMetricsRequest* req,
     v1::GetMetricsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetMetrics");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   Store::MetricsQuery q;
   q.job_id = req->job_id();
@@ -171,7 +171,7 @@ absl::Status CoordinatorService::DownsampledMetrics(
 grpc::Status CoordinatorService::ListSweepMetricsInLane(
     grpc::ServerContext* ctx, const v1::ListSweepMetricsRequest* req,
     v1::ListSweepMetricsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ListSweepMetrics");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   if (req->max_points() > 0) {
     return Answer(DownsampledSweepMetrics(*req, resp));

@@ -164,7 +164,7 @@ absl::Status SetEarlyStops(Store& store, const std::string& sweep,
 grpc::Status CoordinatorService::GetSweepStatus(
     grpc::ServerContext* ctx, const v1::GetSweepStatusRequest* req,
     v1::GetSweepStatusResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetSweepStatus");
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<JobCounts> c = store_->Counts(req->sweep());
   if (!c.ok()) return Answer(c.status());
@@ -181,7 +181,7 @@ grpc::Status CoordinatorService::GetSweepStatus(
 grpc::Status CoordinatorService::ListJobsInLane(grpc::ServerContext* ctx,
                                                 const v1::ListJobsRequest* req,
                                                 v1::ListJobsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ListJobs");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   Store::JobsQuery q;
   q.sweep = req->sweep();
@@ -229,7 +229,7 @@ grpc::Status CoordinatorService::ListJobsInLane(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
                                              const v1::ListWorkersRequest*,
                                              v1::ListWorkersResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ListWorkers");
   absl::StatusOr<std::vector<Store::WorkerRow>> workers = store_->Workers();
   if (!workers.ok()) return Answer(workers.status());
   for (const Store::WorkerRow& w : *workers) {
@@ -245,7 +245,7 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::GetResultsInLane(
     grpc::ServerContext* ctx, const v1::GetResultsRequest* req,
     v1::GetResultsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetResults");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<ResultsToken> token = ParseResultsToken(req->page_token());
   if (!token.ok()) return Answer(token.status());
@@ -331,7 +331,7 @@ grpc::Status CoordinatorService::GetResultsInLane(
 grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
                                             const v1::ListSweepsRequest*,
                                             v1::ListSweepsResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "ListSweeps");
   absl::StatusOr<std::vector<Store::SweepRow>> sweeps = store_->Sweeps();
   if (!sweeps.ok()) return Answer(sweeps.status());
   for (const Store::SweepRow& s : *sweeps) {
@@ -355,7 +355,7 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
                                           const v1::GetSweepRequest* req,
                                           v1::GetSweepResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetSweep");
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<Store::SweepDetail> s = store_->Sweep(req->sweep());
   if (!s.ok()) return Answer(s.status());
@@ -378,7 +378,7 @@ grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::GetJobLog(grpc::ServerContext* ctx,
                                            const v1::GetJobLogRequest* req,
                                            v1::GetJobLogResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetJobLog");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<Store::JobLogs> log = store_->JobLog(req->job());
   if (!log.ok()) return Answer(log.status());
@@ -398,7 +398,7 @@ grpc::Status CoordinatorService::GetJobLog(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
                                         const v1::GetJobRequest* req,
                                         v1::GetJobResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetJob");
   TS_GRPC_RETURN_IF_ERROR(Validate(*req));
   absl::StatusOr<JobRow> job = store_->Job(req->job());
   if (!job.ok()) return Answer(job.status());
@@ -438,7 +438,7 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::GetBoundaries(
     grpc::ServerContext* ctx, const v1::GetBoundariesRequest* req,
     v1::GetBoundariesResponse* resp) {
-  TS_AUTHORIZE(ctx);
+  TS_AUTHORIZE(ctx, "GetBoundaries");
   TS_GRPC_RETURN_IF_ERROR(ValidateSweepName(req->sweep()));
   absl::StatusOr<std::vector<CellSearch>> plan = search_.Plan(req->sweep());
   if (!plan.ok()) return Answer(plan.status());

@@ -115,6 +115,7 @@ struct Telemetry::Families {
   prometheus::Gauge* refusals;
   prometheus::Family<prometheus::Gauge>* file_bytes;
   prometheus::Family<prometheus::Counter>* http_refused;
+  prometheus::Family<prometheus::Counter>* auth_refused;
   prometheus::Family<prometheus::Counter>* notices;
   std::mutex scrape_mu;  // one scrape sets the gauges at a time
 };
@@ -152,6 +153,12 @@ Telemetry::Telemetry(std::string db_path)
   f_->http_refused = &prometheus::BuildCounter()
                           .Name("tailsweep_http_refused_total")
                           .Help("HTTP requests the gateway refused, by why")
+                          .Register(r);
+  f_->auth_refused = &prometheus::BuildCounter()
+                          .Name("tailsweep_auth_refused_total")
+                          .Help(
+                              "Calls refused for their token, by its role "
+                              "(none: no token) and method or route")
                           .Register(r);
   f_->notices = &prometheus::BuildCounter()
                      .Name("tailsweep_notices_total")
@@ -205,6 +212,10 @@ void Telemetry::LeaseRenewed() { f_->renewed->Increment(); }
 
 void Telemetry::HttpRefused(const std::string& reason) {
   f_->http_refused->Add({{"reason", reason}}).Increment();
+}
+void Telemetry::AuthRefused(const std::string& role,
+                            const std::string& method) {
+  f_->auth_refused->Add({{"role", role}, {"method", method}}).Increment();
 }
 void Telemetry::Notice(const std::string& outcome) {
   f_->notices->Add({{"outcome", outcome}}).Increment();

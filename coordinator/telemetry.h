@@ -24,6 +24,9 @@
 //   tailsweep_http_refused_total{reason}          HTTP requests refused:
 //                                                 unauthenticated,
 //                                                 rate_limited, too_large
+//   tailsweep_auth_refused_total{role, method}    calls refused for their
+//                                                 token: role "none" when
+//                                                 it is no token at all
 //   tailsweep_notices_total{outcome}              webhook notices: sent,
 //                                                 retried, failed, dropped
 // Thread-safe.
@@ -56,6 +59,9 @@ class Telemetry {
   void PointsIngested(int64_t n);
   // One HTTP request the gateway refused, and why (a short word).
   void HttpRefused(const std::string& reason);
+  // One call refused for its token (auth.h): the token's role ("none":
+  // not a token) and the method or HTTP route.
+  void AuthRefused(const std::string& role, const std::string& method);
   // One webhook notice's outcome (notifier.h).
   void Notice(const std::string& outcome);
   // One finished RPC: `method` as gRPC names it ("/tailsweep.v1.Coordinator

@@ -66,7 +66,8 @@ void RunDirLink::Unreachable() {
   // other threads' calls go on with the current stubs meanwhile.
   std::string problem;
   std::shared_ptr<const CoordinatorStubs> dialled;
-  absl::StatusOr<ChannelOptions> found = RunDirChannel(dir_);
+  absl::StatusOr<ChannelOptions> found =
+      RunDirChannel(dir_, /*as_worker=*/true);
   if (!found.ok()) {
     problem = std::string(found.status().message());
   } else if (found->address != was) {

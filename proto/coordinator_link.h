@@ -68,12 +68,12 @@ using DialCoordinator =
 // reconnecting at least every `max_reconnect_backoff_ms`.
 DialCoordinator GrpcDial(int64_t max_reconnect_backoff_ms);
 
-// The coordinator named by a run directory (proto/run_dir.h). After an
-// unreachable answer it re-reads DIR/address, at most once per `reread_ms`;
-// when the address is another one, it dials it and every later call goes
-// there (logged). An address file that is missing, half there or
-// unreadable, or a dial that fails, keeps the current stubs (logged once
-// per reason).
+// A worker's coordinator named by a run directory (proto/run_dir.h), with
+// the worker token. After an unreachable answer it re-reads DIR/address, at
+// most once per `reread_ms`; when the address is another one, it dials it
+// and every later call goes there (logged). An address file that is
+// missing, half there or unreadable, or a dial that fails, keeps the current
+// stubs (logged once per reason).
 class RunDirLink final : public CoordinatorLink {
  public:
   // `current`: the stubs of `address`, already dialled. `clock` must

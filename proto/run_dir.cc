@@ -14,7 +14,8 @@ std::string RunPath(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / name).string();
 }
 
-absl::StatusOr<ChannelOptions> RunDirChannel(const std::string& dir) {
+absl::StatusOr<ChannelOptions> RunDirChannel(const std::string& dir,
+                                             bool as_worker) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return absl::InvalidArgumentError(
@@ -40,6 +41,11 @@ absl::StatusOr<ChannelOptions> RunDirChannel(const std::string& dir) {
   ChannelOptions out;
   out.address = address;
   out.token_file = RunPath(dir, kRunToken);
+  if (as_worker) {
+    const std::string worker = RunPath(dir, kRunWorkerToken);
+    std::error_code ec;
+    if (std::filesystem::exists(worker, ec)) out.token_file = worker;
+  }
   out.tls_ca = RunPath(dir, kRunCaCert);
   return out;
 }

@@ -6,7 +6,10 @@
 // creates it on a file system every node sees (mode 0700), the coordinator
 // job fills in its address, and workers and the CLI read it (--run-dir):
 //
-//   token                   the bearer token (0600)
+//   token                   the admin's bearer token (0600): the CLI's
+//   worker-token            the workers' (0600): the worker role, which
+//                           leases and reports but cannot submit or read
+//                           sweeps (coordinator/auth.h)
 //   ca.crt, ca.key          the run's own certificate authority (key 0600)
 //   server.crt, server.key  the coordinator node's TLS certificate, signed
 //                           by the CA, made anew on each start (a requeued
@@ -33,6 +36,7 @@
 namespace tailsweep {
 
 inline constexpr char kRunToken[] = "token";
+inline constexpr char kRunWorkerToken[] = "worker-token";
 inline constexpr char kRunCaCert[] = "ca.crt";
 inline constexpr char kRunCaKey[] = "ca.key";
 inline constexpr char kRunServerCert[] = "server.crt";
@@ -49,11 +53,13 @@ inline constexpr char kRunCoordinatorLog[] = "coordinator.log";
 // DIR/NAME.
 std::string RunPath(const std::string& dir, const std::string& name);
 
-// How to reach the run's coordinator: DIR/address with DIR/token and TLS
+// How to reach the run's coordinator: DIR/address with DIR/token (a
+// worker's: DIR/worker-token, or DIR/token in a run made before it) and TLS
 // against DIR/ca.crt. NotFound while no address has been written (the
 // coordinator is not up yet); InvalidArgument for an unreadable directory
 // or an address that is not HOST:PORT.
-absl::StatusOr<ChannelOptions> RunDirChannel(const std::string& dir);
+absl::StatusOr<ChannelOptions> RunDirChannel(const std::string& dir,
+                                             bool as_worker = false);
 
 }  // namespace tailsweep
 

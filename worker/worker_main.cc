@@ -108,7 +108,8 @@ absl::StatusOr<ChannelOptions> WaitForRunDir(const std::string& dir) {
   const auto start = std::chrono::steady_clock::now();
   auto next_log = start;
   while (true) {
-    absl::StatusOr<ChannelOptions> found = RunDirChannel(dir);
+    absl::StatusOr<ChannelOptions> found =
+        RunDirChannel(dir, /*as_worker=*/true);
     if (found.ok() || !absl::IsNotFound(found.status())) return found;
     const auto now = std::chrono::steady_clock::now();
     if (now - start > std::chrono::minutes(10) || stop_signal != 0) {

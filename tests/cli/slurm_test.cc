@@ -72,12 +72,16 @@ TEST_F(SlurmUpTest, MakesAPrivateRunDirectoryAndSubmitsBothJobs) {
     return fs::status(p).permissions() & fs::perms::all;
   };
   EXPECT_EQ(mode(run), fs::perms::owner_all);
-  for (const char* secret : {kRunToken, kRunCaKey}) {
+  for (const char* secret : {kRunToken, kRunWorkerToken, kRunCaKey}) {
     EXPECT_EQ(mode(RunPath(run, secret)),
               fs::perms::owner_read | fs::perms::owner_write)
         << secret;
   }
   EXPECT_EQ(testing::ReadFile(RunPath(run, kRunToken)).size(), 65u);
+  // The workers' token is of their role only, and not the admin's.
+  EXPECT_EQ(testing::ReadFile(RunPath(run, kRunWorkerToken)).size(), 65u);
+  EXPECT_NE(testing::ReadFile(RunPath(run, kRunWorkerToken)),
+            testing::ReadFile(RunPath(run, kRunToken)));
   EXPECT_EQ(testing::ReadFile(RunPath(run, kRunSpec)),
             testing::ReadFile(options_.spec_path));
   TS_ASSERT_OK_AND_ASSIGN(SlurmJobIds read, ReadSlurmJobIds(run));
@@ -192,6 +196,12 @@ TEST(RunDirChannel, ReadsTheAddressOnceWrittenAndRefusesAMalformedOne) {
   EXPECT_EQ(c.address, "node17:50551");
   EXPECT_EQ(c.token_file, RunPath(dir, kRunToken));
   EXPECT_EQ(c.tls_ca, RunPath(dir, kRunCaCert));
+  // A worker's: the worker token once the run has one.
+  TS_ASSERT_OK_AND_ASSIGN(c, RunDirChannel(dir, /*as_worker=*/true));
+  EXPECT_EQ(c.token_file, RunPath(dir, kRunToken));
+  std::ofstream(RunPath(dir, kRunWorkerToken)) << "w\n";
+  TS_ASSERT_OK_AND_ASSIGN(c, RunDirChannel(dir, /*as_worker=*/true));
+  EXPECT_EQ(c.token_file, RunPath(dir, kRunWorkerToken));
   std::ofstream(RunPath(dir, kRunAddress)) << "node17\n";
   EXPECT_EQ(RunDirChannel(dir).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -36,14 +36,15 @@ class ServiceTest : public ::testing::Test {
                                                      dir_ + "/data", budget_);
     ServiceOptions options;
     options.max_checkpoint_bytes = 1 << 20;
-    options.token = token_;
+    auth_ = auth_ ? auth_ : std::make_shared<TokenAuth>(token_);
+    options.auth = auth_;
     service_ = std::make_unique<CoordinatorService>(
         store_.get(), checkpoints_.get(), options);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &port);
-    health_ = std::make_unique<HealthService>(store_.get(), token_);
+    health_ = std::make_unique<HealthService>(store_.get(), auth_);
     builder.RegisterService(service_.get());
     builder.RegisterService(health_.get());
     server_ = builder.BuildAndStart();
@@ -90,8 +91,9 @@ class ServiceTest : public ::testing::Test {
   }
   v1::JobLease SubmitAndLease() { return SubmitAndLease(1).at(0); }
 
-  std::string token_;        // set before SetUp to require it
-  CheckpointBudget budget_;  // set before SetUp to change it
+  std::string token_;                // set before SetUp to require it
+  std::shared_ptr<TokenAuth> auth_;  // or this: tokens of every role
+  CheckpointBudget budget_;          // set before SetUp to change it
   std::string dir_;
   ManualClock clock_;
   std::unique_ptr<Store> store_;

@@ -153,6 +153,71 @@ void Listeners(int port, bool* loopback, bool* other) {
   }
 }
 
+TEST_F(SecurityE2E, EachRoleDoesOnlyWhatItMayAndARevokedTokenStops) {
+  std::ofstream(dir_ + "/read") << "read-1\nread-2\n";
+  std::ofstream(dir_ + "/worker") << "worker-1\n";
+  ChildProcess& coordinator = Start(
+      {bin_ + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
+       dir_ + "/data", "--listen", address_, "--token-file", dir_ + "/token",
+       "--read-token-file", dir_ + "/read", "--worker-token-file",
+       dir_ + "/worker", "--http-listen", "127.0.0.1:0"},
+      "coordinator");
+  ASSERT_TRUE(WaitForLog("coordinator", "tokens: 1 admin, 2 read, 1 worker"));
+  std::ofstream(dir_ + "/read-token") << "read-1\n";
+  std::ofstream(dir_ + "/worker-token") << "worker-1\n";
+  std::ofstream(dir_ + "/spec.yaml")
+      << "name: roles\nkind: command\ncommand: [\"true\"]\ngrid:\n  x: [1]\n";
+  const auto as = [&](const std::string& who, const std::string& args) {
+    return CliWhenUp(args + " --token-file " + dir_ + "/" + who);
+  };
+  // A read token reads, and cannot submit, cancel or resume.
+  testing::CommandResult r = as("read-token", "status nosuch");
+  EXPECT_NE(r.err.find("no sweep 'nosuch'"), std::string::npos) << r.err;
+  for (const std::string& write :
+       {"submit " + dir_ + "/spec.yaml", std::string("cancel roles"),
+        std::string("resume roles")}) {
+    r = as("read-token", write);
+    EXPECT_NE(r.exit_code, 0) << write;
+    EXPECT_NE(r.err.find("a read token may not"), std::string::npos)
+        << write << ": " << r.err;
+  }
+  // A worker token cannot submit nor read results.
+  r = as("worker-token", "submit " + dir_ + "/spec.yaml");
+  EXPECT_NE(r.err.find("a worker token may not call SubmitSweep"),
+            std::string::npos)
+      << r.err;
+  r = as("worker-token", "results roles");
+  EXPECT_NE(r.err.find("a worker token may not"), std::string::npos) << r.err;
+  // The admin submits; a worker with the worker token runs the sweep.
+  r = as("token", "submit " + dir_ + "/spec.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StartWorker("w",
+              {"--exit-when-idle", "--token-file", dir_ + "/worker-token"});
+  ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
+  // Every refusal is counted, by role and method.
+  const int port = WaitForHttpPort();
+  ASSERT_GT(port, 0);
+  const std::string metrics =
+      RunCommand(absl::StrCat("curl -s -H 'Authorization: Bearer read-2' "
+                              "http://127.0.0.1:",
+                              port, "/metrics"))
+          .out;
+  EXPECT_NE(metrics.find("tailsweep_auth_refused_total{method=\"SubmitSweep\","
+                         "role=\"read\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tailsweep_auth_refused_total{method=\"SubmitSweep\","
+                         "role=\"worker\"} 1"),
+            std::string::npos);
+  // read-1's line deleted, SIGHUP: it is refused; read-2 still reads.
+  std::ofstream(dir_ + "/read") << "read-2\n";
+  coordinator.Signal(SIGHUP);
+  ASSERT_TRUE(
+      WaitForLog("coordinator", "token files reloaded: 1 admin, 1 read"));
+  r = as("read-token", "status roles");
+  EXPECT_NE(r.err.find("wrong token"), std::string::npos) << r.err;
+}
+
 TEST_F(SecurityE2E, TheDefaultListenAddressIsLoopback) {
   bool loopback, other;
   Listeners(50551, &loopback, &other);
