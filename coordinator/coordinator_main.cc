@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "coordinator/backup.h"
 #include "coordinator/http_gateway.h"
 #include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
@@ -59,7 +60,30 @@ struct Flags {
   std::vector<std::string> http_trusted_proxies;
   int http_nice = HttpGatewayOptions{}.connection_nice;
   int read_lane_nice = ServiceOptions{}.read_lane_nice;
+  std::string backup_dir, restore_from;
+  double backup_every_s = 60;
+  int backup_keep = 24;
 };
+
+// --backup-* and --restore-from (backup.h).
+void DefineBackupFlags(CLI::App& app, Flags& f) {
+  app.add_option("--backup-dir", f.backup_dir,
+                 "Back the database up into DIR (another disk or file "
+                 "system) every --backup-every seconds, each checked with "
+                 "PRAGMA integrity_check; off by default");
+  app.add_option("--backup-every", f.backup_every_s,
+                 "Seconds between backups (one at start too)")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  app.add_option("--backup-keep", f.backup_keep,
+                 "Backups kept in --backup-dir (the newest)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--restore-from", f.restore_from,
+                 "Start from the newest good backup in DIR, copied to --db "
+                 "(which must not exist: a lost or damaged database's new "
+                 "path); jobs that finished after that backup run again");
+}
 
 // --notify-* and --public-url (notices.h).
 void AddNotifyFlags(CLI::App& app, Flags& f) {
@@ -153,6 +177,7 @@ void DefineFlags(CLI::App& app, Flags& f) {
       ->check(CLI::Range(1 << 16, 1 << 30))
       ->capture_default_str();
   DefineTokenFlags(app, f);
+  DefineBackupFlags(app, f);
   app.add_option("--tls-cert", f.tls_cert, "PEM certificate chain: serve TLS");
   app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
   app.add_option("--http-listen", f.http_listen,
@@ -282,6 +307,57 @@ std::string ServingNote(const Flags& f, const TokenAuth& auth) {
                           : "");
 }
 
+// --data-dir made; with --restore-from, the newest good backup becomes --db
+// (said in the log). False once an error is logged.
+bool PrepareFiles(const Flags& f) {
+  std::error_code ec;
+  std::filesystem::create_directories(f.data_dir, ec);
+  if (ec) {
+    spdlog::error("--data-dir {}: {}", f.data_dir, ec.message());
+    return false;
+  }
+  if (f.restore_from.empty()) return true;
+  absl::StatusOr<std::string> from = RestoreNewest(f.restore_from, f.db_path);
+  if (!from.ok()) {
+    spdlog::error("{}", std::string(from.status().message()));
+    return false;
+  }
+  spdlog::warn(
+      "restored {} from the backup {}; jobs that finished after it run again",
+      f.db_path, *from);
+  return true;
+}
+
+// Backs the database up (backup.h) at start, then every --backup-every
+// seconds until SIGTERM; each failure is said, and the next one tries again.
+std::thread StartBackups(const Flags& f, Clock* clock) {
+  if (f.backup_dir.empty()) return std::thread();
+  return std::thread([&f, clock] {
+    const int64_t every_ms = static_cast<int64_t>(f.backup_every_s * 1000);
+    int64_t next = clock->SteadyMs();
+    bool first = true;
+    while (!stop_requested) {
+      if (clock->SteadyMs() >= next) {
+        next = clock->SteadyMs() + every_ms;
+        absl::StatusOr<BackupResult> done = WriteBackup(
+            f.db_path, f.backup_dir, f.backup_keep, clock->WallMs());
+        if (!done.ok()) {
+          spdlog::warn("backup into {} failed: {}; next in {} s", f.backup_dir,
+                       std::string(done.status().message()), f.backup_every_s);
+        } else if (first) {
+          spdlog::info("backups: {} ({} bytes), then every {} s, {} kept",
+                       done->path, done->bytes, f.backup_every_s,
+                       f.backup_keep);
+          first = false;
+        } else {
+          spdlog::debug("backup {} ({} bytes)", done->path, done->bytes);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+}
+
 // Reads the token files again after a SIGHUP.
 void ReloadIfAsked(TokenAuth& auth) {
   if (!reload_requested.exchange(false)) return;
@@ -385,13 +461,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const std::shared_ptr<TokenAuth> auth = *std::move(loaded);
-  std::error_code ec;
-  std::filesystem::create_directories(f.data_dir, ec);
-  if (ec) {
-    spdlog::error("--data-dir {}: {}", f.data_dir.c_str(),
-                  ec.message().c_str());
-    return 2;
-  }
+  if (!PrepareFiles(f)) return 2;
   SystemClock clock;
   StoreOptions options;
   options.max_attempts = f.max_attempts;
@@ -449,8 +519,10 @@ int Main(int argc, char** argv) {
   std::signal(SIGHUP, OnReload);
   spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}), db {}",
                Version(), f.listen, port, ServingNote(f, *auth), f.db_path);
+  std::thread backups = StartBackups(f, &clock);
   ExpireLeasesUntilStopped(**store, telemetry, service.search(), notices, *auth,
                            &clock);
+  if (backups.joinable()) backups.join();
   spdlog::info("shutting down");
   gateway->reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

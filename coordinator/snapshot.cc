@@ -11,21 +11,13 @@
 namespace tailsweep {
 namespace {
 
-// `text` as an SQL string literal.
-std::string Quoted(const std::string& text) {
-  char* q = sqlite3_mprintf("%Q", text.c_str());
-  std::string out(q);
-  sqlite3_free(q);
-  return out;
-}
-
 // A fresh VACUUM INTO copy, cut down to `sweep`'s rows and left in
 // rollback-journal mode (one file, readable anywhere).
 absl::Status Prune(const std::string& path, const std::string& sweep) {
   absl::StatusOr<std::unique_ptr<sql::Db>> copy = sql::Db::Open(path);
   if (!copy.ok()) return copy.status();
   const std::string id = absl::StrCat(
-      "(SELECT sweep_id FROM sweeps WHERE name = ", Quoted(sweep), ")");
+      "(SELECT sweep_id FROM sweeps WHERE name = ", sql::Quoted(sweep), ")");
   const std::string keep =
       absl::StrCat("(SELECT job_id FROM sweep_jobs WHERE sweep_id = ", id, ")");
   std::string sql = "PRAGMA foreign_keys = OFF; BEGIN;";
@@ -35,7 +27,7 @@ absl::Status Prune(const std::string& path, const std::string& sweep) {
   }
   absl::StrAppend(&sql, "DELETE FROM jobs WHERE job_id NOT IN ", keep, ";");
   absl::StrAppend(&sql, "DELETE FROM sweep_jobs WHERE sweep_id != ", id, ";",
-                  "DELETE FROM sweeps WHERE name != ", Quoted(sweep), ";",
+                  "DELETE FROM sweeps WHERE name != ", sql::Quoted(sweep), ";",
                   "DELETE FROM lease_requests; DELETE FROM workers; COMMIT;",
                   "VACUUM; PRAGMA journal_mode = DELETE;");
   return (*copy)->Exec(sql);
@@ -71,7 +63,7 @@ absl::Status SnapshotSweep(const std::string& db_path, const std::string& sweep,
   }
   const std::string partial = out_path + ".partial";
   std::filesystem::remove(partial, ec);
-  absl::Status s = (*db)->Exec("VACUUM INTO " + Quoted(partial));
+  absl::Status s = (*db)->Exec("VACUUM INTO " + sql::Quoted(partial));
   db->reset();
   if (s.ok()) s = Prune(partial, sweep);
   if (s.ok()) {

@@ -200,4 +200,11 @@ bool Statement::IsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
+std::string Quoted(const std::string& text) {
+  char* q = sqlite3_mprintf("%Q", text.c_str());
+  std::string out(q);
+  sqlite3_free(q);
+  return out;
+}
+
 }  // namespace tailsweep::sql

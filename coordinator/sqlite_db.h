@@ -104,6 +104,10 @@ bool IsStorageFailure(const absl::Status& status);
 // True when the failure is a full disk (SQLITE_FULL).
 bool IsDiskFull(const absl::Status& status);
 
+// `text` as an SQL string literal ('it''s'), for the few statements that
+// take no bound parameter (VACUUM INTO).
+std::string Quoted(const std::string& text);
+
 }  // namespace tailsweep::sql
 
 #endif  // TAILSWEEP_COORDINATOR_SQLITE_DB_H_

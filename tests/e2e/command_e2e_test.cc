@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "process/attempt_processes.h"
 #include "tests/testing/cluster.h"
@@ -459,6 +460,47 @@ TEST_F(CommandE2E, WhatAJobLeftEndsWithItsCgroupWhereTheWorkerMayMakeOne) {
   if (root->empty()) GTEST_SKIP() << "no cgroup for attempts here: " << why;
   LeaversEndWithTheirJob("auto");
   EXPECT_TRUE(WaitForLog("w", "in a cgroup of their own under"));
+}
+
+TEST_F(CommandE2E, ADeletedDatabaseRestoredFromItsBackupLosesNoFinishedJob) {
+  // Each job logs two points and takes a moment; 8 of them, one at a time.
+  Script("steps.sh",
+         "echo '{\"step\": 1, \"loss\": 2}' >> \"$TAILSWEEP_METRICS_FILE\"\n"
+         "echo '{\"step\": 2, \"loss\": 1}' >> \"$TAILSWEEP_METRICS_FILE\"\n"
+         "sleep 0.3\n");
+  const std::string backups = dir_ + "/backups";
+  ChildProcess& coordinator = StartCoordinator(
+      {"--backup-dir", backups, "--backup-every", "1", "--backup-keep", "3"});
+  Submit(
+      "name: lost\nkind: command\ncommand: [./steps.sh]\n"
+      "grid:\n  x: [1, 2, 3, 4, 5, 6, 7, 8]\n");
+  StartWorker("w");
+  ASSERT_TRUE(
+      WaitFor("SELECT COUNT(*) >= 3 FROM jobs WHERE state = 'done'", 1));
+  // A backup taken after those three were done (a file named later).
+  const auto newest = [&] {
+    std::string last;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(backups, ec)) {
+      const std::string name = e.path().filename().string();
+      if (absl::EndsWith(name, ".db") && name > last) last = name;
+    }
+    return last;
+  };
+  const std::string before = newest();
+  ASSERT_TRUE(testing::WaitUntil([&] { return newest() > before; }));
+  coordinator.Signal(SIGKILL);
+  ASSERT_TRUE(
+      testing::WaitUntil([&] { return coordinator.Poll().has_value(); }));
+  for (const char* f : {"/db", "/db-wal", "/db-shm"}) {
+    std::filesystem::remove(dir_ + f);
+  }
+  StartCoordinator({"--restore-from", backups});
+  ASSERT_TRUE(WaitForLog("coordinator", "restored"));
+  // The worker carries on against the restored database: every job ends
+  // done, each with both of its points.
+  EXPECT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 8));
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM metrics WHERE name = 'loss'"), 16);
 }
 
 TEST_F(CommandE2E, AProgramThatCannotRunFailsWithTheReasonInJobsAndLogs) {
