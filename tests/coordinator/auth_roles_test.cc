@@ -69,6 +69,16 @@ class AuthRolesTest : public ServiceTest {
     ServiceTest::TearDown();
     std::filesystem::remove_all(files_dir_);
   }
+  // The HTTP gateway in front of the service, with the same tokens.
+  absl::StatusOr<std::unique_ptr<HttpGateway>> StartGateway() {
+    HttpGatewayOptions options;
+    options.listen = "127.0.0.1:0";
+    options.auth = auth_;
+    return HttpGateway::Start(
+        options,
+        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()),
+        [] { return std::string("# metrics\n"); });
+  }
   const std::map<std::string, std::string> kTokens = {
       {"admin", "admin-token-1"},
       {"read", "read-token-2"},
@@ -78,44 +88,30 @@ class AuthRolesTest : public ServiceTest {
 };
 
 TEST_F(AuthRolesTest, EveryMethodTakesExactlyTheRolesThatMayCallIt) {
-  int methods = 0;
-  for (const char* name :
-       {"tailsweep.v1.Coordinator", "grpc.health.v1.Health"}) {
-    const google::protobuf::ServiceDescriptor* service =
-        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
-            name);
-    ASSERT_NE(service, nullptr) << name;
-    for (int i = 0; i < service->method_count(); ++i) {
-      const google::protobuf::MethodDescriptor* m = service->method(i);
-      if (m->name() == "Watch") continue;  // not served
-      ++methods;
-      const std::string path =
-          absl::StrCat("/", service->full_name(), "/", m->name());
-      const bool streaming = m->client_streaming() || m->server_streaming();
-      for (const auto& [role, token] : kTokens) {
+  const int methods = ForEachServedMethod(
+      [&](const std::string& path, const std::string& name, bool streaming) {
         std::string answer;
-        const grpc::StatusCode code =
-            testing::RawCall(address_, path, "", &answer, streaming,
-                             "Bearer " + token)
-                .error_code();
-        if (Allowed(role, m->name())) {
-          EXPECT_NE(code, grpc::StatusCode::PERMISSION_DENIED)
-              << role << " " << path;
-          EXPECT_NE(code, grpc::StatusCode::UNAUTHENTICATED)
-              << role << " " << path;
-        } else {
-          EXPECT_EQ(code, grpc::StatusCode::PERMISSION_DENIED)
-              << role << " " << path;
+        for (const auto& [role, token] : kTokens) {
+          const grpc::StatusCode code =
+              testing::RawCall(address_, path, "", &answer, streaming,
+                               "Bearer " + token)
+                  .error_code();
+          if (Allowed(role, name)) {
+            EXPECT_NE(code, grpc::StatusCode::PERMISSION_DENIED)
+                << role << " " << path;
+            EXPECT_NE(code, grpc::StatusCode::UNAUTHENTICATED)
+                << role << " " << path;
+          } else {
+            EXPECT_EQ(code, grpc::StatusCode::PERMISSION_DENIED)
+                << role << " " << path;
+          }
         }
-      }
-      std::string answer;
-      EXPECT_EQ(testing::RawCall(address_, path, "", &answer, streaming,
-                                 "Bearer read-token-3")
-                    .error_code(),
-                grpc::StatusCode::UNAUTHENTICATED)
-          << path;
-    }
-  }
+        EXPECT_EQ(testing::RawCall(address_, path, "", &answer, streaming,
+                                   "Bearer read-token-3")
+                      .error_code(),
+                  grpc::StatusCode::UNAUTHENTICATED)
+            << path;
+      });
   EXPECT_EQ(methods, 29);  // 28 Coordinator calls and Health.Check
 }
 
@@ -178,13 +174,7 @@ TEST(TokenFilesTest, BadFilesAreRefusedSayingWhy) {
 // Every HTTP route (and the pages and /metrics) with each role: 403 exactly
 // where the role may not; never 401 for a good token.
 TEST_F(AuthRolesTest, EveryHttpRouteTakesExactlyTheRolesThatMayUseIt) {
-  HttpGatewayOptions options;
-  options.listen = "127.0.0.1:0";
-  options.auth = auth_;
-  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway = HttpGateway::Start(
-      options,
-      grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()),
-      [] { return std::string("# metrics\n"); });
+  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway = StartGateway();
   ASSERT_TRUE(gateway.ok()) << gateway.status();
   httplib::Client http("127.0.0.1", (*gateway)->port());
   struct Route {
@@ -226,13 +216,7 @@ TEST_F(AuthRolesTest, EveryHttpRouteTakesExactlyTheRolesThatMayUseIt) {
 }
 
 TEST_F(AuthRolesTest, ABrowserSignsInWithAFormAndTheTokenStaysOutOfTheUrl) {
-  HttpGatewayOptions options;
-  options.listen = "127.0.0.1:0";
-  options.auth = auth_;
-  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway = HttpGateway::Start(
-      options,
-      grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()),
-      [] { return std::string(); });
+  absl::StatusOr<std::unique_ptr<HttpGateway>> gateway = StartGateway();
   ASSERT_TRUE(gateway.ok()) << gateway.status();
   httplib::Client http("127.0.0.1", (*gateway)->port());
   const httplib::Result form = http.Get("/");

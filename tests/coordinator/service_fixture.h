@@ -4,14 +4,17 @@
 // The Coordinator service on a loopback port over a fresh store, with a
 // stub to call it: the fixture of the service tests.
 
+#include <google/protobuf/descriptor.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/service.h"
 #include "tests/testing/run_command.h"
 
@@ -104,6 +107,30 @@ class ServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };
+
+// Calls `fn(path, name, streaming)` for every method the coordinator serves
+// (its own and Health.Check: Watch is not served); returns how many.
+inline int ForEachServedMethod(
+    const std::function<void(const std::string& path, const std::string& name,
+                             bool streaming)>& fn) {
+  int methods = 0;
+  for (const char* name :
+       {"tailsweep.v1.Coordinator", "grpc.health.v1.Health"}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            name);
+    EXPECT_NE(service, nullptr) << name;
+    if (service == nullptr) continue;
+    for (int i = 0; i < service->method_count(); ++i) {
+      const google::protobuf::MethodDescriptor* m = service->method(i);
+      if (m->name() == "Watch") continue;
+      ++methods;
+      fn(absl::StrCat("/", service->full_name(), "/", m->name()), m->name(),
+         m->client_streaming() || m->server_streaming());
+    }
+  }
+  return methods;
+}
 
 }  // namespace tailsweep
 

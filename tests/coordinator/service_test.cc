@@ -521,36 +521,23 @@ class TokenServiceTest : public ServiceTest {
 };
 
 TEST_F(TokenServiceTest, EveryMethodOfEveryServiceAsksForTheToken) {
-  int methods = 0;
-  for (const char* name :
-       {"tailsweep.v1.Coordinator", "grpc.health.v1.Health"}) {
-    const google::protobuf::ServiceDescriptor* service =
-        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
-            name);
-    ASSERT_NE(service, nullptr) << name;
-    for (int i = 0; i < service->method_count(); ++i) {
-      const google::protobuf::MethodDescriptor* m = service->method(i);
-      if (m->name() == "Watch") continue;  // not served
-      ++methods;
-      const std::string path =
-          absl::StrCat("/", service->full_name(), "/", m->name());
-      const bool streaming = m->client_streaming() || m->server_streaming();
-      std::string answer;
-      for (const char* wrong :
-           {"", "Bearer wrong", "Bearer s3cret-tokenX", "s3cret-token"}) {
-        EXPECT_EQ(
-            testing::RawCall(address_, path, "", &answer, streaming, wrong)
-                .error_code(),
-            grpc::StatusCode::UNAUTHENTICATED)
-            << path << " with '" << wrong << "'";
-      }
-      EXPECT_NE(testing::RawCall(address_, path, "", &answer, streaming,
-                                 "Bearer s3cret-token")
-                    .error_code(),
-                grpc::StatusCode::UNAUTHENTICATED)
-          << path;
-    }
-  }
+  const int methods = ForEachServedMethod(
+      [&](const std::string& path, const std::string&, bool streaming) {
+        std::string answer;
+        for (const char* wrong :
+             {"", "Bearer wrong", "Bearer s3cret-tokenX", "s3cret-token"}) {
+          EXPECT_EQ(
+              testing::RawCall(address_, path, "", &answer, streaming, wrong)
+                  .error_code(),
+              grpc::StatusCode::UNAUTHENTICATED)
+              << path << " with '" << wrong << "'";
+        }
+        EXPECT_NE(testing::RawCall(address_, path, "", &answer, streaming,
+                                   "Bearer s3cret-token")
+                      .error_code(),
+                  grpc::StatusCode::UNAUTHENTICATED)
+            << path;
+      });
   EXPECT_EQ(methods, 29);  // 28 Coordinator calls and Health.Check
 }
 
