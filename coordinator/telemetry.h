@@ -23,6 +23,7 @@
 //   tailsweep_build_info{version}                 1
 //   tailsweep_http_refused_total{reason}          HTTP requests refused:
 //                                                 unauthenticated,
+//                                                 forbidden (role),
 //                                                 rate_limited, too_large
 //   tailsweep_auth_refused_total{role, method}    calls refused for their
 //                                                 token: role "none" when
