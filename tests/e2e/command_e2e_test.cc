@@ -49,18 +49,23 @@ class CommandE2E : public ::testing::Test, public testing::Cluster {
   // and a double-forked one: the job is done only once both have ended, found
   // by `cgroup` (the worker's --cgroup).
   void LeaversEndWithTheirJob(const std::string& cgroup) {
+    // Sleeps of their own per variant: the two variants may run at once.
+    const std::string lone = cgroup == "off" ? "4324.5" : "4328.5";
+    const std::string orphan = cgroup == "off" ? "4325.5" : "4329.5";
     Script("leaver.sh",
-           "setsid sh -c 'trap \"\" TERM; exec sleep 4324.5' "
-           "</dev/null >/dev/null 2>&1 &\n"
-           "sh -c 'sleep 4325.5 &' </dev/null >/dev/null 2>&1\n"
-           "exit 0\n");
+           absl::StrCat("setsid sh -c 'trap \"\" TERM; exec sleep ", lone,
+                        "' </dev/null >/dev/null 2>&1 &\n"
+                        "sh -c 'sleep ",
+                        orphan,
+                        " &' </dev/null >/dev/null 2>&1\n"
+                        "exit 0\n"));
     StartCoordinator();
     Submit(Spec("leaver", "[./leaver.sh]"));
     StartWorker("w", {"--exit-when-idle", "--cgroup", cgroup});
     ASSERT_TRUE(WaitFor("SELECT COUNT(*) FROM jobs WHERE state = 'done'", 1));
     // Not a moment later: the job was not done while they ran.
-    EXPECT_EQ(ProcessesMentioning("sleep 4324.5"), 0);
-    EXPECT_EQ(ProcessesMentioning("sleep 4325.5"), 0);
+    EXPECT_EQ(ProcessesMentioning("sleep " + lone), 0);
+    EXPECT_EQ(ProcessesMentioning("sleep " + orphan), 0);
   }
   int64_t JobCount(const std::string& state) {
     return Query("SELECT COUNT(*) FROM jobs WHERE state = '" + state + "'");
