@@ -61,7 +61,7 @@ struct Flags {
   int http_nice = HttpGatewayOptions{}.connection_nice;
   int read_lane_nice = ServiceOptions{}.read_lane_nice;
   std::string backup_dir, restore_from;
-  double backup_every_s = 60;
+  double backup_every_s = 60, restore_hold_s = 30;
   int backup_keep = 24;
 };
 
@@ -78,6 +78,12 @@ void DefineBackupFlags(CLI::App& app, Flags& f) {
   app.add_option("--backup-keep", f.backup_keep,
                  "Backups kept in --backup-dir (the newest)")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--restore-hold", f.restore_hold_s,
+                 "After --restore-from, seconds in which no job is leased, so "
+                 "that every worker's next heartbeat stops what the backup "
+                 "does not know (at least your workers' --lease-ms / 3)")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--restore-from", f.restore_from,
                  "Start from the newest good backup in DIR, copied to --db "
@@ -323,8 +329,9 @@ bool PrepareFiles(const Flags& f) {
     return false;
   }
   spdlog::warn(
-      "restored {} from the backup {}; jobs that finished after it run again",
-      f.db_path, *from);
+      "restored {} from the backup {}; jobs that finished after it run again, "
+      "none leased for {} s (--restore-hold)",
+      f.db_path, *from, f.restore_hold_s);
   return true;
 }
 
@@ -466,6 +473,10 @@ int Main(int argc, char** argv) {
   StoreOptions options;
   options.max_attempts = f.max_attempts;
   options.lease_grace_ms = f.lease_grace_ms;
+  if (!f.restore_from.empty()) {
+    options.hold_leases_until_steady_ms =
+        clock.SteadyMs() + static_cast<int64_t>(f.restore_hold_s * 1000);
+  }
   absl::StatusOr<std::unique_ptr<Store>> store =
       Store::Open(f.db_path, &clock, options);
   if (!store.ok()) {

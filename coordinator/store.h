@@ -54,6 +54,11 @@ struct StoreOptions {
   // clock ran the lease out (it stops its job then, worker.h) has stopped
   // it before anyone else can lease the job.
   int64_t lease_grace_ms = 5000;
+  // No job is leased before this steady time (ms; 0: no hold). After a
+  // restore from a backup: a worker still running a job the backup does not
+  // know of hears so at its next heartbeat and stops it before the job can
+  // be leased again, so no job runs twice at once.
+  int64_t hold_leases_until_steady_ms = 0;
   // The SQLite VFS to open the file with (tests inject storage faults);
   // empty: the default.
   std::string vfs;

@@ -59,6 +59,8 @@ absl::StatusOr<bool> LeasesOfRequest(sql::Db& db, const std::string& worker,
   return seen->Step();
 }
 
+bool IsCpu(const std::string& device) { return device == "cpu"; }
+
 // Whether a worker's devices hold a GPU ("cuda:N").
 bool HasGpu(const std::vector<std::string>& devices) {
   return std::any_of(devices.begin(), devices.end(), [](const std::string& d) {
@@ -355,21 +357,20 @@ absl::StatusOr<std::vector<Lease>> Store::LeaseJobs(
   const ChangesJobs changes{&generation_};
   const int64_t now = clock_->WallMs();
   const int64_t steady = clock_->SteadyMs();
-  const bool cpu_only =
-      !devices.empty() &&
-      std::all_of(devices.begin(), devices.end(),
-                  [](const std::string& d) { return d == "cpu"; });
   const bool has_gpu = HasGpu(devices);
+  const bool cpu_only = !devices.empty() && !has_gpu &&
+                        std::all_of(devices.begin(), devices.end(), IsCpu);
   if (!devices.empty()) {
     absl::MutexLock lock(&lease_mu_);
     worker_devices_[worker] = {absl::StrJoin(devices, ","), now};
   }
   // An idle worker's poll writes nothing: with nothing queued and no
   // earlier call to answer again, the answer is empty, and when it was
-  // last seen waits in memory for the next flush (ExpireLeases).
+  // last seen waits in memory for the next flush (ExpireLeases). So does
+  // every poll while leasing is held (a restore).
   absl::StatusOr<bool> may = MayLease(worker, request_id, now);
   if (!may.ok()) return may.status();
-  if (!*may) {
+  if (!*may || steady < options_.hold_leases_until_steady_ms) {
     absl::MutexLock lock(&lease_mu_);
     idle_seen_[worker] = now;
     return std::vector<Lease>{};

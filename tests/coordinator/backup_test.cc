@@ -87,5 +87,19 @@ TEST_F(BackupTest, TheNewestKAreKeptAndADamagedNewestIsPassedOver) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(BackupTest, AfterARestoreNothingIsLeasedUntilTheHoldIsOver) {
+  TS_ASSERT_OK(store_->SubmitSweep(spec_, jobs_));
+  store_.reset();
+  StoreOptions options;
+  options.hold_leases_until_steady_ms = clock_.SteadyMs() + 30000;
+  TS_ASSERT_OK_AND_ASSIGN(store_, Store::Open(Db(), &clock_, options));
+  TS_ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
+                          store_->LeaseJobs("w", 4, 1000));
+  EXPECT_TRUE(held.empty());
+  clock_.Advance(30000);
+  TS_ASSERT_OK_AND_ASSIGN(held, store_->LeaseJobs("w", 4, 1000));
+  EXPECT_EQ(held.size(), 4u);
+}
+
 }  // namespace
 }  // namespace tailsweep

@@ -500,7 +500,7 @@ TEST_F(CommandE2E, ADeletedDatabaseRestoredFromItsBackupLosesNoFinishedJob) {
   for (const char* f : {"/db", "/db-wal", "/db-shm"}) {
     std::filesystem::remove(dir_ + f);
   }
-  StartCoordinator({"--restore-from", backups});
+  StartCoordinator({"--restore-from", backups, "--restore-hold", "1"});
   ASSERT_TRUE(WaitForLog("coordinator", "restored"));
   // The worker carries on against the restored database: every job ends
   // done, each with both of its points.
