@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "process/child_process.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/wait.h"
 
 namespace tailsweep {
 namespace {
@@ -65,13 +66,14 @@ class AttemptProcessesTest : public ::testing::Test {
     std::optional<int> code;
     // The child exits at once; Poll says so only once both leftovers
     // are gone (the setsid one after its SIGTERM grace).
-    while (!(code = child->Poll())) usleep(10000);
-    EXPECT_EQ(*code, 0);
+    EXPECT_TRUE(
+        testing::WaitUntil([&] { return (code = child->Poll()).has_value(); }));
+    EXPECT_EQ(code, 0);
     return {setsid_pid, double_pid};
   }
   pid_t WaitForPid(const std::string& name) {
     const std::string path = dir_ + "/" + name;
-    while (ReadPid(path) == 0) usleep(10000);
+    EXPECT_TRUE(testing::WaitUntil([&] { return ReadPid(path) != 0; })) << path;
     return ReadPid(path);
   }
   std::string dir_;
@@ -115,7 +117,8 @@ TEST_F(AttemptProcessesTest, SigkillEndsTheWholeGroupAtOnce) {
   const pid_t double_pid = WaitForPid("double.pid");
   child->Signal(SIGKILL);
   std::optional<int> code;
-  while (!(code = child->Poll())) usleep(10000);
+  ASSERT_TRUE(
+      testing::WaitUntil([&] { return (code = child->Poll()).has_value(); }));
   EXPECT_EQ(*code, 128 + SIGKILL);
   EXPECT_TRUE(Gone(setsid_pid));
   EXPECT_TRUE(Gone(double_pid));
@@ -131,10 +134,13 @@ TEST_F(AttemptProcessesTest, WhatAGoneWorkersAttemptLeftIsEndedByTheNext) {
       ChildProcess::Start({"/bin/sh", "-c", "trap '' TERM; exec sleep 4326.5"},
                           {absl::StrCat(kAttemptEnv, "=", marker)}, "", "");
   ASSERT_TRUE(stray.ok());
-  while (GroupProcesses({marker, ""}).empty()) usleep(10000);
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    return !GroupProcesses({marker, ""}).empty();
+  }));
   EXPECT_GE(EndStaleAttempts(""), 1);
   std::optional<int> code;
-  while (!(code = stray->Poll())) usleep(10000);
+  ASSERT_TRUE(
+      testing::WaitUntil([&] { return (code = stray->Poll()).has_value(); }));
   EXPECT_EQ(*code, 128 + SIGKILL);
 }
 
