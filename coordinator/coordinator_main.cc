@@ -31,7 +31,9 @@
 #include "coordinator/lease_expiry.h"
 #include "coordinator/service.h"
 #include "coordinator/serving_process.h"
+#include "core/schema/job_protocol.h"
 #include "core/schema/logging.h"
+#include "core/schema/run_outputs.h"
 #include "core/schema/version.h"
 #include "proto/client_channel.h"
 
@@ -42,6 +44,15 @@ std::atomic<bool> stop_requested{false};
 void OnSignal(int) { stop_requested = true; }
 std::atomic<bool> reload_requested{false};
 void OnReload(int) { reload_requested = true; }
+
+// The smallest --max-message-bytes: the largest request a worker sends
+// within the protocol's own limits (a result of kMaxResultFileBytes with its
+// stderr tail and notes; chunks and metrics batches are smaller) fits, so a
+// job the worker let through is never refused for its size.
+constexpr int kMinMessageBytes = 2 << 20;
+static_assert(kMinMessageBytes >= kMaxResultFileBytes +
+                                      kMaxNotKeptNotes * kMaxNotKeptBytes +
+                                      (64 << 10));
 
 // What the command line says.
 struct Flags {
@@ -179,8 +190,10 @@ void DefineFlags(CLI::App& app, Flags& f) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--max-message-bytes", f.max_message_bytes,
-                 "Largest request accepted (RESOURCE_EXHAUSTED above)")
-      ->check(CLI::Range(1 << 16, 1 << 30))
+                 "Largest request accepted (RESOURCE_EXHAUSTED above); at "
+                 "least 2 MiB, the largest a worker sends (a 1 MiB result "
+                 "and its notes)")
+      ->check(CLI::Range(kMinMessageBytes, 1 << 30))
       ->capture_default_str();
   DefineTokenFlags(app, f);
   DefineBackupFlags(app, f);

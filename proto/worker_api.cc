@@ -38,6 +38,11 @@ bool LeaseGone(const absl::Status& s) {
          absl::IsCancelled(s) || absl::IsNotFound(s);
 }
 
+bool Refused(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsOutOfRange(s) ||
+         absl::IsResourceExhausted(s);
+}
+
 void TransferCancel::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;

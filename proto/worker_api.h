@@ -40,6 +40,11 @@ bool Unreachable(const absl::Status& status);
 // The lease is gone: stop the job, report nothing. (CANCELLED here is only
 // ever the coordinator's: the transport's answers UNAVAILABLE.)
 bool LeaseGone(const absl::Status& status);
+// The coordinator refuses the request itself, and would refuse it again
+// (INVALID_ARGUMENT, OUT_OF_RANGE, RESOURCE_EXHAUSTED: a field out of its
+// bounds, a message over --max-message-bytes): a failure of the job's
+// report, not of the link; repeating the same call cannot help.
+bool Refused(const absl::Status& status);
 
 // Cancels one checkpoint transfer from another thread, whether it is in
 // flight or not started yet: it then answers CANCELLED. Thread-safe.

@@ -209,6 +209,9 @@ class Worker {
     bool outputs_pending = false;
     // What that upload left out, and why: the report carries them.
     std::vector<std::string> not_kept;
+    // Its report was refused by the coordinator (Refused): the next one
+    // carries only what is required (no stderr tail, no not_kept).
+    bool bare_report = false;
     // `checkpoints: {keep: best | all}`: the metric's values by step since
     // the last checkpoint sent (and the one at or before it), and the
     // best value sent to be kept this attempt.

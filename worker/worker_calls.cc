@@ -239,7 +239,12 @@ void Worker::Uploaded(Job& job, const Transfer& t) {
 void Worker::Report(Job& job, Action::Kind kind) {
   // A child's stderr may hold any bytes, and a tail may start mid-character:
   // text fields must be UTF-8, or the whole call would not parse.
-  std::string tail = ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
+  std::string tail =
+      job.bare_report
+          ? ""
+          : ValidUtf8(files_->StderrTail(job.dir, kStderrTailBytes));
+  const std::vector<std::string> not_kept =
+      job.bare_report ? std::vector<std::string>{} : job.not_kept;
   const int64_t skipped = job.relay->skipped_lines();
   if (skipped > 0) {
     // Said in the job's log, where its author looks.
@@ -269,7 +274,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
       job.finished.permanent = true;
       return Report(job, Action::Kind::kFail);
     }
-    status = client_.CompleteJob(job.lease, result, tail, job.not_kept);
+    status = client_.CompleteJob(job.lease, result, tail, not_kept);
     if (status.ok()) ++completed_;
   } else if (kind == Action::Kind::kFail) {
     what = "fail";
@@ -280,7 +285,7 @@ void Worker::Report(Job& job, Action::Kind kind) {
           tail.substr(tail.size() -
                       std::min<size_t>(tail.size(), kErrorStderrBytes)));
     }
-    status = client_.FailJob(job.lease, ValidUtf8(error), tail, job.not_kept,
+    status = client_.FailJob(job.lease, ValidUtf8(error), tail, not_kept,
                              job.finished.permanent);
     if (status.ok()) ++failed_;
   } else {
@@ -291,9 +296,29 @@ void Worker::Report(Job& job, Action::Kind kind) {
         : !job.give_back_reason.empty() ? job.give_back_reason
         : stop_reason_.empty()          ? "preempted (SIGTERM)"
                                         : stop_reason_,
-        job.not_kept);
+        not_kept);
   }
   if (Unreachable(status)) return;  // again next round
+  if (Refused(status) && kind == Action::Kind::kComplete) {
+    // The same completion would be refused again (a limit of this
+    // coordinator's the worker could not see): the job fails now, with why,
+    // rather than leaving its lease to run out and be retried.
+    spdlog::error("{}: complete refused: {}", job.tag,
+                  std::string(status.message()));
+    job.finished.outcome = JobOutcome::kFailed;
+    job.finished.error = absl::StrCat(
+        "the coordinator refused the job's result: ", status.message());
+    job.finished.permanent = true;
+    return Report(job, Action::Kind::kFail);
+  }
+  if (Refused(status) && !job.bare_report) {
+    spdlog::error(
+        "{}: {} refused ({}); sending it again without its stderr "
+        "tail and notes",
+        job.tag, what, std::string(status.message()));
+    job.bare_report = true;
+    return Report(job, kind);
+  }
   if (LeaseGone(status)) return Fence(job, what, status);
   if (!status.ok()) {
     spdlog::error("{}: {}: {}", job.tag, what, std::string(status.message()));

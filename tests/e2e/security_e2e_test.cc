@@ -51,7 +51,7 @@ TEST_F(SecurityE2E, TlsAndTokenGuardEveryCallAndAWorkerStillFinishesASweep) {
   Start({bin_ + "/tailsweep-coordinator", "--db", dir_ + "/db", "--data-dir",
          dir_ + "/data", "--listen", address_, "--tls-cert", dir_ + "/cert.pem",
          "--tls-key", dir_ + "/key.pem", "--token-file", dir_ + "/token",
-         "--max-message-bytes", "65536", "--http-listen", "127.0.0.1:0"},
+         "--max-message-bytes", "2097152", "--http-listen", "127.0.0.1:0"},
         "coordinator");
   const std::string tls = " --tls-ca " + dir_ + "/cert.pem";
   const std::string good = tls + " --token-file " + dir_ + "/token";
@@ -105,7 +105,7 @@ fixed:
   reference_trials: 4
 )";
   std::ofstream(dir_ + "/big.yaml")
-      << spec << "# " << std::string(100000, 'x') << "\n";
+      << spec << "# " << std::string(3000000, 'x') << "\n";
   r = Cli("submit " + dir_ + "/big.yaml" + good);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("larger than max"), std::string::npos) << r.err;

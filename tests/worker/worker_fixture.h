@@ -51,6 +51,8 @@ inline const char* CodeName(grpc::StatusCode code) {
       return "UNAVAILABLE";
     case grpc::StatusCode::INVALID_ARGUMENT:
       return "INVALID_ARGUMENT";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
     default:
       return "OTHER";
   }

@@ -206,6 +206,43 @@ TEST_F(WorkerTest, CrashingJobIsFailedWithItsStderrTail) {
                      "fake: CUDA error: out of memory\n"}));
 }
 
+// A completion the coordinator refuses itself (a limit the worker cannot
+// see, e.g. --max-message-bytes) would be refused again: the job fails at
+// once, for good, with the coordinator's reason; no lease is left to run out.
+TEST_F(WorkerTest, ARefusedCompletionFailsTheJobForGoodWithTheReason) {
+  Offer({{Lease("a", 1, {{"steps", "2"}, {"checkpoint_every", "0"}})}});
+  int reports = 0;
+  answer_report_ = [&] {
+    return ++reports == 1 ? Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                   "message larger than max")
+                          : Status::OK;
+  };
+  RunWorker();
+  EXPECT_EQ(calls_.at(calls_.size() - 2), "CompleteJob: RESOURCE_EXHAUSTED");
+  EXPECT_EQ(calls_.back(), "FailJob");
+  EXPECT_TRUE(failed_.permanent());
+  EXPECT_EQ(failed_.error(),
+            "the coordinator refused the job's result: message larger than "
+            "max");
+}
+
+// A failure report refused by the coordinator goes again without what is
+// optional (its stderr tail), once.
+TEST_F(WorkerTest, ARefusedFailureIsSentAgainBare) {
+  Offer({{Lease("a", 1, {{"fake", "crash"}})}});
+  int reports = 0;
+  answer_report_ = [&] {
+    return ++reports == 1 ? Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   "stderr_tail too long")
+                          : Status::OK;
+  };
+  RunWorker();
+  EXPECT_EQ(calls_.at(calls_.size() - 2), "FailJob: INVALID_ARGUMENT");
+  EXPECT_EQ(calls_.back(), "FailJob");
+  EXPECT_EQ(failed_.stderr_tail(), "");
+  EXPECT_FALSE(failed_.error().empty());
+}
+
 // A job that fails while the work directory's disk is full is the disk's
 // fault, not the job's: it goes back uncounted with the reason, nothing is
 // leased until the disk has room, and then leasing resumes.
@@ -248,7 +285,8 @@ TEST_F(WorkerTest, ABatchTooLargeForTheCoordinatorIsSentInHalves) {
   EXPECT_EQ(
       calls_,
       (Strings{"LeaseJobs -> a", "DownloadCheckpoint job=a: NOT_FOUND",
-               "start a", "ReportMetrics seq=1 points=18 steps=1-2: OTHER",
+               "start a",
+               "ReportMetrics seq=1 points=18 steps=1-2: RESOURCE_EXHAUSTED",
                "LeaseJobs -> none", "ReportMetrics seq=1 points=9 steps=1",
                "ReportMetrics seq=1 points=9 steps=2",
                "ReportMetrics seq=2 points=6 steps=2", "CompleteJob"}));
