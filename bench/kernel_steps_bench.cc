@@ -32,6 +32,7 @@
 #include "core/energy_distance.h"
 #include "core/model.h"
 #include "core/sampling.h"
+#include "core/schema/blas_core.h"
 #include "core/threads.h"
 
 namespace tailsweep {
@@ -132,4 +133,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tailsweep
 
-int main(int argc, char** argv) { return tailsweep::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Before anything computes: the machine's own matrix kernels.
+  tailsweep::CorrectBlasCoreOrReexec(argv);
+  return tailsweep::Main(argc, argv);
+}

@@ -28,6 +28,7 @@
 #include "core/model.h"
 #include "core/number_text.h"
 #include "core/sampling.h"
+#include "core/schema/blas_core.h"
 #include "core/threads.h"
 
 namespace tailsweep {
@@ -155,4 +156,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tailsweep
 
-int main(int argc, char** argv) { return tailsweep::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Before anything computes: the machine's own matrix kernels.
+  tailsweep::CorrectBlasCoreOrReexec(argv);
+  return tailsweep::Main(argc, argv);
+}

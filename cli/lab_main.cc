@@ -17,6 +17,7 @@
 
 #include "cli/command.h"
 #include "cli/render.h"
+#include "core/schema/blas_core.h"
 #include "core/schema/version.h"
 #include "core/threads.h"
 
@@ -89,4 +90,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tailsweep::cli
 
-int main(int argc, char** argv) { return tailsweep::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Before anything computes: the machine's own matrix kernels.
+  tailsweep::CorrectBlasCoreOrReexec(argv);
+  return tailsweep::cli::Main(argc, argv);
+}

@@ -36,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/schema/blas_core.h"
 #include "core/schema/clock.h"
 #include "core/schema/logging.h"
 #include "core/schema/version.h"
@@ -432,6 +433,12 @@ int Main(int argc, char** argv) {
   } else {
     spdlog::info("each job's processes run in a cgroup of their own under {}",
                  *cgroup_root);
+  }
+  if (const std::string core = CorrectBlasCoreForChildren(); !core.empty()) {
+    spdlog::info(
+        "OpenBLAS does not know this CPU and would run its pre-AVX2 kernels: "
+        "jobs run with OPENBLAS_CORETYPE={} (set it to choose another)",
+        core);
   }
   if (const int stale = EndStaleAttempts(*cgroup_root); stale > 0) {
     spdlog::warn(

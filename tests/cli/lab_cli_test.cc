@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "core/number_text.h"
 #include "core/point_csv.h"
+#include "core/schema/blas_core.h"
 #include "tests/testing/run_command.h"
 
 namespace tailsweep {
@@ -40,6 +41,28 @@ TEST(LabCli, HelpOnEveryCommand) {
     EXPECT_EQ(r.exit_code, 0) << sub << r.err;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
   }
+}
+
+// The lab computes with the machine's own matrix kernels: where OpenBLAS
+// does not know the CPU and falls back to its pre-AVX2 ones, the lab
+// restarts itself with OPENBLAS_CORETYPE set (core/schema/blas_core.h).
+// OpenBLAS says which kernels it loaded with OPENBLAS_VERBOSE=2 ("Core:
+// NAME"); the last such line is the process that ran.
+TEST(LabCli, RunsOnTheMachinesOwnMatrixKernels) {
+  const CommandResult r =
+      RunCommand("env -u OPENBLAS_CORETYPE OPENBLAS_VERBOSE=2 " +
+                 std::string(TAILSWEEP_LAB_BIN) + " --help");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = r.out + r.err;
+  const size_t last = text.rfind("Core: ");
+  if (last == std::string::npos) GTEST_SKIP() << "no OpenBLAS here";
+  const std::string core =
+      text.substr(last + 6, text.find('\n', last) - last - 6);
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    GTEST_SKIP() << "a CPU without AVX2: " << core;
+  }
+  EXPECT_EQ(BlasCoreFor(core, true, true), "") << core << " kernels ran";
 }
 
 TEST(LabCli, SamplePrintsOneFullPrecisionNumberPerLineReproducibly) {
