@@ -1,0 +1,59 @@
+"""reports/rules_table.py: its statistics and its tables from a results CSV."""
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import rules_table  # noqa: E402
+
+
+def test_fisher_matches_the_hypergeometric_by_hand():
+    # 2/3 against 0/3: tables with 2 collapsed in all have probabilities
+    # 0.2 (2, 0), 0.6 (1, 1), 0.2 (0, 2); two-sided p = 0.2 + 0.2.
+    assert abs(rules_table.fisher(2, 3, 0, 3) - 0.4) < 1e-12
+    assert rules_table.fisher(3, 8, 3, 8) == 1.0
+    # 8/8 against 0/8: 2 / C(16, 8).
+    assert abs(rules_table.fisher(8, 8, 0, 8) - 2 / 12870) < 1e-15
+
+
+def test_each_rule_is_counted_from_the_results_onsets(tmp_path):
+    rows = [
+        ("softmax", {"any_step": 40, "logged_step": 60, "logged_3": 100,
+                     "final_eval": 1000}, 20.0, 1e6),
+        ("softmax", {"any_step": 33, "logged_step": None, "logged_3": None,
+                     "final_eval": None}, 5.0, 3.0),
+        ("log", {"any_step": None, "logged_step": None, "logged_3": None,
+                 "final_eval": None}, 2.0, 1.5),
+    ]
+    csv = tmp_path / "R.csv"
+    with open(csv, "w") as f:
+        f.write("params_operator,params_kernel,collapse_onsets,ratio_median,"
+                "hill_stat\n")
+        for kernel, onsets, ratio, hill in rows:
+            text = json.dumps(onsets).replace('"', '""')
+            f.write(f'sheared_swap,{kernel},"{text}",{ratio},{hill}\n')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rules_table.main([str(csv)])
+    lines = out.getvalue().splitlines()
+    softmax = next(l for l in lines if l.startswith("| sheared_swap | softmax"))
+    cells = [c.strip() for c in softmax.split("|")]
+    assert cells[3] == "2"                       # n
+    assert cells[4].startswith("2/2")            # any_step
+    assert cells[5].startswith("1/2")            # logged_step
+    assert cells[6].startswith("1/2")            # logged_3
+    assert cells[7].startswith("1/2")            # final_eval
+    assert cells[8] == "12.5 (5-20)"             # final ratios
+    pair = next(l for l in lines if "softmax vs log" in l)
+    # any_step, 2/2 against 0/1: tables (2, 0) 1/3 and (1, 1) 2/3; p = 1/3.
+    assert pair.split("|")[3].strip() == "0.333"
+
+
+def test_no_file_prints_its_usage():
+    r = subprocess.run([sys.executable, str(Path(__file__).parent /
+                                            "rules_table.py")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "Collapse under each" in r.stderr
