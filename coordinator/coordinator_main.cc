@@ -350,27 +350,35 @@ bool PrepareFiles(const Flags& f) {
 
 // Backs the database up (backup.h) at start, then every --backup-every
 // seconds until SIGTERM; each failure is said, and the next one tries again.
-std::thread StartBackups(const Flags& f, Clock* clock) {
+std::thread StartBackups(const Flags& f, Clock* clock, Telemetry* telemetry) {
   if (f.backup_dir.empty()) return std::thread();
-  return std::thread([&f, clock] {
+  return std::thread([&f, clock, telemetry] {
     const int64_t every_ms = static_cast<int64_t>(f.backup_every_s * 1000);
     int64_t next = clock->SteadyMs();
     bool first = true;
     while (!stop_requested) {
       if (clock->SteadyMs() >= next) {
-        next = clock->SteadyMs() + every_ms;
-        absl::StatusOr<BackupResult> done = WriteBackup(
-            f.db_path, f.backup_dir, f.backup_keep, clock->WallMs());
+        const int64_t started = clock->SteadyMs();
+        next = started + every_ms;
+        const int64_t wall_ms = clock->WallMs();
+        absl::StatusOr<BackupResult> done =
+            WriteBackup(f.db_path, f.backup_dir, f.backup_keep, wall_ms);
+        const double seconds =
+            static_cast<double>(clock->SteadyMs() - started) / 1000;
+        telemetry->Backup(done.ok(), wall_ms, done.ok() ? done->bytes : 0,
+                          seconds);
         if (!done.ok()) {
           spdlog::warn("backup into {} failed: {}; next in {} s", f.backup_dir,
                        std::string(done.status().message()), f.backup_every_s);
         } else if (first) {
-          spdlog::info("backups: {} ({} bytes), then every {} s, {} kept",
-                       done->path, done->bytes, f.backup_every_s,
-                       f.backup_keep);
+          spdlog::info(
+              "backups: {} ({} bytes, {:.2f} s), then every {} s, {} kept",
+              done->path, done->bytes, seconds, f.backup_every_s,
+              f.backup_keep);
           first = false;
         } else {
-          spdlog::debug("backup {} ({} bytes)", done->path, done->bytes);
+          spdlog::debug("backup {} ({} bytes, {:.2f} s)", done->path,
+                        done->bytes, seconds);
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -543,7 +551,7 @@ int Main(int argc, char** argv) {
   std::signal(SIGHUP, OnReload);
   spdlog::info("tailsweep-coordinator {} serving on {} (port {}{}), db {}",
                Version(), f.listen, port, ServingNote(f, *auth), f.db_path);
-  std::thread backups = StartBackups(f, &clock);
+  std::thread backups = StartBackups(f, &clock, &telemetry);
   ExpireLeasesUntilStopped(**store, telemetry, service.search(), notices, *auth,
                            &clock);
   if (backups.joinable()) backups.join();

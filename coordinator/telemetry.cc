@@ -117,6 +117,11 @@ struct Telemetry::Families {
   prometheus::Family<prometheus::Counter>* http_refused;
   prometheus::Family<prometheus::Counter>* auth_refused;
   prometheus::Family<prometheus::Counter>* notices;
+  prometheus::Family<prometheus::Counter>* backups;
+  // Absent until the first good backup.
+  prometheus::Family<prometheus::Gauge>* backup_time;
+  prometheus::Family<prometheus::Gauge>* backup_bytes;
+  prometheus::Family<prometheus::Gauge>* backup_seconds;
   std::mutex scrape_mu;  // one scrape sets the gauges at a time
 };
 
@@ -166,6 +171,20 @@ Telemetry::Telemetry(std::string db_path)
                          "Webhook notices by outcome: sent, retried, "
                          "failed (given up), dropped (queue full)")
                      .Register(r);
+  f_->backups = &prometheus::BuildCounter()
+                     .Name("tailsweep_backups_total")
+                     .Help("Backups of the database (--backup-dir), by outcome")
+                     .Register(r);
+  const auto gauges = [&](const char* name, const char* help) {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(r);
+  };
+  f_->backup_time =
+      gauges("tailsweep_backup_last_success_timestamp_seconds",
+             "When the newest good backup was written (Unix seconds)");
+  f_->backup_bytes =
+      gauges("tailsweep_backup_last_bytes", "The newest good backup's size");
+  f_->backup_seconds = gauges("tailsweep_backup_last_duration_seconds",
+                              "How long the newest good backup took");
   f_->rpc_requests = &prometheus::BuildCounter()
                           .Name("tailsweep_rpc_requests_total")
                           .Help("gRPC calls answered, by method and code")
@@ -219,6 +238,14 @@ void Telemetry::AuthRefused(const std::string& role,
 }
 void Telemetry::Notice(const std::string& outcome) {
   f_->notices->Add({{"outcome", outcome}}).Increment();
+}
+void Telemetry::Backup(bool ok, int64_t wall_ms, int64_t bytes,
+                       double seconds) {
+  f_->backups->Add({{"outcome", ok ? "ok" : "failed"}}).Increment();
+  if (!ok) return;
+  f_->backup_time->Add({}).Set(static_cast<double>(wall_ms) / 1000);
+  f_->backup_bytes->Add({}).Set(static_cast<double>(bytes));
+  f_->backup_seconds->Add({}).Set(seconds);
 }
 void Telemetry::LeasesExpired(int64_t n) {
   f_->expired->Increment(static_cast<double>(n));

@@ -30,6 +30,15 @@
 //                                                 it is no token at all
 //   tailsweep_notices_total{outcome}              webhook notices: sent,
 //                                                 retried, failed, dropped
+//   tailsweep_backups_total{outcome}              backups (backup.h): ok,
+//                                                 failed
+//   tailsweep_backup_last_success_timestamp_seconds
+//                                                 when the newest good
+//                                                 backup was written (Unix;
+//                                                 absent before the first):
+//                                                 alert on its age
+//   tailsweep_backup_last_bytes                   that backup's size
+//   tailsweep_backup_last_duration_seconds        and how long it took
 // Thread-safe.
 
 #include <grpcpp/support/server_interceptor.h>
@@ -65,6 +74,10 @@ class Telemetry {
   void AuthRefused(const std::string& role, const std::string& method);
   // One webhook notice's outcome (notifier.h).
   void Notice(const std::string& outcome);
+  // One backup's outcome (backup.h): for a good one, when it was written
+  // (Unix ms), its size and how long it took.
+  void Backup(bool ok, int64_t wall_ms = 0, int64_t bytes = 0,
+              double seconds = 0);
   // One finished RPC: `method` as gRPC names it ("/tailsweep.v1.Coordinator
   // /Heartbeat"; the label keeps the last part).
   void Rpc(const std::string& method, int code, double seconds);

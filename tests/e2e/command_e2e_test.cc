@@ -474,8 +474,9 @@ TEST_F(CommandE2E, ADeletedDatabaseRestoredFromItsBackupLosesNoFinishedJob) {
          "echo '{\"step\": 2, \"loss\": 1}' >> \"$TAILSWEEP_METRICS_FILE\"\n"
          "sleep 0.3\n");
   const std::string backups = dir_ + "/backups";
-  ChildProcess& coordinator = StartCoordinator(
-      {"--backup-dir", backups, "--backup-every", "1", "--backup-keep", "3"});
+  ChildProcess& coordinator =
+      StartCoordinator({"--backup-dir", backups, "--backup-every", "1",
+                        "--backup-keep", "3", "--http-listen", "127.0.0.1:0"});
   Submit(
       "name: lost\nkind: command\ncommand: [./steps.sh]\n"
       "grid:\n  x: [1, 2, 3, 4, 5, 6, 7, 8]\n");
@@ -494,6 +495,19 @@ TEST_F(CommandE2E, ADeletedDatabaseRestoredFromItsBackupLosesNoFinishedJob) {
   };
   const std::string before = newest();
   ASSERT_TRUE(testing::WaitUntil([&] { return newest() > before; }));
+  // /metrics says when the newest good backup was written (to alert on
+  // its age) and counts them.
+  const std::string metrics =
+      testing::RunCommand(absl::StrCat("curl -s http://127.0.0.1:",
+                                       WaitForHttpPort(), "/metrics"))
+          .out;
+  EXPECT_NE(metrics.find("tailsweep_backup_last_success_timestamp_seconds 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tailsweep_backups_total{outcome=\"ok\"}"),
+            std::string::npos);
+  EXPECT_EQ(metrics.find("tailsweep_backups_total{outcome=\"failed\"}"),
+            std::string::npos);
   coordinator.Signal(SIGKILL);
   ASSERT_TRUE(
       testing::WaitUntil([&] { return coordinator.Poll().has_value(); }));
