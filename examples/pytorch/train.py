@@ -45,8 +45,40 @@ DEFAULTS = dict(  # the CPU cell of EXPERIMENTS.md; keys as in docs/cli.md
     heads=4, ffn_multiple=4, steps=1000, batch=2, lr=5e-3, warmup=100,
     clip=1.0, weight_decay=0.01, log_every=20, checkpoint_every=500,
     collapse_threshold=0.05, eval_instances=16, reference_trials=16,
-    eval_seed=20261001, tail_index_min=1.1, tail_index_max=2.0)
+    eval_seed=20261001, tail_index_min=1.1, tail_index_max=2.0,
+    collapse_rule="logged_3")
 EVAL_COLLAPSE_SPREAD = 0.25  # training_signals.h: kEvalCollapseSpread
+COLLAPSE_RUN = 3  # logged_3: this many logged steps below in a row
+RULES = ("any_step", "logged_step", "logged_3", "final_eval")
+
+
+def collapse_onsets(any_step, logged, threshold, final_step, eval_spread):
+    """A run's collapse onset under each rule of docs/science.md ("The
+    collapse criterion"), None for none: any_step (the first training step
+    whose spread ratio fell below `threshold`, every step checked, given),
+    logged_step (the first logged step below), logged_3 (the first of
+    COLLAPSE_RUN logged steps below in a row), final_eval (the last step,
+    when the final evaluation's spread is below EVAL_COLLAPSE_SPREAD). A NaN
+    spread is below. `logged`: (step, spread) of the logged steps, in order.
+    """
+    below = [(s, not v >= threshold) for s, v in logged]
+    first = next((s for s, b in below if b), None)
+    run_start, run, in_row = None, 0, None
+    for s, b in below:
+        if not b:
+            run = 0
+            continue
+        if run == 0:
+            run_start = s
+        run += 1
+        if run == COLLAPSE_RUN:
+            in_row = run_start
+            break
+    return {"any_step": any_step if any_step >= 0 else None,
+            "logged_step": first, "logged_3": in_row,
+            "final_eval": (final_step if eval_spread is not None
+                           and not eval_spread >= EVAL_COLLAPSE_SPREAD
+                           else None)}
 
 
 # ---- Data: instances and ensembles (science.md 2-3; sampling.py) ----
@@ -240,7 +272,11 @@ def parse_config():
         else:
             parser.add_argument("--" + key, type=type(default))
     parser.set_defaults(**{k: params[k] for k in DEFAULTS})
-    return parser.parse_args()
+    cfg = parser.parse_args()
+    if cfg.collapse_rule not in RULES:
+        parser.error("collapse_rule '%s'; allowed: %s"
+                     % (cfg.collapse_rule, ", ".join(RULES)))
+    return cfg
 
 
 def main():
@@ -253,6 +289,7 @@ def main():
                             weight_decay=cfg.weight_decay)
     rng = sampling.make_rng(cfg.seed, sampling.TRAIN_STREAM)  # data
     step, onset, diverged = 0, -1, -1
+    logged = []  # (step, spread ratio) of the logged steps
 
     resume = child.resume_checkpoint()
     if resume is not None:
@@ -264,12 +301,14 @@ def main():
         rng.bit_generator.state = state["data_rng"]
         torch.set_rng_state(state["torch_rng"])
         step, onset = state["step"], state["collapse_onset"]
+        logged = [tuple(x) for x in state.get("logged", [])]
         print("resumed from %s (attempt %d)" % (resume, child.attempt()),
               file=sys.stderr)
 
     def checkpoint():
         with child.save_checkpoint(step) as d:
             torch.save({"config": vars(cfg), "step": step, "collapse_onset": onset,
+                        "logged": logged,
                         "model": model.state_dict(), "optimizer": opt.state_dict(),
                         "data_rng": rng.bit_generator.state,
                         "torch_rng": torch.get_rng_state()},
@@ -299,6 +338,7 @@ def main():
             onset = now
         step = now
         if step % cfg.log_every == 0 or diverged == step:
+            logged.append((step, spread))
             child.log(step, loss=loss_value, lr=lr, grad_norm=grad_norm,
                       spread_ratio=spread, step_seconds=time.monotonic() - start)
         stop = child.stop_requested() or child.lease_expired()
@@ -315,15 +355,20 @@ def main():
               "config": vars(cfg)}
     if diverged < 0:
         result.update(evaluate(cfg, model))
-        if onset < 0 and not result["spread_ratio"] >= EVAL_COLLAPSE_SPREAD:
-            onset = step  # collapsed at the end, by the final evaluation
         child.log(step, {"eval": {k: v for k, v in result.items()
                                   if k in ("ratio_mean", "ratio_median",
                                            "spread_ratio", "delta")}})
-    result.update(collapsed=onset >= 0, collapse_step=onset if onset >= 0 else None)
+    # Every rule's onset is kept; `collapsed` is the config's rule's (the
+    # C++ core's result does the same: core/schema/job_result.h).
+    onsets = collapse_onsets(onset, logged, cfg.collapse_threshold, step,
+                             result.get("spread_ratio"))
+    chosen = onsets[cfg.collapse_rule]
+    result.update(collapse_onsets=onsets, collapse_rule=cfg.collapse_rule,
+                  collapsed=chosen is not None, collapse_step=chosen)
     child.write_result(result)
-    print("done: %d steps, loss %.4g, collapsed %s, median ratio %s" % (
-        step, loss_value, onset >= 0, result.get("ratio_median")), file=sys.stderr)
+    print("done: %d steps, loss %.4g, collapsed %s (%s), median ratio %s" % (
+        step, loss_value, chosen is not None, cfg.collapse_rule,
+        result.get("ratio_median")), file=sys.stderr)
 
 
 if __name__ == "__main__":
