@@ -274,11 +274,9 @@ std::vector<KeySpec> MakeSpecs() {
       IntKey("reference_trials", "trials of the sampling reference",
              &JobConfig::reference_trials, 1),
       RealKey("collapse_threshold",
-              "training spread ratio whose first step below (every step is "
-              "checked) marks the collapse onset, recovery or not (a run that "
-              "never went below but whose "
-              "final evaluation spread ratio is under 0.25 collapsed at its "
-              "end)",
+              "training spread ratio below which a step counts as "
+              "collapsed, under the rule collapse_rule names (every step, "
+              "logged steps, or 3 logged steps in a row; recovery or not)",
               &JobConfig::collapse_threshold, 0, true, 1),
       Added(EnumKey("precision",
                     "floating-point type of the model's parameters and "
