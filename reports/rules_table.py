@@ -3,6 +3,7 @@
 
     build/bin/tailsweep export SWEEP --what results --format csv --out R.csv
     reports/rules_table.py R.csv ...
+    reports/rules_table.py --runs R.csv ...   # one row per run instead
 
 Prints two markdown tables over every run in the files, grouped by
 (operator, kernel):
@@ -12,7 +13,8 @@ Prints two markdown tables over every run in the files, grouped by
      these runs) and final_eval (final evaluation spread below 0.25), each
      k/n with its 95% Wilson interval; the median (min-max) of the runs'
      final median distance ratios and Hill-error statistics;
-  2. Fisher's exact test (two-sided) of every pair of kernels, per rule.
+  2. Fisher's exact test (two-sided) of every pair of kernels, per rule,
+     and the exact two-sided Mann-Whitney test of their final ratios.
 A run's onset under a rule is in its result's collapse_onsets (null: not
 collapsed). Debian python3 with pandas; no scipy.
 """
@@ -42,6 +44,37 @@ def fisher(k1, n1, k2, n2):
                         if prob(a) <= observed * (1 + 1e-9)))
 
 
+def rank_sum_p(a, b):
+    """Two-sided exact p of the Mann-Whitney U test (no ties assumed: the
+    runs' final ratios are real numbers): the chance that U is at least as
+    far from its mean as observed when the labels are exchangeable."""
+    a, b = list(a), list(b)
+    u = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
+    n1, n2 = len(a), len(b)
+    # counts[k]: orderings of n1 + n2 items giving U = k (recursion on the
+    # largest item: from the first sample it beats every item of the second).
+    counts = {(0, 0): {0: 1}}
+
+    def dist(i, j):
+        if (i, j) in counts:
+            return counts[(i, j)]
+        out = {}
+        if i > 0:
+            for k, c in dist(i - 1, j).items():
+                out[k + j] = out.get(k + j, 0) + c
+        if j > 0:
+            for k, c in dist(i, j - 1).items():
+                out[k] = out.get(k, 0) + c
+        counts[(i, j)] = out
+        return out
+
+    d = dist(n1, n2)
+    total = sum(d.values())
+    mean = n1 * n2 / 2
+    return min(1.0, sum(c for k, c in d.items()
+                        if abs(k - mean) >= abs(u - mean) - 1e-9) / total)
+
+
 def spread(values):
     v = values.dropna().astype(float)
     if v.empty:
@@ -49,11 +82,33 @@ def spread(values):
     return f"{v.median():.3g} ({v.min():.3g}-{v.max():.3g})"
 
 
-def main(files):
+def print_runs(runs, onsets):
+    """One row per run: its onsets under each rule (- for none)."""
+    print("| task | kernel | seed | " + " | ".join(RULES) +
+          " | final spread ratio | final ratio | Hill statistic |")
+    print("|---|---|---|" + "---|" * len(RULES) + "---|---|---|")
+    order = runs.sort_values(["params_operator", "params_kernel",
+                              "params_seed"], kind="stable").index
+    for i in order:
+        r, o = runs.loc[i], onsets[i]
+        cells = ["-" if o.get(rule) is None else str(o[rule])
+                 for rule in RULES]
+        print(f"| {r['params_operator']} | {r['params_kernel']} | "
+              f"{r['params_seed']} | " + " | ".join(cells) +
+              f" | {float(r['spread_ratio']):.3g} | "
+              f"{float(r['ratio_median']):.3g} | "
+              f"{float(r['hill_stat']):.3g} |")
+
+
+def main(argv):
+    per_run = "--runs" in argv
+    files = [a for a in argv if a != "--runs"]
     if not files:
         sys.exit(__doc__)
     runs = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
     onsets = runs["collapse_onsets"].map(json.loads)
+    if per_run:
+        return print_runs(runs, onsets)
     for rule in RULES:
         runs[rule] = onsets.map(lambda o, r=rule: o.get(r) is not None)
     groups = list(runs.groupby(["params_operator", "params_kernel"],
@@ -73,8 +128,11 @@ def main(files):
         print(f"| {op} | {kernel} | {n} | " + " | ".join(cells) +
               f" | {spread(g['ratio_median'])} | {spread(g['hill_stat'])} |")
     print()
-    print("| task | kernels | " + " | ".join(RULES) + " |")
-    print("|---|---|" + "---|" * len(RULES))
+    print("| task | kernels | " + " | ".join(RULES) +
+          " | final ratio (Mann-Whitney) |")
+    print("|---|---|" + "---|" * len(RULES) + "---|")
+    ratios = {(op, kernel): g["ratio_median"].astype(float).dropna()
+              for (op, kernel), g in groups}
     ops = list(dict.fromkeys(op for (op, _), _ in groups))
     for op in ops:
         kernels = [k for (o, k), _ in groups if o == op]
@@ -84,6 +142,7 @@ def main(files):
                 ka, na = counts[(op, a, rule)]
                 kb, nb = counts[(op, b, rule)]
                 ps.append(f"{fisher(ka, na, kb, nb):.3f}")
+            ps.append(f"{rank_sum_p(ratios[(op, a)], ratios[(op, b)]):.4f}")
             print(f"| {op} | {a} vs {b} | " + " | ".join(ps) + " |")
 
 

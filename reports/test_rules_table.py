@@ -19,6 +19,17 @@ def test_fisher_matches_the_hypergeometric_by_hand():
     assert abs(rules_table.fisher(8, 8, 0, 8) - 2 / 12870) < 1e-15
 
 
+def test_rank_sum_is_exact():
+    # 3 against 3, fully separated: 2 of the C(6, 3) = 20 orderings are as
+    # extreme, p = 0.1. Interleaved (U = 3, mean 4.5): U's counts over 0..9
+    # are 1 1 2 3 3 3 3 2 1 1, and U <= 3 or >= 6 takes 14 of 20.
+    assert abs(rules_table.rank_sum_p([4, 5, 6], [1, 2, 3]) - 0.1) < 1e-12
+    assert abs(rules_table.rank_sum_p([1, 3, 5], [2, 4, 6]) - 0.7) < 1e-12
+    # 8 against 8, separated: 2 / C(16, 8).
+    assert abs(rules_table.rank_sum_p(range(8, 16), range(8))
+               - 2 / 12870) < 1e-15
+
+
 def test_each_rule_is_counted_from_the_results_onsets(tmp_path):
     rows = [
         ("softmax", {"any_step": 40, "logged_step": 60, "logged_3": 100,
