@@ -16,7 +16,8 @@ Prints two markdown tables over every run in the files, grouped by
   2. Fisher's exact test (two-sided) of every pair of kernels, per rule,
      and the exact two-sided Mann-Whitney test of their final ratios.
 A run's onset under a rule is in its result's collapse_onsets (null: not
-collapsed). Debian python3 with pandas; no scipy.
+collapsed); a `kind: command` export (the PyTorch cross-check) has it in
+its `child` column, read the same. Debian python3 with pandas; no scipy.
 """
 import json
 import math
@@ -100,12 +101,31 @@ def print_runs(runs, onsets):
               f"{float(r['hill_stat']):.3g} |")
 
 
+def flatten_child(runs):
+    """A `kind: command` export keeps the program's result in a `child`
+    column (JSON): the fields the tables read are taken from it, the
+    operator, kernel and seed from its `config` (examples/pytorch/train.py
+    writes both)."""
+    if "collapse_onsets" in runs.columns or "child" not in runs.columns:
+        return runs
+    child = runs["child"].map(json.loads)
+    out = pd.DataFrame(index=runs.index)
+    for key in ("operator", "kernel", "seed"):
+        out["params_" + key] = child.map(lambda c, k=key: c["config"][k])
+    out["collapse_onsets"] = child.map(lambda c: json.dumps(
+        c.get("collapse_onsets", {})))
+    for key in ("ratio_median", "hill_stat", "spread_ratio"):
+        out[key] = child.map(lambda c, k=key: c.get(k, float("nan")))
+    return out
+
+
 def main(argv):
     per_run = "--runs" in argv
     files = [a for a in argv if a != "--runs"]
     if not files:
         sys.exit(__doc__)
-    runs = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    runs = pd.concat([flatten_child(pd.read_csv(f)) for f in files],
+                     ignore_index=True)
     onsets = runs["collapse_onsets"].map(json.loads)
     if per_run:
         return print_runs(runs, onsets)

@@ -63,6 +63,22 @@ def test_each_rule_is_counted_from_the_results_onsets(tmp_path):
     assert pair.split("|")[3].strip() == "0.333"
 
 
+def test_a_command_kinds_export_is_read_from_its_child_column(tmp_path):
+    child = {"collapse_onsets": {"any_step": 161, "logged_step": 380,
+                                 "logged_3": None, "final_eval": None},
+             "ratio_median": 23.8, "spread_ratio": 0.65,
+             "config": {"operator": "sheared_swap", "kernel": "softmax",
+                        "seed": 0}}
+    csv = tmp_path / "P.csv"
+    text = json.dumps(child).replace('"', '""')
+    csv.write_text(f'job_id,params_kernel,params_seed,child\na,softmax,0,"{text}"\n')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rules_table.main(["--runs", str(csv)])
+    row = out.getvalue().splitlines()[2]
+    assert row.startswith("| sheared_swap | softmax | 0 | 161 | 380 | - | - |")
+
+
 def test_no_file_prints_its_usage():
     r = subprocess.run([sys.executable, str(Path(__file__).parent /
                                             "rules_table.py")],
