@@ -4,6 +4,7 @@
     build/bin/tailsweep export SWEEP --what results --format csv --out R.csv
     reports/rules_table.py R.csv ...
     reports/rules_table.py --runs R.csv ...   # one row per run instead
+    reports/rules_table.py --vs A.csv B.csv   # the same cells, A against B
 
 Prints two markdown tables over every run in the files, grouped by
 (operator, kernel):
@@ -119,7 +120,44 @@ def flatten_child(runs):
     return out
 
 
+def read(files):
+    runs = pd.concat([flatten_child(pd.read_csv(f)) for f in files],
+                     ignore_index=True)
+    onsets = runs["collapse_onsets"].map(json.loads)
+    for rule in RULES:
+        runs[rule] = onsets.map(lambda o, r=rule: o.get(r) is not None)
+    return runs, onsets
+
+
+def print_vs(first, second):
+    """Two implementations (or builds) of the same cells side by side: per
+    (operator, kernel) in both, each rule's counts and Fisher's p, and the
+    final ratios' medians and Mann-Whitney p."""
+    a, _ = read([first])
+    b, _ = read([second])
+    print("| task | kernel | " + " | ".join(RULES) +
+          " | final ratio, median | Mann-Whitney p |")
+    print("|---|---|" + "---|" * len(RULES) + "---|---|")
+    for (op, kernel), ga in a.groupby(["params_operator", "params_kernel"],
+                                      sort=False):
+        gb = b[(b["params_operator"] == op) & (b["params_kernel"] == kernel)]
+        if gb.empty:
+            continue
+        cells = []
+        for rule in RULES:
+            ka, kb = int(ga[rule].sum()), int(gb[rule].sum())
+            p = fisher(ka, len(ga), kb, len(gb))
+            cells.append(f"{ka}/{len(ga)} vs {kb}/{len(gb)} (p {p:.2f})")
+        ra = ga["ratio_median"].astype(float).dropna()
+        rb = gb["ratio_median"].astype(float).dropna()
+        print(f"| {op} | {kernel} | " + " | ".join(cells) +
+              f" | {ra.median():.3g} vs {rb.median():.3g} | "
+              f"{rank_sum_p(ra, rb):.3f} |")
+
+
 def main(argv):
+    if argv[:1] == ["--vs"] and len(argv) == 3:
+        return print_vs(argv[1], argv[2])
     per_run = "--runs" in argv
     files = [a for a in argv if a != "--runs"]
     if not files:

@@ -79,6 +79,28 @@ def test_a_command_kinds_export_is_read_from_its_child_column(tmp_path):
     assert row.startswith("| sheared_swap | softmax | 0 | 161 | 380 | - | - |")
 
 
+def test_vs_sets_the_same_cells_side_by_side(tmp_path):
+    def write(name, rows):
+        path = tmp_path / name
+        with open(path, "w") as f:
+            f.write("params_operator,params_kernel,collapse_onsets,"
+                    "ratio_median,hill_stat\n")
+            for onset, ratio in rows:
+                o = {"any_step": onset, "logged_step": None,
+                     "logged_3": None, "final_eval": None}
+                text = json.dumps(o).replace('"', '""')
+                f.write(f'sheared_swap,softmax,"{text}",{ratio},1\n')
+        return str(path)
+    a = write("a.csv", [(10, 20.0), (None, 21.0), (12, 22.0)])
+    b = write("b.csv", [(None, 1.0), (None, 2.0), (None, 3.0)])
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rules_table.main(["--vs", a, b])
+    row = out.getvalue().splitlines()[2]
+    assert "| 2/3 vs 0/3 (p 0.40) |" in row     # any_step
+    assert row.endswith("| 21 vs 2 | 0.100 |")  # separated, 3 against 3
+
+
 def test_no_file_prints_its_usage():
     r = subprocess.run([sys.executable, str(Path(__file__).parent /
                                             "rules_table.py")],
