@@ -279,6 +279,9 @@ class Worker {
   void QueueResult(Job& job);
   void Upload(Job& job);
   void Report(Job& job, Action::Kind kind);
+  // Fails the job for good with `error` (a retry would meet it again) and
+  // reports that instead.
+  void FailForGood(Job& job, std::string error);
   void Fence(Job& job, const char* what, const absl::Status& status);
   Job* Find(int64_t id);
 

@@ -236,6 +236,13 @@ void Worker::Uploaded(Job& job, const Transfer& t) {
   }
 }
 
+void Worker::FailForGood(Job& job, std::string error) {
+  job.finished.outcome = JobOutcome::kFailed;
+  job.finished.error = std::move(error);
+  job.finished.permanent = true;
+  Report(job, Action::Kind::kFail);
+}
+
 void Worker::Report(Job& job, Action::Kind kind) {
   // A child's stderr may hold any bytes, and a tail may start mid-character:
   // text fields must be UTF-8, or the whole call would not parse.
@@ -269,10 +276,8 @@ void Worker::Report(Job& job, Action::Kind kind) {
             : job.finished.result_json;
     if (static_cast<int64_t>(result.size()) > kMaxResultFileBytes) {
       // Refused by the coordinator every time: failed now, with why.
-      job.finished.outcome = JobOutcome::kFailed;
-      job.finished.error = ResultTooLarge(static_cast<int64_t>(result.size()));
-      job.finished.permanent = true;
-      return Report(job, Action::Kind::kFail);
+      return FailForGood(job,
+                         ResultTooLarge(static_cast<int64_t>(result.size())));
     }
     status = client_.CompleteJob(job.lease, result, tail, not_kept);
     if (status.ok()) ++completed_;
@@ -305,11 +310,9 @@ void Worker::Report(Job& job, Action::Kind kind) {
     // rather than leaving its lease to run out and be retried.
     spdlog::error("{}: complete refused: {}", job.tag,
                   std::string(status.message()));
-    job.finished.outcome = JobOutcome::kFailed;
-    job.finished.error = absl::StrCat(
-        "the coordinator refused the job's result: ", status.message());
-    job.finished.permanent = true;
-    return Report(job, Action::Kind::kFail);
+    return FailForGood(
+        job, absl::StrCat("the coordinator refused the job's result: ",
+                          status.message()));
   }
   if (Refused(status) && !job.bare_report) {
     spdlog::error(

@@ -16,18 +16,23 @@ constexpr std::string_view kPreAvx2[] = {
     "Nehalem", "Athlon",      "Opteron",    "Opteron_SSE3", "Barcelona",
     "Nano",    "Sandybridge", "Bobcat",     "Bulldozer",    "Piledriver"};
 
-std::string LoadedCoreName() {
-  using CoreName = char* (*)();
-  void* symbol = dlsym(RTLD_DEFAULT, "openblas_get_corename");
-  if (symbol == nullptr) {
-    // Not loaded by this program (the worker): ask the library itself.
-    void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return "";
-    symbol = dlsym(lib, "openblas_get_corename");
-    if (symbol == nullptr) return "";
-  }
-  const char* name = reinterpret_cast<CoreName>(symbol)();
+std::string CoreNameOf(void* symbol) {
+  if (symbol == nullptr) return "";
+  const char* name = reinterpret_cast<char* (*)()>(symbol)();
   return name == nullptr ? "" : name;
+}
+
+std::string LoadedCoreName() {
+  if (void* symbol = dlsym(RTLD_DEFAULT, "openblas_get_corename")) {
+    return CoreNameOf(symbol);
+  }
+  // Not loaded by this program (the worker): load it to ask, copy the
+  // answer, and unload it (its thread pool is not wanted here).
+  void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return "";
+  std::string name = CoreNameOf(dlsym(lib, "openblas_get_corename"));
+  dlclose(lib);
+  return name;
 }
 
 }  // namespace
