@@ -134,5 +134,15 @@ if wait_until node_up; then
 fi
 echo "slurm_cluster.sh: the node did not come up; logs in $dir/log" >&2
 sinfo >&2 || true
-tail -20 "$dir"/log/*.log >&2 || true
+for pidfile in "$dir"/slurmctld.pid "$dir"/slurmd.pid "$dir"/munge/munged.pid; do
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    echo "$(basename "$pidfile" .pid): running" >&2
+  else
+    echo "$(basename "$pidfile" .pid): not running" >&2
+  fi
+done
+# One file at a time: GNU tail takes the short -N form for one file only.
+for log in "$dir"/log/*.log "$dir"/munge/munged.log; do
+  [ -f "$log" ] && { echo "== $log" >&2; tail -n 40 "$log" >&2; }
+done
 exit 1
