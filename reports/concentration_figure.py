@@ -4,6 +4,7 @@ from the JSON rows of `tailsweep-lab lab concentration --format json`.
 
     tailsweep-lab lab concentration --format json > IN.json
     python3 reports/concentration_figure.py IN.json --title TEXT --out OUT.svg
+    python3 reports/concentration_figure.py IN.json --table   (markdown)
     (Debian python3, standard library only)
 
 Two panels (heavy-tailed mirrored Pareto inputs, Gaussian inputs) share a
@@ -134,14 +135,43 @@ def figure(rows, title):
     return "\n".join(out) + "\n"
 
 
+def table(rows):
+    """The figure's numbers as markdown: one row per (inputs, N), one column
+    per kernel, each cell N times the mean largest weight [95% interval]."""
+    kernels = []
+    for r in rows:
+        if r["kernel"] not in kernels:
+            kernels.append(r["kernel"])
+    cells = {(r["marginal"], r["n"], r["kernel"]): r for r in rows}
+    out = ["| inputs | N | " + " | ".join(kernels) + " |",
+           "|---|---|" + "---|" * len(kernels)]
+    for marginal, _ in PANELS:
+        for n in sorted({r["n"] for r in rows if r["marginal"] == marginal}):
+            line = f"| {marginal} | {n} |"
+            for k in kernels:
+                r = cells.get((marginal, n, k))
+                line += " - |" if r is None else (
+                    f" {n * r['row_max_mean']:.3g} [{n * r['row_max_ci_low']:.3g},"
+                    f" {n * r['row_max_ci_high']:.3g}] |")
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("input", help="JSON from lab concentration --format json")
-    ap.add_argument("--title", required=True)
-    ap.add_argument("--out", required=True, help="SVG file to write")
+    ap.add_argument("--title", help="the figure's title")
+    ap.add_argument("--out", help="SVG file to write")
+    ap.add_argument("--table", action="store_true",
+                    help="print the numbers as a markdown table instead")
     args = ap.parse_args()
+    if not args.table and not (args.title and args.out):
+        ap.error("give --title and --out for the figure, or --table")
     with open(args.input) as f:
         rows = json.load(f)
+    if args.table:
+        print(table(rows), end="")
+        return
     with open(args.out, "w") as f:
         f.write(figure(rows, args.title))
 
