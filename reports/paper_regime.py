@@ -9,7 +9,9 @@ config, else the directory name), steps logged, the lowest logged loss and
 its step, the last logged loss, the lowest logged spread ratio and its step,
 how many logged steps were below 0.05, the onset under each collapse rule
 (result.json's collapse_onsets; "-" none), and the final evaluation's spread
-ratio and median distance ratio [95% interval]. Then per 500 steps the
+ratio, median distance ratio [95% interval] and Hill statistic (energy
+distance between the Hill tail estimates of prediction and target; 0 is a
+perfect tail). Then per 500 steps the
 mean logged loss and the lowest logged spread ratio. Standard library only.
 """
 import json
@@ -68,11 +70,12 @@ def row(run):
         return "-" if v is None else str(v)
 
     if "ratio_median" in result:
-        final = "%.3g | %.3g [%.3g, %.3g]" % (
+        final = "%.3g | %.3g [%.3g, %.3g] | %.3g" % (
             result["spread_ratio"], result["ratio_median"],
-            result["ratio_ci_low"], result["ratio_ci_high"])
+            result["ratio_ci_low"], result["ratio_ci_high"],
+            result.get("hill_stat", float("nan")))
     else:
-        final = "running | running"
+        final = "running | running | running"
     return ("| %s | %s | %d | %.4g (%d) | %.4g | %.3g (%d) | %d | %s | %s | "
             "%s | %s | %s |" % (
                 kernel, seed, points[-1][0], lo_loss[1], lo_loss[0],
@@ -105,8 +108,8 @@ def main():
     print("| kernel | seed | steps logged to | lowest loss (step) | last loss "
           "| lowest spread (step) | logged steps < 0.05 | onset any_step "
           "| logged_step | logged_3 | final_eval | final eval spread "
-          "| final ratio [95%] |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| final ratio [95%] | Hill statistic |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for run in sys.argv[1:]:
         print(row(run))
     windows(sys.argv[1:])

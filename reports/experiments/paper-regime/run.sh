@@ -5,7 +5,7 @@ k=$1; s=$2
 d=/work/runs/paper-regime/$k-s$s
 mkdir -p $d
 resume=""; [ -d $d/checkpoints ] && ls $d/checkpoints | grep -q step && resume=--resume
-exec nice -n 19 /work/runs/tailsweep-lab --threads 1 lab train $resume \
+exec nice -n 19 ${LAB:-/work/runs/tailsweep-lab} --threads 1 lab train $resume \
   --set operator=sheared_swap marginal=mirrored_pareto norm=post symlog=false \
   kernel=$k seed=$s n_points=1024 layers=6 d_model=64 heads=4 batch=2 \
   steps=4000 lr=1e-3 warmup=500 log_every=20 checkpoint_every=250 \
