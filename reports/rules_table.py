@@ -4,6 +4,7 @@
     build/bin/tailsweep export SWEEP --what results --format csv --out R.csv
     reports/rules_table.py R.csv ...
     reports/rules_table.py --runs R.csv ...   # one row per run instead
+    reports/rules_table.py --pool R.csv ...   # every task's runs of a kernel together
     reports/rules_table.py --vs A.csv B.csv   # the same cells, A against B
 
 Prints two markdown tables over every run in the files, grouped by
@@ -75,6 +76,12 @@ def rank_sum_p(a, b):
     mean = n1 * n2 / 2
     return min(1.0, sum(c for k, c in d.items()
                         if abs(k - mean) >= abs(u - mean) - 1e-9) / total)
+
+
+def p_text(p, digits=3):
+    """A p-value as text: `digits` decimals, or 2 significant digits when
+    that would print as 0 (p = 3.4e-05, not 0.000)."""
+    return f"{p:.{digits}f}" if p >= 10 ** -digits else f"{p:.1e}"
 
 
 def spread(values):
@@ -152,23 +159,21 @@ def print_vs(first, second):
         rb = gb["ratio_median"].astype(float).dropna()
         print(f"| {op} | {kernel} | " + " | ".join(cells) +
               f" | {ra.median():.3g} vs {rb.median():.3g} | "
-              f"{rank_sum_p(ra, rb):.3f} |")
+              f"{p_text(rank_sum_p(ra, rb))} |")
 
 
 def main(argv):
     if argv[:1] == ["--vs"] and len(argv) == 3:
         return print_vs(argv[1], argv[2])
-    per_run = "--runs" in argv
-    files = [a for a in argv if a != "--runs"]
+    flags = {"--runs", "--pool"}
+    files = [a for a in argv if a not in flags]
     if not files:
         sys.exit(__doc__)
-    runs = pd.concat([flatten_child(pd.read_csv(f)) for f in files],
-                     ignore_index=True)
-    onsets = runs["collapse_onsets"].map(json.loads)
-    if per_run:
+    runs, onsets = read(files)
+    if "--runs" in argv:
         return print_runs(runs, onsets)
-    for rule in RULES:
-        runs[rule] = onsets.map(lambda o, r=rule: o.get(r) is not None)
+    if "--pool" in argv:
+        runs["params_operator"] = "pooled"
     groups = list(runs.groupby(["params_operator", "params_kernel"],
                                sort=False))
     print("| task | kernel | n | " + " | ".join(RULES) +
@@ -199,8 +204,8 @@ def main(argv):
             for rule in RULES:
                 ka, na = counts[(op, a, rule)]
                 kb, nb = counts[(op, b, rule)]
-                ps.append(f"{fisher(ka, na, kb, nb):.3f}")
-            ps.append(f"{rank_sum_p(ratios[(op, a)], ratios[(op, b)]):.4f}")
+                ps.append(p_text(fisher(ka, na, kb, nb)))
+            ps.append(p_text(rank_sum_p(ratios[(op, a)], ratios[(op, b)]), 4))
             print(f"| {op} | {a} vs {b} | " + " | ".join(ps) + " |")
 
 

@@ -19,6 +19,12 @@ def test_fisher_matches_the_hypergeometric_by_hand():
     assert abs(rules_table.fisher(8, 8, 0, 8) - 2 / 12870) < 1e-15
 
 
+def test_a_small_p_keeps_its_digits():
+    assert rules_table.p_text(0.5) == "0.500"
+    assert rules_table.p_text(3.4e-5) == "3.4e-05"
+    assert rules_table.p_text(0.00019, 4) == "0.0002"
+
+
 def test_rank_sum_is_exact():
     # 3 against 3, fully separated: 2 of the C(6, 3) = 20 orderings are as
     # extreme, p = 0.1. Interleaved (U = 3, mean 4.5): U's counts over 0..9
@@ -61,6 +67,32 @@ def test_each_rule_is_counted_from_the_results_onsets(tmp_path):
     pair = next(l for l in lines if "softmax vs log" in l)
     # any_step, 2/2 against 0/1: tables (2, 0) 1/3 and (1, 1) 2/3; p = 1/3.
     assert pair.split("|")[3].strip() == "0.333"
+
+
+def test_pool_counts_a_kernels_runs_over_every_task(tmp_path):
+    none = {"any_step": None, "logged_step": None, "logged_3": None,
+            "final_eval": None}
+    hit = dict(none, any_step=40, logged_step=60, logged_3=100)
+    csv = tmp_path / "R.csv"
+    with open(csv, "w") as f:
+        f.write("params_operator,params_kernel,collapse_onsets,ratio_median,"
+                "hill_stat\n")
+        for op, kernel, onsets in [("sheared_swap", "softmax", hit),
+                                   ("matrix_inverse", "softmax", hit),
+                                   ("matrix_inverse", "softmax", none),
+                                   ("sheared_swap", "log", none)]:
+            text = json.dumps(onsets).replace('"', '""')
+            f.write(f'{op},{kernel},"{text}",2.0,1.0\n')
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rules_table.main(["--pool", str(csv)])
+    lines = out.getvalue().splitlines()
+    softmax = [l for l in lines if l.startswith("| pooled | softmax |")]
+    assert len(softmax) == 1
+    cells = [c.strip() for c in softmax[0].split("|")]
+    assert cells[3] == "3" and cells[6].startswith("2/3")   # n, logged_3
+    assert any(l.startswith("| pooled | softmax vs log |") for l in lines)
+    assert not any("sheared_swap" in l for l in lines)
 
 
 def test_a_command_kinds_export_is_read_from_its_child_column(tmp_path):
