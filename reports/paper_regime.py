@@ -11,8 +11,8 @@ how many logged steps were below 0.05, the onset under each collapse rule
 (result.json's collapse_onsets; "-" none), and the final evaluation's spread
 ratio, median distance ratio [95% interval] and Hill statistic (energy
 distance between the Hill tail estimates of prediction and target; 0 is a
-perfect tail). Then per 500 steps the
-mean logged loss and the lowest logged spread ratio. Standard library only.
+perfect tail). Then a row per 500 steps, a column per run: the mean
+logged loss / the lowest logged spread ratio. Standard library only.
 """
 import json
 import os
@@ -85,23 +85,26 @@ def row(run):
 
 
 def windows(runs, width=500):
-    """Mean logged loss and lowest logged spread per `width` steps."""
-    print("\n| kernel | seed | steps | mean loss | lowest spread |")
-    print("|---|---|---|---|---|")
+    """Per `width` steps (a row each), per run (a column each): the mean
+    logged loss / the lowest logged spread ratio."""
+    series, last = [], 0
     for run in runs:
         name = os.path.basename(os.path.normpath(run))
         with open(os.path.join(run, "metrics.jsonl")) as f:
             pts = [json.loads(line) for line in f]
         pts = [p for p in pts if "loss" in p]
-        last = pts[-1]["step"] if pts else 0
-        for a in range(0, last, width):
+        series.append((name.replace("-s", " s"), pts))
+        last = max(last, pts[-1]["step"] if pts else 0)
+    print("\n| steps | " + " | ".join(n for n, _ in series) + " |")
+    print("|---|" + "---|" * len(series))
+    for a in range(0, last, width):
+        cells = []
+        for _, pts in series:
             xs = [p for p in pts if a < p["step"] <= a + width]
-            if not xs:
-                continue
-            print("| %s | %s | %d-%d | %.3f | %.2f |" % (
-                name.split("-")[0], name.split("-s")[-1], a + 1, a + width,
+            cells.append("%.3f / %.2f" % (
                 sum(p["loss"] for p in xs) / len(xs),
-                min(p["spread_ratio"] for p in xs)))
+                min(p["spread_ratio"] for p in xs)) if xs else "-")
+        print("| %d-%d | %s |" % (a + 1, a + width, " | ".join(cells)))
 
 
 def main():
