@@ -11,7 +11,7 @@ median distance ratios (min-max), and, with --stop-after K, the training
 steps early stopping (stop_after_collapse: K) would have saved on the
 collapsed runs: steps - (onset + K) each, runs being deterministic up to
 there. --prior operator/kernel=K/N adds counts from runs not in the files
-(e.g. EXPERIMENTS.md's seeds 0-2). Debian python3 with pandas.
+(e.g. the earlier builds' seeds 0-2, reports/experiments/earlier-builds.md). Debian python3 with pandas.
 """
 import math
 import sys
