@@ -46,9 +46,8 @@ def course(run, metrics):
     spread = mine[mine.metric == "spread_ratio"].sort_values("step")
     low = loss.loc[loss.value.idxmin()]
     start = onsets.get("logged_3")
-    if start is None:
-        held = "-"
-    else:
+    held = "- | -"
+    if start is not None:
         after = spread[spread.step >= start]
         held = "%d of %d | %.3g" % ((after.value < 0.05).sum(), len(after),
                                     after.value.max())
@@ -59,7 +58,7 @@ def course(run, metrics):
             f"{run['params_seed']} | {text(start)} | "
             f"{text(onsets.get('final_eval'))} | {low.value:.3g} "
             f"({int(low.step)}) | {loss.value.iloc[-1]:.3g} | "
-            f"{held if start is not None else '- | -'} | "
+            f"{held} | "
             f"{run['spread_ratio']:.3g} | {run['ratio_median']:.3g} |")
 
 
